@@ -1,0 +1,42 @@
+// The algorithm interface: one Machine per node per broadcast, reacting to events
+// with actions. Machines know nothing of packets, mbufs or clocks; the executor
+// (the engine, the model executor, the simulator) owns those.
+#pragma once
+
+#include "algos/plan.h"
+#include "algos/types.h"
+
+namespace lanecast::algos {
+
+// Where a machine's decisions go. The engine turns send() into a reliable
+// transmission of the segment's bytes to `to`; deliver() into a copy of the
+// segment into the application's buffer. Executors implement this sink directly
+// so that no action list is ever buffered or allocated.
+class Actions {
+ public:
+  // Send segment `seg` (which this node must hold) to rank `to` on `lane`.
+  // The channel is reliable, but segments may arrive in any order.
+  virtual void send(Rank to, SegmentIndex seg, Lane lane) = 0;
+  // Segment `seg` is part of this node's result. Exactly once per segment on
+  // every non-root node; never on the root (it already holds the message).
+  virtual void deliver(SegmentIndex seg) = 0;
+
+ protected:
+  ~Actions() = default;
+};
+
+class Machine {
+ public:
+  virtual ~Machine() = default;
+  // Called once on every node when its part of the operation is posted, before
+  // any on_segment. The root emits its first sends here.
+  virtual void start(Actions& out) = 0;
+  // A segment arrived from `from` on `lane`. Called for every arrival the
+  // reliable channel accepts; an algorithm in which a segment can reach a node
+  // twice must ignore the second copy itself.
+  virtual void on_segment(SegmentIndex seg, Rank from, Lane lane, Actions& out) = 0;
+  // True once this node holds every segment and has emitted every send it owes.
+  virtual bool done() const = 0;
+};
+
+}  // namespace lanecast::algos

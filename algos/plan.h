@@ -1,0 +1,65 @@
+// The plan of one broadcast: what every node's machine is built from.
+// Computed once per operation from the group and the message; pure arithmetic.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+
+#include "algos/types.h"
+
+namespace lanecast::algos {
+
+struct Segment {
+  SegmentIndex index;
+  uint64_t offset;  // byte offset of the segment in the message
+  uint32_t length;  // bytes; every segment but the last is segment_bytes long
+};
+
+struct PlanParams {
+  uint32_t nodes = 1;           // group size p, root included
+  Rank root = 0;
+  uint16_t lanes = 1;           // lanes per node
+  uint64_t message_bytes = 0;   // n
+  uint32_t segment_bytes = 1024;  // s: the payload of one frame
+};
+
+class Plan {
+ public:
+  // Throws std::invalid_argument with a readable message on a bad group.
+  explicit Plan(const PlanParams& p) : params_(p) {
+    if (p.nodes == 0) throw std::invalid_argument("plan: a group needs at least one node");
+    if (p.root >= p.nodes) throw std::invalid_argument("plan: root is outside the group");
+    if (p.lanes == 0) throw std::invalid_argument("plan: a node needs at least one lane");
+    if (p.segment_bytes == 0) throw std::invalid_argument("plan: segment size must be positive");
+    const uint64_t n = p.message_bytes;
+    const uint64_t count = (n + p.segment_bytes - 1) / p.segment_bytes;
+    if (count > UINT32_MAX) throw std::invalid_argument("plan: message has too many segments");
+    segments_ = static_cast<uint32_t>(count);
+  }
+
+  uint32_t nodes() const { return params_.nodes; }
+  Rank root() const { return params_.root; }
+  uint16_t lanes() const { return params_.lanes; }
+  uint64_t message_bytes() const { return params_.message_bytes; }
+  uint32_t segment_bytes() const { return params_.segment_bytes; }
+  uint32_t segments() const { return segments_; }  // 0 for an empty message
+  const PlanParams& params() const { return params_; }
+
+  Segment segment(SegmentIndex i) const {
+    const uint64_t off = static_cast<uint64_t>(i) * params_.segment_bytes;
+    const uint64_t left = params_.message_bytes - off;
+    const uint32_t len = left < params_.segment_bytes ? static_cast<uint32_t>(left)
+                                                      : params_.segment_bytes;
+    return Segment{i, off, len};
+  }
+
+  // Rank rotation used by rooted algorithms: the root becomes virtual rank 0.
+  Rank to_virtual(Rank r) const { return (r + params_.nodes - params_.root) % params_.nodes; }
+  Rank to_real(Rank v) const { return (v + params_.root) % params_.nodes; }
+
+ private:
+  PlanParams params_;
+  uint32_t segments_ = 0;
+};
+
+}  // namespace lanecast::algos

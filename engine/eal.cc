@@ -1,0 +1,100 @@
+#include "engine/eal.h"
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <sched.h>
+
+#include <mutex>
+#include <stdexcept>
+
+namespace lanecast::engine {
+namespace {
+
+std::once_flag g_once;
+bool g_running = false;
+
+// The CPUs this process may run on, as an EAL cpuset "(a,b,c)". Polling lcores
+// float over all of them: on a 2-core machine that runs 16 nodes, pinning each
+// lcore to one CPU would starve the application thread.
+std::string cpu_set_text() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::string out;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (!CPU_ISSET(c, &set)) continue;
+      if (!out.empty()) out += ',';
+      out += std::to_string(c);
+    }
+  }
+  if (out.empty()) out = "0";
+  return "(" + out + ")";
+}
+
+unsigned cpu_count() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  const int n = CPU_COUNT(&set);
+  return n > 0 ? static_cast<unsigned>(n) : 1;
+}
+
+}  // namespace
+
+std::vector<std::string> eal_arguments(const EalOptions& o) {
+  std::vector<std::string> a{"lanecast"};
+  const unsigned workers = o.polling_cores ? o.polling_cores : cpu_count();
+  const std::string cpus = cpu_set_text();
+  std::string lcores = "--lcores=";
+  for (unsigned i = 0; i <= workers; ++i) {
+    if (i) lcores += ',';
+    lcores += std::to_string(i) + "@" + cpus;
+  }
+  a.push_back(lcores);
+  a.push_back("-m");
+  a.push_back(std::to_string(o.memory_mb));
+  if (!o.hugepages) a.push_back("--no-huge");
+  if (!o.pci) a.push_back("--no-pci");
+  if (o.file_prefix.empty()) {
+    a.push_back("--no-shconf");
+  } else {
+    a.push_back("--file-prefix=" + o.file_prefix);
+  }
+  a.push_back("--no-telemetry");
+  a.push_back("--log-level=" + (o.log_level.empty() ? std::string("error") : o.log_level));
+  for (const auto& v : o.vdevs) a.push_back("--vdev=" + v);
+  for (const auto& e : o.extra) a.push_back(e);
+  return a;
+}
+
+bool eal_start(const EalOptions& opts) {
+  bool started = false;
+  std::string error;
+  std::call_once(g_once, [&] {
+    auto args = eal_arguments(opts);
+    std::vector<char*> argv;
+    for (auto& s : args) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    const int rc = rte_eal_init(static_cast<int>(args.size()), argv.data());
+    if (rc < 0) {
+      error = std::string("DPDK EAL failed to start: ") + rte_strerror(rte_errno);
+      return;
+    }
+    g_running = true;
+    started = true;
+  });
+  if (!error.empty()) throw std::runtime_error(error);
+  return started;
+}
+
+bool eal_running() { return g_running; }
+
+std::vector<unsigned> eal_workers() {
+  std::vector<unsigned> ids;
+  unsigned id;
+  RTE_LCORE_FOREACH_WORKER(id) { ids.push_back(id); }
+  return ids;
+}
+
+}  // namespace lanecast::engine
