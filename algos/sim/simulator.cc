@@ -1,0 +1,333 @@
+#include "algos/sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "algos/sim/event_queue.h"
+
+namespace lanecast::algos::sim {
+namespace {
+
+// Distinct peers of every node: a p x p bit matrix for groups up to 16384, a
+// hash set of pairs above. A per-node cache of the last peer skips repeats.
+class PeerSet {
+ public:
+  explicit PeerSet(uint32_t p) : p_(p), last_(p, kNoRank) {
+    words_ = (size_t{p} + 63) / 64;
+    if (p <= 16384) bits_.assign(size_t{p} * words_, 0);
+  }
+  void add(Rank a, Rank b) {
+    if (last_[a] == b) return;
+    last_[a] = b;
+    if (!bits_.empty()) {
+      bits_[size_t{a} * words_ + b / 64] |= uint64_t{1} << (b % 64);
+      bits_[size_t{b} * words_ + a / 64] |= uint64_t{1} << (a % 64);
+    } else {
+      set_.insert((uint64_t{std::min(a, b)} << 32) | std::max(a, b));
+    }
+  }
+  std::vector<uint32_t> counts() const {
+    std::vector<uint32_t> c(p_, 0);
+    if (!bits_.empty()) {
+      for (Rank r = 0; r < p_; ++r)
+        for (size_t w = 0; w < words_; ++w)
+          c[r] += static_cast<uint32_t>(__builtin_popcountll(bits_[size_t{r} * words_ + w]));
+    } else {
+      for (uint64_t k : set_) { ++c[k >> 32]; ++c[k & 0xffffffffu]; }
+    }
+    return c;
+  }
+
+ private:
+  uint32_t p_;
+  size_t words_;
+  std::vector<Rank> last_;
+  std::vector<uint64_t> bits_;
+  std::unordered_set<uint64_t> set_;
+};
+
+// One bit per (node, segment).
+class BitTable {
+ public:
+  void init(uint32_t rows, uint32_t cols) {
+    words_ = (size_t{cols} + 63) / 64;
+    bits_.assign(size_t{rows} * words_, 0);
+  }
+  bool test(Rank r, SegmentIndex s) const { return bits_[size_t{r} * words_ + s / 64] >> (s % 64) & 1; }
+  void set(Rank r, SegmentIndex s) { bits_[size_t{r} * words_ + s / 64] |= uint64_t{1} << (s % 64); }
+  void set_row(Rank r) { std::fill_n(bits_.begin() + static_cast<ptrdiff_t>(size_t{r} * words_), words_, ~uint64_t{0}); }
+
+ private:
+  size_t words_ = 0;
+  std::vector<uint64_t> bits_;
+};
+
+// Round-robin tx port: per destination a queue of runs of consecutive segments
+// (a whole-message send to one peer is one run, not a million entries).
+struct RrPort {
+  struct Run { SegmentIndex first; uint32_t count; };
+  struct Queue { Rank dst; std::vector<Run> runs; size_t head = 0; };
+  std::vector<Queue> active;  // destinations with something queued, in turn order
+  size_t turn = 0;
+  bool busy = false;
+};
+
+class Sim final : public Actions {
+ public:
+  Sim(const Plan& plan, const Network& net, const SimOptions& opt)
+      : plan_(plan), net_(net), opt_(opt), p_(plan.nodes()), lanes_(plan.lanes()),
+        ports_per_node_(net.lanes_share_port ? 1 : plan.lanes()), m_(plan.segments()), peers_(p_) {
+    net_.latency.check_fits(p_);
+    if (!(net.bytes_per_second > 0)) throw std::invalid_argument("network: link rate must be positive");
+    const double link = net.bytes_per_second;
+    const double port = net.port_capacity > 0 ? std::min(link, net.port_capacity) : link;
+    const double ps_per_byte = 1e12 / port;
+    const double bp_ps_per_byte = net.switch_capacity > 0 ? 1e12 / net.switch_capacity : 0;
+    const uint32_t full = plan.segment_bytes();
+    const uint32_t last = m_ > 0 ? plan.segment(m_ - 1).length : 0;
+    auto dur = [&](uint32_t b, double per_byte) {
+      return static_cast<Picos>(std::llround((double(b) + net.frame_overhead_bytes) * per_byte));
+    };
+    d_port_[0] = dur(full, ps_per_byte) + net.frame_overhead_time;
+    d_port_[1] = dur(last, ps_per_byte) + net.frame_overhead_time;
+    d_bp_[0] = net.switch_capacity > 0 ? dur(full, bp_ps_per_byte) : 0;
+    d_bp_[1] = net.switch_capacity > 0 ? dur(last, bp_ps_per_byte) : 0;
+    len_[0] = full;
+    len_[1] = last;
+
+    const size_t ports = size_t{p_} * ports_per_node_;
+    tx_free_.assign(ports, 0);
+    rx_free_.assign(ports, 0);
+    if (net.tx_order == TxOrder::RoundRobin) rr_.resize(ports);
+    last_tx_end_.assign(p_, 0);
+    done_at_.assign(p_, kNever);
+    delivered_.assign(p_, 0);
+    res_.bytes_sent.assign(p_, 0);
+    res_.bytes_received.assign(p_, 0);
+    res_.frames_sent.assign(p_, 0);
+    res_.last_receive.assign(p_, 0);
+    res_.lane_bytes_sent.assign(size_t{p_} * lanes_, 0);
+    if (opt.validate) {
+      held_.init(p_, m_);
+      got_.init(p_, m_);
+      held_.set_row(plan.root());
+    }
+    queue_.reserve(size_t{p_} * 4);
+  }
+
+  SimResult run(const MachineFactory& make) {
+    machines_.reserve(p_);
+    for (Rank r = 0; r < p_; ++r) {
+      machines_.push_back(make(r));
+      if (!machines_.back()) throw std::logic_error("sim: no machine for rank " + std::to_string(r));
+    }
+    for (Rank r = 0; r < p_; ++r) {
+      me_ = r;
+      machines_[r]->start(*this);
+      note_done(r);
+    }
+    while (!queue_.empty()) {
+      const Event e = queue_.pop();
+      now_ = e.time;
+      ++res_.events;
+      switch (e.kind) {
+        case Event::Arrive: arrive(e); break;
+        case Event::Deliver: deliver_frame(e); break;
+        case Event::TxFree: tx_free_event(e); break;
+      }
+    }
+    return finish();
+  }
+
+  // Actions: called by the machine of rank me_ at time now_.
+  void send(Rank to, SegmentIndex seg, Lane lane) override {
+    if (to >= p_ || to == me_ || seg >= m_ || lane >= lanes_)
+      bad("sends segment " + std::to_string(seg) + " to rank " + std::to_string(to) + " on lane " +
+          std::to_string(lane) + " (p=" + std::to_string(p_) + ", segments=" + std::to_string(m_) +
+          ", lanes=" + std::to_string(lanes_) + ")");
+    if (opt_.validate && !held_.test(me_, seg))
+      bad("sends segment " + std::to_string(seg) + " it does not hold");
+    const uint32_t len = len_[seg + 1 == m_];
+    res_.bytes_sent[me_] += len;
+    res_.lane_bytes_sent[size_t{me_} * lanes_ + lane] += len;
+    ++res_.frames_sent[me_];
+    peers_.add(me_, to);
+    const size_t port = port_of(me_, lane);
+    if (net_.tx_order == TxOrder::Fifo) {
+      start_frame(port, me_, to, seg, lane, std::max(now_, tx_free_[port]));
+    } else {
+      enqueue_rr(port, to, seg);
+      if (!rr_[port].busy) start_rr(port, me_, lane);
+    }
+  }
+
+  void deliver(SegmentIndex seg) override {
+    if (me_ == plan_.root()) bad("delivers segment " + std::to_string(seg) + " on the root");
+    if (seg >= m_) bad("delivers segment " + std::to_string(seg) + " of " + std::to_string(m_));
+    if (opt_.validate) {
+      if (!held_.test(me_, seg)) bad("delivers segment " + std::to_string(seg) + " it does not hold");
+      if (got_.test(me_, seg)) bad("delivers segment " + std::to_string(seg) + " twice");
+      got_.set(me_, seg);
+    }
+    ++delivered_[me_];
+  }
+
+ private:
+  static constexpr Picos kNever = ~Picos{0};
+
+  size_t port_of(Rank r, Lane lane) const {
+    return size_t{r} * ports_per_node_ + (ports_per_node_ == 1 ? 0 : lane);
+  }
+
+  [[noreturn]] void bad(const std::string& what) const {
+    throw std::logic_error("sim: rank " + std::to_string(me_) + " " + what + " at t=" +
+                           std::to_string(now_) + " ps");
+  }
+
+  // The tx port of `src` starts a frame at `start` (>= now).
+  void start_frame(size_t port, Rank src, Rank dst, SegmentIndex seg, Lane lane, Picos start) {
+    const Picos end = start + d_port_[seg + 1 == m_];
+    tx_free_[port] = end;
+    last_tx_end_[src] = std::max(last_tx_end_[src], end);
+    queue_.push(start + net_.latency.latency(src, dst), Event::Arrive, src, dst, seg, lane);
+  }
+
+  // First bit at the receiver's switch port: cross the backplane, then the rx port.
+  void arrive(const Event& e) {
+    const bool last = e.seg + 1 == m_;
+    Picos start = now_;
+    Picos end = now_ + d_port_[last];  // the sender cannot feed the last bit sooner
+    if (net_.switch_capacity > 0) {
+      start = std::max(start, backplane_free_);
+      end = std::max(end, start + d_bp_[last]);
+      backplane_free_ = end;
+    }
+    const size_t port = port_of(e.dst, e.lane);
+    start = std::max(start, rx_free_[port]);
+    end = std::max(end, start + d_port_[last]);
+    rx_free_[port] = end;
+    queue_.push(end, Event::Deliver, e.src, e.dst, e.seg, e.lane);
+  }
+
+  void deliver_frame(const Event& e) {
+    me_ = e.dst;
+    res_.bytes_received[e.dst] += len_[e.seg + 1 == m_];
+    res_.last_receive[e.dst] = now_;
+    if (opt_.validate) held_.set(e.dst, e.seg);
+    machines_[e.dst]->on_segment(e.seg, e.src, e.lane, *this);
+    note_done(e.dst);
+  }
+
+  void note_done(Rank r) {
+    if (done_at_[r] == kNever && machines_[r]->done()) done_at_[r] = now_;
+  }
+
+  void enqueue_rr(size_t port, Rank dst, SegmentIndex seg) {
+    RrPort& rp = rr_[port];
+    RrPort::Queue* q = nullptr;
+    for (auto& x : rp.active)
+      if (x.dst == dst) { q = &x; break; }
+    if (q == nullptr) {
+      // New destinations join just before the one whose turn it is: they wait a full round.
+      const auto at = rp.active.begin() + static_cast<ptrdiff_t>(rp.turn);
+      q = &*rp.active.insert(at, RrPort::Queue{dst, {}, 0});
+      if (rp.active.size() > 1) ++rp.turn;
+    }
+    if (q->head < q->runs.size() && q->runs.back().first + q->runs.back().count == seg) {
+      ++q->runs.back().count;
+    } else {
+      q->runs.push_back({seg, 1});
+    }
+  }
+
+  void start_rr(size_t port, Rank src, Lane lane) {
+    RrPort& rp = rr_[port];
+    if (rp.active.empty()) { rp.busy = false; return; }
+    if (rp.turn >= rp.active.size()) rp.turn = 0;
+    RrPort::Queue& q = rp.active[rp.turn];
+    RrPort::Run& run = q.runs[q.head];
+    const SegmentIndex seg = run.first;
+    const Rank dst = q.dst;
+    ++run.first;
+    if (--run.count == 0) ++q.head;
+    if (q.head == q.runs.size()) {
+      rp.active.erase(rp.active.begin() + static_cast<ptrdiff_t>(rp.turn));
+    } else {
+      ++rp.turn;
+    }
+    rp.busy = true;
+    start_frame(port, src, dst, seg, lane, now_);
+    queue_.push(tx_free_[port], Event::TxFree, src, src, 0, lane);
+  }
+
+  void tx_free_event(const Event& e) { start_rr(port_of(e.src, e.lane), e.src, e.lane); }
+
+  SimResult finish() {
+    res_.finish.assign(p_, 0);
+    res_.complete = true;
+    uint32_t unfinished = 0, short_of = 0;
+    Rank first_unfinished = kNoRank, first_short = kNoRank;
+    for (Rank r = 0; r < p_; ++r) {
+      if (done_at_[r] == kNever) {
+        if (unfinished++ == 0) first_unfinished = r;
+        res_.finish[r] = std::max(now_, last_tx_end_[r]);
+      } else {
+        res_.finish[r] = std::max(done_at_[r], last_tx_end_[r]);
+      }
+      if (r != plan_.root() && delivered_[r] != m_ && short_of++ == 0) first_short = r;
+      res_.completion = std::max(res_.completion, res_.finish[r]);
+    }
+    if (unfinished > 0) {
+      res_.complete = false;
+      res_.problem = std::to_string(unfinished) + " node(s) never reported done (first: rank " +
+                     std::to_string(first_unfinished) + ")";
+    } else if (short_of > 0) {
+      res_.complete = false;
+      res_.problem = std::to_string(short_of) + " node(s) finished without every segment (first: rank " +
+                     std::to_string(first_short) + ", " + std::to_string(delivered_[first_short]) + " of " +
+                     std::to_string(m_) + ")";
+    }
+    res_.peers = peers_.counts();
+    return std::move(res_);
+  }
+
+  const Plan& plan_;
+  const Network& net_;
+  SimOptions opt_;
+  uint32_t p_;
+  uint16_t lanes_;
+  uint16_t ports_per_node_;
+  uint32_t m_;
+  Picos d_port_[2] = {0, 0};  // port time of a full and of the last segment
+  Picos d_bp_[2] = {0, 0};    // backplane time of a full and of the last segment
+  uint32_t len_[2] = {0, 0};
+
+  std::vector<std::unique_ptr<Machine>> machines_;
+  EventQueue queue_;
+  Picos now_ = 0;
+  Rank me_ = 0;
+  std::vector<Picos> tx_free_, rx_free_, last_tx_end_, done_at_;
+  Picos backplane_free_ = 0;
+  std::vector<RrPort> rr_;
+  std::vector<uint32_t> delivered_;
+  BitTable held_, got_;
+  PeerSet peers_;
+  SimResult res_;
+};
+
+}  // namespace
+
+SimResult simulate(const Plan& plan, const MachineFactory& make, const Network& net,
+                   const SimOptions& opt) {
+  Sim sim(plan, net, opt);
+  return sim.run(make);
+}
+
+SimResult simulate(Algo algo, const Plan& plan, const Network& net, const SimOptions& opt) {
+  return simulate(plan, [&](Rank r) { return make_machine(algo, plan, r); }, net, opt);
+}
+
+}  // namespace lanecast::algos::sim

@@ -1,0 +1,85 @@
+// A discrete-event executor of the broadcast machines on a model network.
+//
+// The model (docs/algorithms.md, "The network model"): every node has, per lane, a
+// full-duplex link to one switch: a tx port and an rx port. A frame carrying b
+// payload bytes occupies the sender's tx port for d = (b + overhead_bytes) td +
+// overhead_time, reaches the receiver's switch port t0 later (t0 from the topology:
+// per pair, overlapping with every other transfer), then crosses the switch
+// backplane (if its capacity is bounded) and the receiver's rx port, cut-through:
+// each stage serialises frames in arrival order and the frame's last bit leaves a
+// stage no earlier than it entered. Uncontended, a frame arrives t0 + d after its
+// sender started it: the linear model t = t0 + n td, paid per frame, with t0
+// overlapping along a pipeline. The switch buffers without bound (no loss, no
+// backpressure): the reliable channel's window is not modelled.
+//
+// The simulator moves descriptors, never bytes. Time is integer picoseconds, every
+// tie is broken by event creation order: runs are deterministic.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algos/machine.h"
+#include "algos/plan.h"
+#include "algos/registry.h"
+#include "algos/sim/topology.h"
+
+namespace lanecast::algos::sim {
+
+// How a tx port picks its next frame among the sends its machine has emitted.
+enum class TxOrder : uint8_t {
+  // Emission order, one FIFO per port (the default): the machine's order is the
+  // schedule, as every closed form of the literature assumes (binomial serves its
+  // largest subtree first, linear one receiver after the other).
+  Fifo,
+  // One frame per destination in turn, like the engine's pump_sends(): fairer to
+  // many children, but it reorders what the algorithm asked for.
+  RoundRobin,
+};
+
+struct Network {
+  Topology latency{10 * kPicosPerMicro};  // t0 per pair
+  double bytes_per_second = 1.25e9;       // link rate of every port (1/td)
+  uint32_t frame_overhead_bytes = 0;      // header bytes added to every frame's payload
+  Picos frame_overhead_time = 0;          // fixed port time per frame (tx and rx)
+  double port_capacity = 0;               // switch port rate in bytes/s (0: the link rate)
+  double switch_capacity = 0;             // switch backplane rate in bytes/s (0: unbounded)
+  bool lanes_share_port = false;          // lanes are queues of one NIC: one port per node
+  TxOrder tx_order = TxOrder::Fifo;
+};
+
+struct SimOptions {
+  // Check every action: sends only of held segments, to valid ranks and lanes;
+  // exactly-once delivery. Costs two bits per node and segment.
+  bool validate = true;
+};
+
+struct SimResult {
+  bool complete = false;  // every node done and every non-root node delivered everything
+  std::string problem;    // why not, when !complete
+  Picos completion = 0;   // last node's finish
+  // Per rank. A rank finishes when its machine reports done() and its last frame
+  // has left its tx port.
+  std::vector<Picos> finish;
+  std::vector<Picos> last_receive;       // when each rank's last frame arrived (0: none)
+  std::vector<uint64_t> bytes_sent;      // payload bytes, every lane
+  std::vector<uint64_t> bytes_received;  // payload bytes, every lane
+  std::vector<uint64_t> frames_sent;
+  std::vector<uint32_t> peers;           // distinct ranks sent to or received from
+  std::vector<uint64_t> lane_bytes_sent;  // rank * lanes + lane
+  uint64_t events = 0;                    // processed events (for benchmarks)
+};
+
+using MachineFactory = std::function<std::unique_ptr<Machine>(Rank)>;
+
+// Runs one broadcast. Throws std::invalid_argument when the topology does not fit
+// the group, std::logic_error when a machine does something impossible (with the
+// rank, segment and action in the message).
+SimResult simulate(const Plan& plan, const MachineFactory& make, const Network& net,
+                   const SimOptions& opt = {});
+SimResult simulate(Algo algo, const Plan& plan, const Network& net, const SimOptions& opt = {});
+
+}  // namespace lanecast::algos::sim

@@ -1,0 +1,92 @@
+// The topology text format and the duration parser.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "algos/sim/topology.h"
+
+namespace lanecast::algos::sim {
+namespace {
+
+constexpr Picos kUs = kPicosPerMicro;
+
+TEST(Topology, Durations) {
+  EXPECT_EQ(parse_duration("50us", "t"), 50 * kUs);
+  EXPECT_EQ(parse_duration("12", "t"), 12 * kUs);
+  EXPECT_EQ(parse_duration("1.5ms", "t"), 1500 * kUs);
+  EXPECT_EQ(parse_duration("800ns", "t"), 800'000u);
+  EXPECT_EQ(parse_duration("2s", "t"), 2'000'000 * kUs);
+  for (const char* bad : {"", "x", "5 us", "-3us", "4parsecs", "nan"})
+    EXPECT_THROW(parse_duration(bad, "t"), std::invalid_argument) << bad;
+}
+
+TEST(Topology, SitesPairsAndDefault) {
+  const Topology t = Topology::parse(
+      "# two islands\n"
+      "nodes 6\n"
+      "default 20us\n"
+      "site east 0-2\n"
+      "site west 3,4   # rank 5 is in no site\n"
+      "latency east east 5us\n"
+      "latency east west 1.5ms\n"
+      "pair 1 4 3ms\n",
+      kUs);
+  EXPECT_EQ(t.nodes(), 6u);
+  EXPECT_EQ(t.latency(0, 2), 5 * kUs);
+  EXPECT_EQ(t.latency(3, 4), 20 * kUs);  // west west unset: default
+  EXPECT_EQ(t.latency(0, 3), 1500 * kUs);
+  EXPECT_EQ(t.latency(4, 0), 1500 * kUs);
+  EXPECT_EQ(t.latency(1, 4), 3000 * kUs);
+  EXPECT_EQ(t.latency(4, 1), 3000 * kUs);
+  EXPECT_EQ(t.latency(5, 0), 20 * kUs);
+  EXPECT_EQ(t.site_of(4), 1);
+  EXPECT_EQ(t.site_of(5), -1);
+  EXPECT_NO_THROW(t.check_fits(6));
+  EXPECT_THROW(t.check_fits(7), std::invalid_argument);
+}
+
+TEST(Topology, Matrix) {
+  const Topology t = Topology::parse("nodes 3\nmatrix\n0 1 2\n\n3 0 4ms\n5 6 0\n", 7 * kUs);
+  EXPECT_EQ(t.latency(0, 2), 2 * kUs);
+  EXPECT_EQ(t.latency(1, 2), 4000 * kUs);
+  EXPECT_EQ(t.latency(2, 0), 5 * kUs);
+}
+
+TEST(Topology, ErrorsNameTheLine) {
+  auto message = [](const char* text) {
+    try {
+      Topology::parse(text, 0);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("nodes 4\nbogus 1\n").rfind("topology:2:", 0), 0u) << message("nodes 4\nbogus 1\n");
+  EXPECT_NE(message("site a 0-1\nlatency a b 1us\n").find("unknown site 'b'"), std::string::npos);
+  EXPECT_NE(message("nodes 2\nmatrix\n0 1\n").find("ends early"), std::string::npos);
+  EXPECT_NE(message("nodes 2\nsite a 0-5\n").find("outside"), std::string::npos);
+  EXPECT_NE(message("site a 0-1\nsite b 1\n").find("two sites"), std::string::npos);
+  EXPECT_NE(message("matrix\n").find("needs a 'nodes'"), std::string::npos);
+  EXPECT_NE(message("site a 3-1\n").find("bad rank list"), std::string::npos);
+}
+
+TEST(Topology, RandomIslandsUseEveryIsland) {
+  const Topology t = Topology::random_islands(16, 4, 10 * kUs, 1500 * kUs, 6000 * kUs, 42);
+  std::set<int> seen;
+  for (Rank r = 0; r < 16; ++r) seen.insert(t.site_of(r));
+  EXPECT_EQ(seen.size(), 4u);
+  for (Rank a = 0; a < 16; ++a)
+    for (Rank b = 0; b < 16; ++b) {
+      if (a == b) continue;
+      const Picos l = t.latency(a, b);
+      EXPECT_EQ(l, t.latency(b, a));
+      if (t.site_of(a) == t.site_of(b)) {
+        EXPECT_EQ(l, 10 * kUs);
+      } else {
+        EXPECT_TRUE(l >= 1500 * kUs && l <= 6000 * kUs);
+      }
+    }
+}
+
+}  // namespace
+}  // namespace lanecast::algos::sim
