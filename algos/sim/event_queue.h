@@ -13,15 +13,17 @@ namespace lanecast::algos::sim {
 
 struct Event {
   enum Kind : uint8_t {
-    Arrive,   // a frame's first bit reaches the receiver's switch port
-    Deliver,  // a frame's last bit is in the receiver's memory
-    TxFree,   // a tx port finished a frame (round-robin ports only)
+    Arrive,   // a frame's first bit reaches the switch (bounded backplane only):
+              //   a = src, b = dst, c = segment
+    Deliver,  // the head frame of an rx port is in its receiver's memory:
+              //   a = rx port, b = the port's version when scheduled (stale if changed)
+    TxFree,   // a round-robin tx port finished a frame: a = src
   };
   Picos time;
   uint64_t seq;  // creation order: the tie-break that makes runs deterministic
-  Rank src;
-  Rank dst;
-  SegmentIndex seg;
+  uint32_t a;
+  uint32_t b;
+  uint32_t c;
   Lane lane;
   Kind kind;
 };
@@ -33,8 +35,8 @@ class EventQueue {
   size_t size() const { return heap_.size(); }
   void reserve(size_t n) { heap_.reserve(n); }
 
-  void push(Picos time, Event::Kind kind, Rank src, Rank dst, SegmentIndex seg, Lane lane) {
-    Event e{time, next_seq_++, src, dst, seg, lane, kind};
+  void push(Picos time, Event::Kind kind, uint32_t a, uint32_t b, uint32_t c, Lane lane) {
+    Event e{time, next_seq_++, a, b, c, lane, kind};
     size_t i = heap_.size();
     heap_.push_back(e);
     while (i > 0) {  // sift the hole up
@@ -46,30 +48,48 @@ class EventQueue {
     heap_[i] = e;
   }
 
-  // Removes and returns the earliest event. Precondition: !empty().
-  Event pop() {
-    const Event top = heap_.front();
+  // The earliest event. Precondition: !empty().
+  const Event& top() const { return heap_.front(); }
+
+  // Removes the earliest event.
+  void pop() {
     const Event last = heap_.back();
     heap_.pop_back();
-    const size_t n = heap_.size();
-    if (n > 0) {
-      size_t i = 0;
-      for (;;) {  // sift the hole down, then drop `last` into it
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && before(heap_[c + 1], heap_[c])) ++c;
-        if (!before(heap_[c], last)) break;
-        heap_[i] = heap_[c];
-        i = c;
-      }
-      heap_[i] = last;
-    }
-    return top;
+    if (!heap_.empty()) place_from_root(last);
+  }
+
+  // Removes the earliest event and adds one: a single sift instead of two.
+  void replace_top(Picos time, Event::Kind kind, uint32_t a, uint32_t b, uint32_t c, Lane lane) {
+    place_from_root(Event{time, next_seq_++, a, b, c, lane, kind});
   }
 
  private:
+  // Bottom-up sift (Wegener): walk the hole at the root down to a leaf along the
+  // smaller children, one comparison per level, then sift `e` up from there.
+  // New events are usually later than most queued ones, so the way up is short.
+  void place_from_root(const Event& e) {
+    const size_t n = heap_.size();
+    size_t i = 0;
+    for (;;) {
+      size_t c = 2 * i + 1;
+      if (c >= n) break;
+      c += (c + 1 < n) & before(heap_[c + 1], heap_[c]);
+      heap_[i] = heap_[c];
+      i = c;
+    }
+    while (i > 0) {
+      const size_t parent = (i - 1) / 2;
+      if (!before(e, heap_[parent])) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = e;
+  }
+
+  // Branch-free: lock-step pipelines make equal times common, and a branch on
+  // the tie mispredicts half the time.
   static bool before(const Event& a, const Event& b) {
-    return a.time < b.time || (a.time == b.time && a.seq < b.seq);
+    return (a.time < b.time) | ((a.time == b.time) & (a.seq < b.seq));
   }
 
   std::vector<Event> heap_;

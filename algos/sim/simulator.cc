@@ -75,6 +75,26 @@ struct RrPort {
   bool busy = false;
 };
 
+// A frame waiting for, or crossing, its receiver's rx port.
+struct Pending {
+  Picos first_bit;  // when its first bit can enter the rx port
+  Picos ready;      // its last bit cannot leave sooner (the sender's own pace)
+  uint64_t order;   // emission order: tie-break
+  Rank src;
+  SegmentIndex seg;
+  Lane lane;
+  bool before(const Pending& o) const {
+    return first_bit < o.first_bit || (first_bit == o.first_bit && order < o.order);
+  }
+};
+
+struct RxPort {
+  std::vector<Pending> q;  // [head, end) sorted by arrival; q[head] has the live event
+  size_t head = 0;
+  uint32_t version = 0;    // bumped whenever the head's event is replaced
+  Picos free = 0;          // when the last committed frame left the port
+};
+
 class Sim final : public Actions {
  public:
   Sim(const Plan& plan, const Network& net, const SimOptions& opt)
@@ -100,7 +120,7 @@ class Sim final : public Actions {
 
     const size_t ports = size_t{p_} * ports_per_node_;
     tx_free_.assign(ports, 0);
-    rx_free_.assign(ports, 0);
+    rx_.resize(ports);
     if (net.tx_order == TxOrder::RoundRobin) rr_.resize(ports);
     last_tx_end_.assign(p_, 0);
     done_at_.assign(p_, kNever);
@@ -130,13 +150,13 @@ class Sim final : public Actions {
       note_done(r);
     }
     while (!queue_.empty()) {
-      const Event e = queue_.pop();
+      // Handlers take the event off the queue themselves (pop or replace_top).
+      const Event e = queue_.top();
       now_ = e.time;
-      ++res_.events;
       switch (e.kind) {
-        case Event::Arrive: arrive(e); break;
+        case Event::Arrive: ++res_.events; arrive(e); break;
         case Event::Deliver: deliver_frame(e); break;
-        case Event::TxFree: tx_free_event(e); break;
+        case Event::TxFree: ++res_.events; tx_free_event(e); break;
       }
     }
     return finish();
@@ -189,36 +209,84 @@ class Sim final : public Actions {
 
   // The tx port of `src` starts a frame at `start` (>= now).
   void start_frame(size_t port, Rank src, Rank dst, SegmentIndex seg, Lane lane, Picos start) {
-    const Picos end = start + d_port_[seg + 1 == m_];
-    tx_free_[port] = end;
-    last_tx_end_[src] = std::max(last_tx_end_[src], end);
-    queue_.push(start + net_.latency.latency(src, dst), Event::Arrive, src, dst, seg, lane);
+    const Picos d = d_port_[seg + 1 == m_];
+    tx_free_[port] = start + d;
+    last_tx_end_[src] = std::max(last_tx_end_[src], start + d);
+    const Picos first_bit = start + net_.latency.latency(src, dst);
+    if (net_.switch_capacity > 0) {
+      // The backplane serves frames in the order they reach the switch: wait for that.
+      queue_.push(first_bit, Event::Arrive, src, dst, seg, lane);
+    } else {
+      rx_enqueue(dst, lane, Pending{first_bit, first_bit + d, next_frame_++, src, seg, lane});
+    }
   }
 
-  // First bit at the receiver's switch port: cross the backplane, then the rx port.
+  // Bounded backplane: the frame crosses it in arrival order, then waits for the rx port.
   void arrive(const Event& e) {
-    const bool last = e.seg + 1 == m_;
-    Picos start = now_;
-    Picos end = now_ + d_port_[last];  // the sender cannot feed the last bit sooner
-    if (net_.switch_capacity > 0) {
-      start = std::max(start, backplane_free_);
-      end = std::max(end, start + d_bp_[last]);
-      backplane_free_ = end;
+    queue_.pop();
+    const bool last = e.c + 1 == m_;
+    const Picos start = std::max(now_, backplane_free_);
+    const Picos end = std::max(now_ + d_port_[last], start + d_bp_[last]);
+    backplane_free_ = end;
+    rx_enqueue(e.b, e.lane, Pending{start, end, next_frame_++, e.a, e.c, e.lane});
+  }
+
+  // The rx port of `dst` serves frames in the order their first bit reaches it
+  // (cut-through: a frame leaves no sooner than `ready`). Only the head of its
+  // queue has a Deliver event; a frame emitted later that reaches the port
+  // sooner (from an idle sender while the head's sender was backlogged) takes
+  // the head's place, and the superseded event goes stale. This costs one
+  // event per frame, where "arrive, then deliver" would cost two.
+  void rx_enqueue(Rank dst, Lane lane, const Pending& f) {
+    RxPort& rp = rx_[port_of(dst, lane)];
+    rp.q.push_back(f);
+    size_t i = rp.q.size() - 1;
+    while (i > rp.head && f.before(rp.q[i - 1])) {
+      rp.q[i] = rp.q[i - 1];
+      --i;
     }
-    const size_t port = port_of(e.dst, e.lane);
-    start = std::max(start, rx_free_[port]);
-    end = std::max(end, start + d_port_[last]);
-    rx_free_[port] = end;
-    queue_.push(end, Event::Deliver, e.src, e.dst, e.seg, e.lane);
+    rp.q[i] = f;
+    if (i == rp.head) {
+      ++rp.version;
+      queue_.push(head_done(rp), Event::Deliver, static_cast<uint32_t>(port_of(dst, lane)), rp.version, 0, 0);
+    }
+  }
+
+  // When the head frame of an rx port will have crossed it.
+  Picos head_done(const RxPort& rp) const {
+    const Pending& h = rp.q[rp.head];
+    const Picos start = std::max(h.first_bit, rp.free);
+    return std::max(start + d_port_[h.seg + 1 == m_], h.ready);
   }
 
   void deliver_frame(const Event& e) {
-    me_ = e.dst;
-    res_.bytes_received[e.dst] += len_[e.seg + 1 == m_];
-    res_.last_receive[e.dst] = now_;
-    if (opt_.validate) held_.set(e.dst, e.seg);
-    machines_[e.dst]->on_segment(e.seg, e.src, e.lane, *this);
-    note_done(e.dst);
+    RxPort& rp = rx_[e.a];
+    if (e.b != rp.version) {  // superseded by a frame that arrived sooner
+      queue_.pop();
+      return;
+    }
+    ++res_.events;
+    const Pending f = rp.q[rp.head++];
+    rp.free = now_;
+    if (rp.head == rp.q.size()) {
+      rp.q.clear();
+      rp.head = 0;
+      queue_.pop();
+    } else {
+      if (rp.head >= 32 && 2 * rp.head >= rp.q.size()) {  // keep the queue small and hot
+        rp.q.erase(rp.q.begin(), rp.q.begin() + static_cast<ptrdiff_t>(rp.head));
+        rp.head = 0;
+      }
+      ++rp.version;
+      queue_.replace_top(head_done(rp), Event::Deliver, e.a, rp.version, 0, 0);
+    }
+    const Rank dst = static_cast<Rank>(e.a / ports_per_node_);
+    me_ = dst;
+    res_.bytes_received[dst] += len_[f.seg + 1 == m_];
+    res_.last_receive[dst] = now_;
+    if (opt_.validate) held_.set(dst, f.seg);
+    machines_[dst]->on_segment(f.seg, f.src, f.lane, *this);
+    note_done(dst);
   }
 
   void note_done(Rank r) {
@@ -263,7 +331,9 @@ class Sim final : public Actions {
     queue_.push(tx_free_[port], Event::TxFree, src, src, 0, lane);
   }
 
-  void tx_free_event(const Event& e) { start_rr(port_of(e.src, e.lane), e.src, e.lane); }
+  void tx_free_event(const Event& e) {
+    queue_.pop();
+    start_rr(port_of(e.a, e.lane), e.a, e.lane); }
 
   SimResult finish() {
     res_.finish.assign(p_, 0);
@@ -309,7 +379,9 @@ class Sim final : public Actions {
   EventQueue queue_;
   Picos now_ = 0;
   Rank me_ = 0;
-  std::vector<Picos> tx_free_, rx_free_, last_tx_end_, done_at_;
+  std::vector<Picos> tx_free_, last_tx_end_, done_at_;
+  std::vector<RxPort> rx_;
+  uint64_t next_frame_ = 0;
   Picos backplane_free_ = 0;
   std::vector<RrPort> rr_;
   std::vector<uint32_t> delivered_;
