@@ -1,0 +1,200 @@
+#include "apps/plan/plan_command.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <iostream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "algos/sim/simulator.h"
+#include "apps/plan/plan_args.h"
+#include "apps/plan/plan_options.h"
+
+namespace lanecast::apps {
+using namespace plan;
+namespace {
+
+using algos::sim::Picos;
+using algos::sim::SimResult;
+
+// Above this many (node, segment) pairs the action checks would need too much
+// memory (two bits each); the run goes unchecked, as with --no-validate.
+constexpr uint64_t kValidateLimit = uint64_t{1} << 30;
+
+struct Run {
+  algos::Algo algo;
+  uint32_t nodes;
+  uint64_t size;
+  uint32_t segments;
+  SimResult result;
+};
+
+struct Summary {
+  algos::Algo algo;
+  uint32_t nodes;
+  uint64_t size;
+  Picos completion;
+  bool complete;
+};
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+std::string us(Picos t) { return fmt("%.3f", static_cast<double>(t) / 1e6); }
+
+template <class T>
+std::string min_med_max(std::vector<T> v, bool as_us) {
+  std::sort(v.begin(), v.end());
+  auto show = [&](T x) {
+    return as_us ? us(static_cast<Picos>(x)) : std::to_string(static_cast<uint64_t>(x));
+  };
+  return "min " + show(v.front()) + "  median " + show(v[(v.size() - 1) / 2]) + "  max " + show(v.back());
+}
+
+void print_text(const PlanConfig& c, const Run& r) {
+  const SimResult& s = r.result;
+  std::cout << algos::algo_info(r.algo).name << ": " << r.nodes << " nodes, " << format_size(r.size)
+            << " (" << r.size << " B) in " << r.segments << " segments of " << c.segment << " B\n";
+  if (!s.complete) std::cout << "  INCOMPLETE     " << s.problem << "\n";
+  std::cout << "  predicted      " << us(s.completion) << " us\n"
+            << "  rank finish    " << min_med_max(s.finish, true) << " us\n"
+            << "  bytes sent     " << min_med_max(s.bytes_sent, false) << "  total "
+            << std::accumulate(s.bytes_sent.begin(), s.bytes_sent.end(), uint64_t{0}) << "\n"
+            << "  bytes received " << min_med_max(s.bytes_received, false) << "\n"
+            << "  peers          " << min_med_max(s.peers, false) << "\n";
+  if (r.nodes > 16 && !c.per_rank) return;
+  char line[160];
+  std::snprintf(line, sizeof line, "  %6s %14s %14s %14s %6s\n", "rank", "finish_us", "sent", "received",
+                "peers");
+  std::cout << line;
+  for (uint32_t i = 0; i < r.nodes; ++i) {
+    std::snprintf(line, sizeof line, "  %6u %14s %14" PRIu64 " %14" PRIu64 " %6u\n", i, us(s.finish[i]).c_str(),
+                  s.bytes_sent[i], s.bytes_received[i], s.peers[i]);
+    std::cout << line;
+  }
+}
+
+template <class T>
+void json_list(const std::vector<T>& v, bool as_us) {
+  std::cout << '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) std::cout << ',';
+    if (as_us) std::cout << us(static_cast<Picos>(v[i]));
+    else std::cout << v[i];
+  }
+  std::cout << ']';
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    if (static_cast<unsigned char>(ch) >= 0x20) out += ch;
+  }
+  return out;
+}
+
+void print_json(const PlanConfig& c, const Run& r) {
+  const SimResult& s = r.result;
+  std::cout << "{\"algo\":\"" << algos::algo_info(r.algo).name << "\",\"nodes\":" << r.nodes
+            << ",\"size\":" << r.size << ",\"segment\":" << c.segment << ",\"lanes\":" << c.lanes
+            << ",\"root\":" << c.root << ",\"t0_us\":" << fmt("%g", c.t0_us)
+            << ",\"bw_mbytes_per_s\":" << fmt("%g", c.bw_mbytes) << ",\"tx_order\":\""
+            << (c.net.tx_order == algos::sim::TxOrder::Fifo ? "fifo" : "rr") << "\",\"topology\":\""
+            << json_escape(c.topology_file) << "\",\"complete\":" << (s.complete ? "true" : "false");
+  if (!s.complete) std::cout << ",\"problem\":\"" << json_escape(s.problem) << '"';
+  std::cout << ",\"predicted_us\":" << us(s.completion) << ",\"rank_finish_us\":";
+  json_list(s.finish, true);
+  std::cout << ",\"bytes_sent\":";
+  json_list(s.bytes_sent, false);
+  std::cout << ",\"bytes_received\":";
+  json_list(s.bytes_received, false);
+  std::cout << ",\"peers\":";
+  json_list(s.peers, false);
+  std::cout << '}';
+}
+
+void print_header(const PlanConfig& c) {
+  std::cout << "# lanecast plan: t0 " << fmt("%g", c.t0_us) << " us, link " << fmt("%g", c.bw_mbytes)
+            << " MB/s, lanes " << c.lanes << (c.net.lanes_share_port ? " (one shared port)" : "")
+            << ", root " << c.root << ", tx order "
+            << (c.net.tx_order == algos::sim::TxOrder::Fifo ? "fifo" : "round robin");
+  if (!c.topology_file.empty()) std::cout << ", topology " << c.topology_file;
+  if (c.net.frame_overhead_bytes > 0) std::cout << ", +" << c.net.frame_overhead_bytes << " B/frame";
+  if (c.net.frame_overhead_time > 0) std::cout << ", +" << us(c.net.frame_overhead_time) << " us/frame";
+  if (c.net.port_capacity > 0) std::cout << ", port " << fmt("%g", c.net.port_capacity / 1e6) << " MB/s";
+  if (c.net.switch_capacity > 0) std::cout << ", switch " << fmt("%g", c.net.switch_capacity / 1e6) << " MB/s";
+  std::cout << "\n";
+}
+
+void print_summary(const std::vector<Summary>& runs) {
+  std::cout << "\n# summary\n";
+  char line[128];
+  std::snprintf(line, sizeof line, "%-20s %8s %10s %16s\n", "algo", "nodes", "size", "predicted_us");
+  std::cout << line;
+  for (const Summary& r : runs) {
+    std::snprintf(line, sizeof line, "%-20s %8u %10s %16s%s\n", std::string(algos::algo_info(r.algo).name).c_str(),
+                  r.nodes, format_size(r.size).c_str(), us(r.completion).c_str(), r.complete ? "" : "  INCOMPLETE");
+    std::cout << line;
+  }
+}
+
+int run_plan(const PlanConfig& c) {
+  std::vector<Summary> runs;
+  bool all_complete = true;
+  if (c.json) std::cout << "[\n";
+  else print_header(c);
+  for (algos::Algo a : c.algos)
+    for (uint32_t p : c.nodes)
+      for (uint64_t n : c.sizes) {
+        algos::PlanParams pp;
+        pp.nodes = p;
+        pp.root = c.root;
+        pp.lanes = c.lanes;
+        pp.message_bytes = n;
+        pp.segment_bytes = c.segment;
+        const algos::Plan plan(pp);
+        algos::sim::SimOptions opt;
+        opt.validate = c.validate && uint64_t{p} * plan.segments() <= kValidateLimit;
+        const Run r{a, p, n, plan.segments(), algos::sim::simulate(a, plan, c.net, opt)};
+        all_complete = all_complete && r.result.complete;
+        if (c.json) {
+          if (!runs.empty()) std::cout << ",\n";
+          print_json(c, r);
+        } else {
+          print_text(c, r);
+        }
+        std::cout.flush();
+        runs.push_back({a, p, n, r.result.completion, r.result.complete});
+      }
+  if (c.json) std::cout << "\n]\n";
+  else if (runs.size() > 1) print_summary(runs);
+  return all_complete ? 0 : 1;
+}
+
+}  // namespace
+
+int plan_main(int argc, char** argv) {
+  try {
+    const PlanConfig c = parse_plan_options(argc, argv);
+    if (c.help) {
+      std::cout << plan_help();
+      return 0;
+    }
+    return run_plan(c);
+  } catch (const UsageError& e) {
+    std::cerr << "lanecast plan: " << e.what() << "\n";
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "lanecast plan: " << e.what() << "\n";
+  } catch (const std::logic_error& e) {  // a machine did something impossible
+    std::cerr << "lanecast plan: simulation failed: " << e.what() << "\n";
+    return 1;
+  }
+  return 2;
+}
+
+}  // namespace lanecast::apps

@@ -1,0 +1,164 @@
+#include "apps/plan/plan_options.h"
+
+#include <cmath>
+#include <optional>
+
+#include "apps/plan/plan_args.h"
+
+namespace lanecast::apps {
+using namespace plan;
+namespace {
+
+// What the command line said, before it is checked as a whole.
+struct Raw {
+  std::string algo = "all";
+  std::string nodes, size;
+  std::string order = "id";
+  std::string tx_order = "fifo";
+  std::optional<double> mcast_loss;
+  double port_mbytes = 0, switch_mbytes = 0, frame_ns = 0;
+  uint32_t frame_bytes = 0;
+  bool shared_port = false;
+};
+
+OptionTable make_table(PlanConfig& c, Raw& raw) {
+  OptionTable t;
+  t.add({"algo", "NAME", "all", "algorithm to simulate, or 'all' for every registered one",
+         [&](std::string_view v) { raw.algo = std::string(v); }});
+  t.add({"nodes", "P", "required", "group size, root included; a list 'a,b,c' simulates each",
+         [&](std::string_view v) { raw.nodes = std::string(v); }});
+  t.add({"size", "M", "required",
+         "message bytes, K/M/G suffixes (powers of 1024); 'a,b' and 'lo:hi' (powers of two) lists",
+         [&](std::string_view v) { raw.size = std::string(v); }});
+  t.add({"segment", "S", "1400", "payload bytes per frame (the engine's default), K/M suffixes",
+         [&](std::string_view v) {
+           c.segment = static_cast<uint32_t>(parse_size(v, "--segment"));
+           if (c.segment == 0 || parse_size(v, "--segment") > (1u << 30))
+             throw UsageError("--segment: must be 1 byte .. 1G");
+         }});
+  t.add({"t0", "US", "10", "latency t0 of every transfer in microseconds (overlaps with others)",
+         [&](std::string_view v) { c.t0_us = parse_double(v, "--t0", 0, 1e9); }});
+  t.add({"bw", "MBYTES_PER_S", "1250", "link rate 1/td in 10^6 bytes/s (1250 = 10 Gbit/s)",
+         [&](std::string_view v) { c.bw_mbytes = parse_double(v, "--bw", 1e-3, 1e9); }});
+  t.add({"lanes", "L", "1", "lanes (NICs, or queues of one NIC) per node, 1..16",
+         [&](std::string_view v) { c.lanes = static_cast<uint16_t>(parse_uint(v, "--lanes", 16)); }});
+  t.add({"root", "R", "0", "rank of the root",
+         [&](std::string_view v) { c.root = static_cast<uint32_t>(parse_uint(v, "--root", UINT32_MAX)); }});
+  t.add({"topology", "FILE", "none (uniform t0)",
+         "latency per pair: sites, pairs or a matrix (docs/algorithms.md; config/topologies/)",
+         [&](std::string_view v) { c.topology_file = std::string(v); }});
+  t.add({"order", "id|form", "id",
+         "rank order: identifiers, or form-hypercube's latency-aware order (not available yet)",
+         [&](std::string_view v) { raw.order = std::string(v); }});
+  t.add({"mcast-loss", "FRACTION", "none",
+         "per-receiver multicast loss probability, for multicast algorithms (none registered yet)",
+         [&](std::string_view v) { raw.mcast_loss = parse_double(v, "--mcast-loss", 0, 1); }});
+  t.add({"tx-order", "fifo|rr", "fifo",
+         "how a port orders emitted sends: emission order, or per-destination round robin (engine)",
+         [&](std::string_view v) { raw.tx_order = std::string(v); }});
+  t.add({"frame-overhead", "BYTES", "0",
+         "header bytes per frame on the wire (lanecast on Ethernet: 98 with preamble and gap)",
+         [&](std::string_view v) { raw.frame_bytes = static_cast<uint32_t>(parse_uint(v, "--frame-overhead", 1u << 20)); }});
+  t.add({"frame-time", "NS", "0", "fixed port time per frame in nanoseconds (per-packet CPU cost)",
+         [&](std::string_view v) { raw.frame_ns = parse_double(v, "--frame-time", 0, 1e9); }});
+  t.add({"port-capacity", "MBYTES_PER_S", "0 (link rate)", "switch port rate, if below the link rate",
+         [&](std::string_view v) { raw.port_mbytes = parse_double(v, "--port-capacity", 0, 1e9); }});
+  t.add({"switch-capacity", "MBYTES_PER_S", "0 (unbounded)", "switch backplane rate shared by all ports",
+         [&](std::string_view v) { raw.switch_mbytes = parse_double(v, "--switch-capacity", 0, 1e12); }});
+  t.add({"shared-port", "", "", "lanes are queues of one NIC: they share one port per node",
+         [&](std::string_view) { raw.shared_port = true; }});
+  t.add({"per-rank", "", "", "print every rank's line even for large groups",
+         [&](std::string_view) { c.per_rank = true; }});
+  t.add({"no-validate", "", "", "skip the per-segment action checks (less memory for huge runs)",
+         [&](std::string_view) { c.validate = false; }});
+  t.add({"json", "", "", "print a JSON array, one object per (algo, nodes, size)",
+         [&](std::string_view) { c.json = true; }});
+  return t;
+}
+
+std::vector<uint32_t> parse_nodes(const std::string& text) {
+  std::vector<uint32_t> out;
+  for (uint64_t v : parse_size_list(text, "--nodes")) {
+    if (v == 0 || v > (1u << 20)) throw UsageError("--nodes: a group has 1 .. 1048576 nodes, not " + std::to_string(v));
+    out.push_back(static_cast<uint32_t>(v));
+  }
+  return out;
+}
+
+std::vector<algos::Algo> resolve_algos(const std::string& name) {
+  std::vector<algos::Algo> out;
+  std::string known;
+  for (const auto& a : algos::algorithms()) known += (known.empty() ? "" : ", ") + std::string(a.name);
+  if (name == "all") {
+    for (const auto& a : algos::algorithms()) out.push_back(a.id);
+    if (out.empty()) throw UsageError("--algo all: no algorithm is registered yet");
+    return out;
+  }
+  const auto id = algos::algo_by_name(name);
+  if (!id)
+    throw UsageError("--algo: unknown algorithm '" + name + "' (known: " +
+                     (known.empty() ? "none registered yet" : known) + ", or all)");
+  out.push_back(*id);
+  return out;
+}
+
+}  // namespace
+
+std::string plan_help() {
+  PlanConfig c;
+  Raw raw;
+  return "usage: lanecast plan --nodes P --size M [--algo NAME|all] [--segment S] [--t0 US]\n"
+         "                     [--bw MBYTES_PER_S] [--lanes L] [--topology FILE] [--order id|form]\n"
+         "                     [--mcast-loss FRACTION] [--json] [more below]\n"
+         "\n"
+         "Predicts a broadcast's completion time, each rank's finish time, bytes sent and\n"
+         "received and peers per node, by running the algorithm's machines in a discrete-event\n"
+         "simulation of a switched network on the linear model t = t0 + n td (docs/algorithms.md).\n"
+         "\n"
+         "options:\n" +
+         make_table(c, raw).help() +
+         "\nExit status: 0 success, 1 a simulated broadcast did not complete, 2 bad usage.\n";
+}
+
+PlanConfig parse_plan_options(int argc, char** argv) {
+  PlanConfig c;
+  Raw raw;
+  if (make_table(c, raw).parse(argc, argv, 1)) {
+    c.help = true;
+    return c;
+  }
+  if (raw.nodes.empty()) throw UsageError("--nodes is required (group size, root included)");
+  if (raw.size.empty()) throw UsageError("--size is required (message bytes, e.g. 64K or 8M)");
+  c.nodes = parse_nodes(raw.nodes);
+  c.sizes = parse_size_list(raw.size, "--size");
+  if (c.lanes == 0) throw UsageError("--lanes: a node needs at least one lane");
+  for (uint32_t p : c.nodes)
+    if (c.root >= p) throw UsageError("--root " + std::to_string(c.root) + " is outside a group of " + std::to_string(p));
+  if (raw.order == "form")
+    throw UsageError("--order form: the latency-aware form-hypercube order is not available yet "
+                     "(it comes with the hypercube algorithm); use --order id");
+  if (raw.order != "id") throw UsageError("--order: want 'id' or 'form', not '" + raw.order + "'");
+  if (raw.mcast_loss)
+    throw UsageError("--mcast-loss: no multicast algorithm is registered yet (mcast_chain), and "
+                     "the simulator has no multicast to lose; leave it out");
+
+  if (raw.tx_order == "fifo") c.net.tx_order = algos::sim::TxOrder::Fifo;
+  else if (raw.tx_order == "rr") c.net.tx_order = algos::sim::TxOrder::RoundRobin;
+  else throw UsageError("--tx-order: want 'fifo' or 'rr', not '" + raw.tx_order + "'");
+
+  const auto t0 = static_cast<algos::sim::Picos>(std::llround(c.t0_us * 1e6));
+  c.net.latency = c.topology_file.empty() ? algos::sim::Topology(t0)
+                                          : algos::sim::Topology::load(c.topology_file, t0);
+  if (!c.topology_file.empty())
+    for (uint32_t p : c.nodes) c.net.latency.check_fits(p);
+  c.net.bytes_per_second = c.bw_mbytes * 1e6;
+  c.net.frame_overhead_bytes = raw.frame_bytes;
+  c.net.frame_overhead_time = static_cast<algos::sim::Picos>(std::llround(raw.frame_ns * 1e3));
+  c.net.port_capacity = raw.port_mbytes * 1e6;
+  c.net.switch_capacity = raw.switch_mbytes * 1e6;
+  c.net.lanes_share_port = raw.shared_port;
+  c.algos = resolve_algos(raw.algo);
+  return c;
+}
+
+}  // namespace lanecast::apps

@@ -1,0 +1,35 @@
+// The options of `lanecast plan`, parsed and checked into one configuration.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "algos/registry.h"
+#include "algos/sim/simulator.h"
+
+namespace lanecast::apps {
+
+struct PlanConfig {
+  std::vector<algos::Algo> algos;     // resolved --algo (every registered one for 'all')
+  std::vector<uint32_t> nodes;        // --nodes, a list
+  std::vector<uint64_t> sizes;        // --size, a list
+  uint32_t segment = 1400;
+  uint16_t lanes = 1;
+  uint32_t root = 0;
+  algos::sim::Network net;            // t0, rate, topology, switch, framing, tx order
+  double t0_us = 10;
+  double bw_mbytes = 1250;
+  std::string topology_file;
+  bool validate = true;               // --no-validate turns it off
+  bool json = false;
+  bool per_rank = false;
+  bool help = false;
+};
+
+// Parses argv[1..argc) (argv[0] is "plan"). Throws UsageError (apps/common) or
+// std::invalid_argument with a message for the user.
+PlanConfig parse_plan_options(int argc, char** argv);
+std::string plan_help();
+
+}  // namespace lanecast::apps

@@ -1,0 +1,111 @@
+// `lanecast plan` through plan_main: usage errors, help, and the JSON report.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "algos/registry.h"
+#include "apps/plan/plan_command.h"
+
+namespace lanecast::apps {
+namespace {
+
+struct Outcome {
+  int rc;
+  std::string out, err;
+};
+
+Outcome plan(std::vector<std::string> args) {
+  args.insert(args.begin(), "plan");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  std::ostringstream out, err;
+  auto* old_out = std::cout.rdbuf(out.rdbuf());
+  auto* old_err = std::cerr.rdbuf(err.rdbuf());
+  const int rc = plan_main(static_cast<int>(argv.size()), argv.data());
+  std::cout.rdbuf(old_out);
+  std::cerr.rdbuf(old_err);
+  return {rc, out.str(), err.str()};
+}
+
+std::string first_algo() {
+  return algos::algorithms().empty() ? "" : std::string(algos::algorithms()[0].name);
+}
+
+TEST(Plan, HelpNamesEveryOptionWithItsDefault) {
+  const Outcome o = plan({"--help"});
+  EXPECT_EQ(o.rc, 0);
+  for (const char* opt : {"--algo", "--nodes", "--size", "--segment", "--t0", "--bw", "--lanes", "--topology",
+                          "--order", "--mcast-loss", "--json", "--tx-order", "[default: 1400]", "[default: 10]",
+                          "[default: 1250]"})
+    EXPECT_NE(o.out.find(opt), std::string::npos) << opt;
+}
+
+TEST(Plan, BadInputIsExitTwoWithAMessage) {
+  const std::string a = first_algo().empty() ? "all" : first_algo();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--size", "1M"}, "--nodes is required"},
+      {{"--nodes", "8"}, "--size is required"},
+      {{"--nodes", "8", "--size", "1Q"}, "not a whole number"},
+      {{"--nodes", "0", "--size", "1M"}, "--nodes"},
+      {{"--nodes", "8", "--size", "1M", "--segment", "0"}, "--segment"},
+      {{"--nodes", "8", "--size", "1M", "--bw", "-5"}, "--bw"},
+      {{"--nodes", "8", "--size", "1M", "--root", "8"}, "--root 8 is outside"},
+      {{"--nodes", "8", "--size", "1M", "--order", "form"}, "form-hypercube"},
+      {{"--nodes", "8", "--size", "1M", "--order", "random"}, "want 'id' or 'form'"},
+      {{"--nodes", "8", "--size", "1M", "--mcast-loss", "0.5"}, "--mcast-loss"},
+      {{"--nodes", "8", "--size", "1M", "--mcast-loss", "2"}, "outside"},
+      {{"--nodes", "8", "--size", "1M", "--topology", "/nonexistent/topo"}, "cannot read"},
+      {{"--nodes", "8", "--size", "1M", "--algo", "no-such-algo"}, "unknown algorithm 'no-such-algo'"},
+      {{"--nodes", "8", "--size", "1M", "--frobnicate"}, "unknown option --frobnicate"},
+      {{"--nodes", "8", "--size", "1M", "--json=yes"}, "takes no value"},
+      {{"--nodes", "8", "--size"}, "needs a value"},
+  };
+  for (auto [args, want] : cases) {
+    if (want.find("no-such-algo") == std::string::npos) args.insert(args.begin(), {"--algo", a});
+    const Outcome o = plan(args);
+    std::string joined;
+    for (auto& s : args) joined += s + " ";
+    EXPECT_EQ(o.rc, 2) << joined;
+    EXPECT_NE(o.err.find(want), std::string::npos) << joined << "\n got: " << o.err;
+    EXPECT_EQ(o.err.rfind("lanecast plan: ", 0), 0u) << o.err;
+  }
+}
+
+TEST(Plan, TopologyMustFitTheGroup) {
+  const std::string path = ::testing::TempDir() + "/plan_test_topology";
+  std::ofstream(path) << "nodes 4\nsite a 0-1\nsite b 2-3\nlatency a b 1ms\n";
+  const Outcome o = plan({"--nodes", "8", "--size", "1M", "--topology", path});
+  EXPECT_EQ(o.rc, 2);
+  EXPECT_NE(o.err.find("4 nodes"), std::string::npos) << o.err;
+}
+
+TEST(Plan, JsonHasTheIssueFields) {
+  const std::string a = first_algo();
+  if (a.empty()) GTEST_SKIP() << "no algorithm registered yet";
+  const Outcome o = plan({"--algo", a, "--nodes", "5,3", "--size", "100K", "--json"});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  for (const char* f : {"\"algo\":\"", "\"nodes\":5", "\"nodes\":3", "\"size\":102400", "\"segment\":1400",
+                        "\"predicted_us\":", "\"rank_finish_us\":[", "\"bytes_sent\":[", "\"peers\":["})
+    EXPECT_NE(o.out.find(f), std::string::npos) << f << "\n" << o.out;
+  EXPECT_EQ(o.out.front(), '[');
+  EXPECT_EQ(o.out.substr(o.out.size() - 2), "]\n");
+}
+
+TEST(Plan, TextSummarisesLargeGroups) {
+  const std::string a = first_algo();
+  if (a.empty()) GTEST_SKIP() << "no algorithm registered yet";
+  const Outcome small = plan({"--algo", a, "--nodes", "4", "--size", "10K"});
+  ASSERT_EQ(small.rc, 0) << small.err;
+  EXPECT_NE(small.out.find("finish_us"), std::string::npos) << small.out;  // one line per rank
+  const Outcome large = plan({"--algo", a, "--nodes", "100", "--size", "10K"});
+  ASSERT_EQ(large.rc, 0) << large.err;
+  EXPECT_NE(large.out.find("median"), std::string::npos);
+  EXPECT_EQ(large.out.find("finish_us"), std::string::npos) << large.out;
+}
+
+}  // namespace
+}  // namespace lanecast::apps
