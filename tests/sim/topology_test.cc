@@ -90,3 +90,18 @@ TEST(Topology, RandomIslandsUseEveryIsland) {
 
 }  // namespace
 }  // namespace lanecast::algos::sim
+
+namespace lanecast::algos::sim {
+namespace {
+
+TEST(Topology, ShippedExamplesParse) {
+  for (const char* name : {"two_sites", "islands4", "grid3", "matrix4"}) {
+    const std::string path = std::string(LANECAST_SOURCE_DIR) + "/config/topologies/" + name + ".topo";
+    const Topology t = Topology::load(path, 10 * kPicosPerMicro);
+    EXPECT_GT(t.nodes(), 0u) << name;
+    EXPECT_FALSE(t.uniform()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace lanecast::algos::sim
