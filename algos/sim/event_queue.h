@@ -17,7 +17,8 @@ struct Event {
               //   a = src, b = dst, c = segment
     Deliver,  // the head frame of an rx port is in its receiver's memory:
               //   a = rx port, b = the port's version when scheduled (stale if changed)
-    TxFree,   // a round-robin tx port finished a frame: a = src
+    TxFree,   // a round-robin tx port finished a frame: a = tx port
+    Refill,   // a FIFO tx port's wire runs low: put more of its backlog on it; a = tx port
   };
   Picos time;
   uint64_t seq;  // creation order: the tie-break that makes runs deterministic

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "algos/sim/event_queue.h"
+#include "algos/sim/tx_queues.h"
 
 namespace lanecast::algos::sim {
 namespace {
@@ -65,16 +66,6 @@ class BitTable {
   std::vector<uint64_t> bits_;
 };
 
-// Round-robin tx port: per destination a queue of runs of consecutive segments
-// (a whole-message send to one peer is one run, not a million entries).
-struct RrPort {
-  struct Run { SegmentIndex first; uint32_t count; };
-  struct Queue { Rank dst; std::vector<Run> runs; size_t head = 0; };
-  std::vector<Queue> active;  // destinations with something queued, in turn order
-  size_t turn = 0;
-  bool busy = false;
-};
-
 // A frame waiting for, or crossing, its receiver's rx port.
 struct Pending {
   Picos first_bit;  // when its first bit can enter the rx port
@@ -122,6 +113,8 @@ class Sim final : public Actions {
     tx_free_.assign(ports, 0);
     rx_.resize(ports);
     if (net.tx_order == TxOrder::RoundRobin) rr_.resize(ports);
+    else fifo_.resize(ports);
+    horizon_ = std::max<Picos>(64 * d_port_[0], 1);
     last_tx_end_.assign(p_, 0);
     done_at_.assign(p_, kNever);
     delivered_.assign(p_, 0);
@@ -157,6 +150,7 @@ class Sim final : public Actions {
         case Event::Arrive: ++res_.events; arrive(e); break;
         case Event::Deliver: deliver_frame(e); break;
         case Event::TxFree: ++res_.events; tx_free_event(e); break;
+        case Event::Refill: ++res_.events; refill_event(e); break;
       }
     }
     return finish();
@@ -176,11 +170,18 @@ class Sim final : public Actions {
     ++res_.frames_sent[me_];
     peers_.add(me_, to);
     const size_t port = port_of(me_, lane);
+    const Send s{to, seg, lane};
     if (net_.tx_order == TxOrder::Fifo) {
-      start_frame(port, me_, to, seg, lane, std::max(now_, tx_free_[port]));
+      FifoBacklog& b = fifo_[port];
+      if (b.empty() && tx_free_[port] <= now_ + horizon_) {
+        start_frame(port, s, std::max(now_, tx_free_[port]));
+      } else {
+        b.push(s);
+        if (!b.refill_pending) schedule_refill(port);
+      }
     } else {
-      enqueue_rr(port, to, seg);
-      if (!rr_[port].busy) start_rr(port, me_, lane);
+      rr_[port].push(s);
+      if (!rr_[port].busy) start_rr(port);
     }
   }
 
@@ -207,8 +208,11 @@ class Sim final : public Actions {
                            std::to_string(now_) + " ps");
   }
 
-  // The tx port of `src` starts a frame at `start` (>= now).
-  void start_frame(size_t port, Rank src, Rank dst, SegmentIndex seg, Lane lane, Picos start) {
+  // The tx port starts a frame at `start` (>= now).
+  void start_frame(size_t port, const Send& s, Picos start) {
+    const Rank src = static_cast<Rank>(port / ports_per_node_), dst = s.dst;
+    const SegmentIndex seg = s.seg;
+    const Lane lane = s.lane;
     const Picos d = d_port_[seg + 1 == m_];
     tx_free_[port] = start + d;
     last_tx_end_[src] = std::max(last_tx_end_[src], start + d);
@@ -293,47 +297,37 @@ class Sim final : public Actions {
     if (done_at_[r] == kNever && machines_[r]->done()) done_at_[r] = now_;
   }
 
-  void enqueue_rr(size_t port, Rank dst, SegmentIndex seg) {
-    RrPort& rp = rr_[port];
-    RrPort::Queue* q = nullptr;
-    for (auto& x : rp.active)
-      if (x.dst == dst) { q = &x; break; }
-    if (q == nullptr) {
-      // New destinations join just before the one whose turn it is: they wait a full round.
-      const auto at = rp.active.begin() + static_cast<ptrdiff_t>(rp.turn);
-      q = &*rp.active.insert(at, RrPort::Queue{dst, {}, 0});
-      if (rp.active.size() > 1) ++rp.turn;
-    }
-    if (q->head < q->runs.size() && q->runs.back().first + q->runs.back().count == seg) {
-      ++q->runs.back().count;
-    } else {
-      q->runs.push_back({seg, 1});
-    }
+  // FIFO ports put frames on the wire (into their receivers' rx queues) at most
+  // `horizon_` ahead of time; the rest waits compactly in the port's backlog
+  // and a Refill event tops the wire up every half horizon.
+  void schedule_refill(size_t port) {
+    fifo_[port].refill_pending = true;
+    const Picos half = horizon_ / 2;
+    const Picos at = tx_free_[port] > now_ + half ? tx_free_[port] - half : now_;
+    queue_.push(at, Event::Refill, static_cast<uint32_t>(port), 0, 0, 0);
   }
 
-  void start_rr(size_t port, Rank src, Lane lane) {
+  void refill_event(const Event& e) {
+    queue_.pop();
+    FifoBacklog& b = fifo_[e.a];
+    b.refill_pending = false;
+    while (!b.empty() && tx_free_[e.a] <= now_ + horizon_) start_frame(e.a, b.pop(), std::max(now_, tx_free_[e.a]));
+    if (!b.empty()) schedule_refill(e.a);
+  }
+
+  // Round-robin ports start a frame whenever the previous one is done.
+  void start_rr(size_t port) {
     RrPort& rp = rr_[port];
-    if (rp.active.empty()) { rp.busy = false; return; }
-    if (rp.turn >= rp.active.size()) rp.turn = 0;
-    RrPort::Queue& q = rp.active[rp.turn];
-    RrPort::Run& run = q.runs[q.head];
-    const SegmentIndex seg = run.first;
-    const Rank dst = q.dst;
-    ++run.first;
-    if (--run.count == 0) ++q.head;
-    if (q.head == q.runs.size()) {
-      rp.active.erase(rp.active.begin() + static_cast<ptrdiff_t>(rp.turn));
-    } else {
-      ++rp.turn;
-    }
-    rp.busy = true;
-    start_frame(port, src, dst, seg, lane, now_);
-    queue_.push(tx_free_[port], Event::TxFree, src, src, 0, lane);
+    rp.busy = !rp.empty();
+    if (!rp.busy) return;
+    start_frame(port, rp.pop(), now_);
+    queue_.push(tx_free_[port], Event::TxFree, static_cast<uint32_t>(port), 0, 0, 0);
   }
 
   void tx_free_event(const Event& e) {
     queue_.pop();
-    start_rr(port_of(e.a, e.lane), e.a, e.lane); }
+    start_rr(e.a);
+  }
 
   SimResult finish() {
     res_.finish.assign(p_, 0);
@@ -384,6 +378,8 @@ class Sim final : public Actions {
   uint64_t next_frame_ = 0;
   Picos backplane_free_ = 0;
   std::vector<RrPort> rr_;
+  std::vector<FifoBacklog> fifo_;
+  Picos horizon_ = 1;
   std::vector<uint32_t> delivered_;
   BitTable held_, got_;
   PeerSet peers_;

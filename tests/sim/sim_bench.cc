@@ -1,6 +1,7 @@
 // Simulator speed: wall time of one simulated broadcast (default 4096 nodes x
 // 64 MiB). A benchmark that prints, never a test that asserts on time.
-//   sim_bench [ALGO|toy-chain] [NODES] [SIZE_MIB] [SEGMENT]
+//   sim_bench [ALGO|toy-chain|toy-linear|toy-binomial] [NODES] [SIZE_MIB] [SEGMENT]
+// SIM_NOVALIDATE=1 in the environment turns the per-segment action checks off.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +29,10 @@ int main(int argc, char** argv) {
   sim::SimResult r;
   if (algo == "toy-chain") {
     r = sim::simulate(plan, [&](Rank x) { return std::make_unique<sim::toy::Chain>(plan, x); }, net, opt);
+  } else if (algo == "toy-linear") {  // segment-major: the worst case for the tx backlog
+    r = sim::simulate(plan, [&](Rank x) { return std::make_unique<sim::toy::Linear>(plan, x, false); }, net, opt);
+  } else if (algo == "toy-binomial") {
+    r = sim::simulate(plan, [&](Rank x) { return std::make_unique<sim::toy::Binomial>(plan, x); }, net, opt);
   } else {
     const auto id = algo_by_name(algo);
     if (!id) { std::fprintf(stderr, "unknown algorithm %s\n", algo.c_str()); return 2; }
