@@ -2,28 +2,64 @@
 
 #include <array>
 #include <stdexcept>
+#include <string>
+
+#include "algos/binomial.h"
+#include "algos/chain.h"
+#include "algos/linear.h"
 
 namespace lanecast::algos {
 namespace {
-constexpr std::array<AlgoInfo, 0> kAlgos{};
+
+using Factory = std::unique_ptr<Machine> (*)(const Plan&, Rank);
+
+struct Entry {
+  AlgoInfo info;
+  Factory make;
+};
+
+constexpr std::array kAlgos{
+    Entry{{Algo::Linear, "linear", "root sends every segment to every rank (MPI linear baseline)"},
+          &make_linear},
+    Entry{{Algo::Binomial, "binomial",
+           "MPI binomial tree, store-and-forward of the whole message"},
+          &make_binomial},
+    Entry{{Algo::Chain, "chain", "pipelined chain (Happe & Vinter's segmented seqtree)"},
+          &make_chain},
+};
+
+constexpr std::array<AlgoInfo, kAlgos.size()> infos() {
+  std::array<AlgoInfo, kAlgos.size()> out{};
+  for (size_t i = 0; i < kAlgos.size(); ++i) out[i] = kAlgos[i].info;
+  return out;
+}
+constexpr auto kInfos = infos();
+
+const Entry& entry(Algo id) {
+  for (const auto& e : kAlgos)
+    if (e.info.id == id) return e;
+  throw std::invalid_argument("unknown algorithm id " + std::to_string(static_cast<int>(id)));
+}
+
 }  // namespace
 
-std::span<const AlgoInfo> algorithms() { return kAlgos; }
+std::span<const AlgoInfo> algorithms() { return kInfos; }
 
 std::optional<Algo> algo_by_name(std::string_view name) {
-  for (const auto& a : kAlgos)
+  for (const auto& a : kInfos)
     if (a.name == name) return a.id;
   return std::nullopt;
 }
 
 const AlgoInfo& algo_info(Algo id) {
-  for (const auto& a : kAlgos)
+  for (const auto& a : kInfos)
     if (a.id == id) return a;
-  throw std::invalid_argument("unknown algorithm id");
+  throw std::invalid_argument("unknown algorithm id " + std::to_string(static_cast<int>(id)));
 }
 
-std::unique_ptr<Machine> make_machine(Algo, const Plan&, Rank) {
-  throw std::invalid_argument("no algorithms registered yet");
+std::unique_ptr<Machine> make_machine(Algo algo, const Plan& plan, Rank me) {
+  if (me >= plan.nodes()) throw std::invalid_argument("make_machine: rank is outside the group");
+  return entry(algo).make(plan, me);
 }
 
 }  // namespace lanecast::algos

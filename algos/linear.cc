@@ -1,0 +1,46 @@
+#include "algos/linear.h"
+
+#include "algos/bitmap.h"
+
+namespace lanecast::algos {
+namespace {
+
+class LinearMachine final : public Machine {
+ public:
+  LinearMachine(const Plan& plan, Rank me)
+      : nodes_(plan.nodes()), me_(me), root_(plan.root()), segments_(plan.segments()),
+        have_(me == plan.root() ? 0 : plan.segments()) {}
+
+  void start(Actions& out) override {
+    started_ = true;
+    if (me_ != root_) return;
+    held_ = segments_;
+    for (SegmentIndex seg = 0; seg < segments_; ++seg)
+      for (Rank r = 0; r < nodes_; ++r)
+        if (r != me_) out.send(r, seg, 0);
+  }
+
+  void on_segment(SegmentIndex seg, Rank, Lane, Actions& out) override {
+    if (me_ == root_ || seg >= segments_ || !have_.test_and_set(seg)) return;
+    ++held_;
+    out.deliver(seg);
+  }
+
+  bool done() const override { return started_ && held_ == segments_; }
+
+ private:
+  uint32_t nodes_;
+  Rank me_, root_;
+  uint32_t segments_;
+  bool started_ = false;
+  uint32_t held_ = 0;
+  Bitmap have_;
+};
+
+}  // namespace
+
+std::unique_ptr<Machine> make_linear(const Plan& plan, Rank me) {
+  return std::make_unique<LinearMachine>(plan, me);
+}
+
+}  // namespace lanecast::algos
