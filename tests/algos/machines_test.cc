@@ -1,0 +1,166 @@
+// Hand-driven machines: explicit events, labelled past (a segment already
+// held), in-order and future (ahead of a gap), with assertions on the emitted
+// actions.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "algos/registry.h"
+#include "tests/algos/recording.h"
+
+namespace lanecast::algos::testing {
+namespace {
+
+using Acts = std::vector<Act>;
+
+Plan make_plan(uint32_t p, Rank root, uint32_t segments, uint32_t s = 8) {
+  PlanParams pp;
+  pp.nodes = p;
+  pp.root = root;
+  pp.segment_bytes = s;
+  pp.message_bytes = uint64_t{segments} * s;
+  return Plan(pp);
+}
+
+// Every algorithm: an empty message is done right after start with no action,
+// on every rank; a group of one is done at once.
+TEST(AllMachines, EmptyMessageAndSingleNode) {
+  for (const AlgoInfo& a : algorithms()) {
+    SCOPED_TRACE(std::string(a.name));
+    for (uint32_t p : {1u, 2u, 5u}) {
+      const Plan plan = make_plan(p, p - 1, 0);
+      for (Rank r = 0; r < p; ++r) {
+        auto m = make_machine(a.id, plan, r);
+        Recorder out;
+        m->start(out);
+        EXPECT_TRUE(out.acts.empty()) << "rank " << r;
+        EXPECT_TRUE(m->done()) << "rank " << r;
+      }
+    }
+    const Plan one = make_plan(1, 0, 3);
+    auto m = make_machine(a.id, one, 0);
+    Recorder out;
+    m->start(out);
+    EXPECT_TRUE(out.acts.empty());
+    EXPECT_TRUE(m->done());
+  }
+}
+
+TEST(Linear, RootSendsSegmentMajor) {
+  const Plan plan = make_plan(3, 1, 2);
+  auto m = make_machine(Algo::Linear, plan, 1);
+  Recorder out;
+  EXPECT_FALSE(m->done());
+  m->start(out);
+  EXPECT_EQ(out.take(), (Acts{send(0, 0), send(2, 0), send(0, 1), send(2, 1)}));
+  EXPECT_TRUE(m->done());
+}
+
+TEST(Linear, ReceiverFutureInOrderPast) {
+  const Plan plan = make_plan(3, 0, 3);
+  auto m = make_machine(Algo::Linear, plan, 2);
+  Recorder out;
+  m->start(out);
+  EXPECT_TRUE(out.take().empty());
+  m->on_segment(2, 0, 0, out);  // future
+  EXPECT_EQ(out.take(), Acts{deliver(2)});
+  m->on_segment(0, 0, 0, out);  // in order
+  EXPECT_EQ(out.take(), Acts{deliver(0)});
+  EXPECT_FALSE(m->done());
+  m->on_segment(0, 0, 0, out);  // past: a copy it holds
+  EXPECT_TRUE(out.take().empty());
+  m->on_segment(1, 0, 0, out);
+  EXPECT_EQ(out.take(), Acts{deliver(1)});
+  EXPECT_TRUE(m->done());
+}
+
+// p = 8, root 0: children 4, 2, 1 (largest subtree first), the whole message each.
+TEST(Binomial, RootServesLargestSubtreeFirst) {
+  const Plan plan = make_plan(8, 0, 2);
+  auto m = make_machine(Algo::Binomial, plan, 0);
+  Recorder out;
+  m->start(out);
+  EXPECT_EQ(out.take(),
+            (Acts{send(4, 0), send(4, 1), send(2, 0), send(2, 1), send(1, 0), send(1, 1)}));
+  EXPECT_TRUE(m->done());
+}
+
+// Store and forward: nothing goes on before the last segment is held.
+TEST(Binomial, ForwardsOnlyTheWholeMessage) {
+  const Plan plan = make_plan(8, 0, 3);
+  auto m = make_machine(Algo::Binomial, plan, 4);  // children 6, 5
+  Recorder out;
+  m->start(out);
+  EXPECT_TRUE(out.take().empty());
+  m->on_segment(2, 0, 0, out);  // future
+  EXPECT_EQ(out.take(), Acts{deliver(2)});
+  m->on_segment(0, 0, 0, out);  // in order
+  EXPECT_EQ(out.take(), Acts{deliver(0)});
+  m->on_segment(0, 0, 0, out);  // past
+  EXPECT_TRUE(out.take().empty());
+  EXPECT_FALSE(m->done());
+  m->on_segment(1, 0, 0, out);  // the last one
+  EXPECT_EQ(out.take(), (Acts{deliver(1), send(6, 0), send(6, 1), send(6, 2), send(5, 0),
+                              send(5, 1), send(5, 2)}));
+  EXPECT_TRUE(m->done());
+}
+
+// Root 5 of 8: virtual rank v is real (v + 5) % 8.
+TEST(Binomial, RotatedRoot) {
+  const Plan plan = make_plan(8, 5, 1);
+  auto root = make_machine(Algo::Binomial, plan, 5);
+  Recorder out;
+  root->start(out);
+  EXPECT_EQ(out.take(), (Acts{send(1, 0), send(7, 0), send(6, 0)}));
+  auto v6 = make_machine(Algo::Binomial, plan, 3);  // virtual 6: child virtual 7 = real 4
+  v6->start(out);
+  v6->on_segment(0, 1, 0, out);
+  EXPECT_EQ(out.take(), (Acts{deliver(0), send(4, 0)}));
+  auto leaf = make_machine(Algo::Binomial, plan, 4);
+  leaf->start(out);
+  leaf->on_segment(0, 3, 0, out);
+  EXPECT_EQ(out.take(), Acts{deliver(0)});
+  EXPECT_TRUE(leaf->done());
+}
+
+TEST(Chain, RootStreamsToItsSuccessor) {
+  const Plan plan = make_plan(4, 3, 3);
+  auto m = make_machine(Algo::Chain, plan, 3);
+  Recorder out;
+  m->start(out);
+  EXPECT_EQ(out.take(), (Acts{send(0, 0), send(0, 1), send(0, 2)}));
+  EXPECT_TRUE(m->done());
+}
+
+// Segments go on in whatever order they arrive.
+TEST(Chain, ForwardsInArrivalOrder) {
+  const Plan plan = make_plan(4, 3, 3);
+  auto m = make_machine(Algo::Chain, plan, 1);  // virtual 2, successor virtual 3 = real 2
+  Recorder out;
+  m->start(out);
+  EXPECT_TRUE(out.take().empty());
+  m->on_segment(2, 0, 0, out);  // future
+  EXPECT_EQ(out.take(), (Acts{deliver(2), send(2, 2)}));
+  m->on_segment(0, 0, 0, out);  // in order
+  EXPECT_EQ(out.take(), (Acts{deliver(0), send(2, 0)}));
+  m->on_segment(2, 0, 0, out);  // past
+  EXPECT_TRUE(out.take().empty());
+  EXPECT_FALSE(m->done());
+  m->on_segment(1, 0, 0, out);
+  EXPECT_EQ(out.take(), (Acts{deliver(1), send(2, 1)}));
+  EXPECT_TRUE(m->done());
+}
+
+TEST(Chain, TailOnlyDelivers) {
+  const Plan plan = make_plan(4, 3, 2);
+  auto m = make_machine(Algo::Chain, plan, 2);  // virtual 3: the tail
+  Recorder out;
+  m->start(out);
+  m->on_segment(1, 1, 0, out);
+  m->on_segment(0, 1, 0, out);
+  EXPECT_EQ(out.take(), (Acts{deliver(1), deliver(0)}));
+  EXPECT_TRUE(m->done());
+}
+
+}  // namespace
+}  // namespace lanecast::algos::testing

@@ -1,0 +1,40 @@
+// A sink that records a machine's actions, for hand-driven machine tests.
+#pragma once
+
+#include <ostream>
+#include <utility>
+#include <vector>
+
+#include "algos/machine.h"
+
+namespace lanecast::algos::testing {
+
+struct Act {
+  enum Kind { Send, Deliver } kind;
+  Rank to;  // kNoRank for Deliver
+  SegmentIndex seg;
+  Lane lane;
+  bool operator==(const Act&) const = default;
+};
+
+inline Act send(Rank to, SegmentIndex seg, Lane lane = 0) { return {Act::Send, to, seg, lane}; }
+inline Act deliver(SegmentIndex seg) { return {Act::Deliver, kNoRank, seg, 0}; }
+
+inline std::ostream& operator<<(std::ostream& o, const Act& a) {
+  if (a.kind == Act::Deliver) return o << "deliver(" << a.seg << ")";
+  return o << "send(to " << a.to << ", seg " << a.seg << ", lane " << a.lane << ")";
+}
+
+class Recorder final : public Actions {
+ public:
+  void send(Rank to, SegmentIndex seg, Lane lane) override {
+    acts.push_back({Act::Send, to, seg, lane});
+  }
+  void deliver(SegmentIndex seg) override { acts.push_back({Act::Deliver, kNoRank, seg, 0}); }
+  // The actions recorded so far; clears the record.
+  std::vector<Act> take() { return std::exchange(acts, {}); }
+
+  std::vector<Act> acts;
+};
+
+}  // namespace lanecast::algos::testing
