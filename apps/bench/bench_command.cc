@@ -1,0 +1,276 @@
+#include "apps/bench/bench_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "algos/registry.h"
+#include "apps/common/options.h"
+#include "engine/clock.h"
+#include "engine/lanecast.h"
+
+namespace lanecast::apps {
+namespace {
+
+struct BenchConfig {
+  uint32_t nodes = 8;
+  std::string algo = "chain";
+  std::vector<uint64_t> sizes = parse_size_list("1:16M", "--sizes");
+  uint32_t iters = 10;
+  uint32_t warmup = 2;
+  uint32_t root = 0;
+  uint32_t segment = 1400;
+  double rate_mbit = 10'000;
+  double latency_us = 0;
+  double loss = 0;
+  uint64_t seed = 1;
+  uint32_t cores = 0;
+  bool json = false;
+  bool counters = false;
+};
+
+struct Row {
+  std::string algo;
+  uint32_t nodes;
+  uint64_t size;
+  uint32_t iters;
+  double avg_us, min_us, max_us, mbps, spread_us;
+  bool verified;
+  std::string error;
+};
+
+OptionTable make_table(BenchConfig& c) {
+  OptionTable t;
+  t.add({"nodes", "N", "8", "group size, root included (1..1024)",
+         [&](std::string_view v) { c.nodes = static_cast<uint32_t>(parse_uint(v, "--nodes", 1024)); }});
+  t.add({"algo", "NAME", "chain", "algorithm, or 'all' for every one in turn",
+         [&](std::string_view v) { c.algo = std::string(v); }});
+  t.add({"sizes", "LIST", "1:16M",
+         "message sizes: 'a,b,c' and/or 'lo:hi' (powers of two); K/M/G suffixes",
+         [&](std::string_view v) { c.sizes = parse_size_list(v, "--sizes"); }});
+  t.add({"iters", "K", "10", "timed broadcasts per size",
+         [&](std::string_view v) { c.iters = static_cast<uint32_t>(parse_uint(v, "--iters", 1'000'000)); }});
+  t.add({"warmup", "W", "2", "untimed broadcasts per size before the timed ones",
+         [&](std::string_view v) { c.warmup = static_cast<uint32_t>(parse_uint(v, "--warmup", 1'000'000)); }});
+  t.add({"root", "R", "0", "rank that broadcasts",
+         [&](std::string_view v) { c.root = static_cast<uint32_t>(parse_uint(v, "--root", UINT32_MAX)); }});
+  t.add({"segment", "BYTES", "1400", "payload bytes per frame (1..9000)",
+         [&](std::string_view v) { c.segment = static_cast<uint32_t>(parse_size(v, "--segment")); }});
+  t.add({"rate", "MBIT", "10000", "fabric link rate in Mbit/s; 0 = unlimited",
+         [&](std::string_view v) { c.rate_mbit = parse_double(v, "--rate", 0, 1e7); }});
+  t.add({"latency", "US", "0", "fabric one-way link latency in microseconds",
+         [&](std::string_view v) { c.latency_us = parse_double(v, "--latency", 0, 1e6); }});
+  t.add({"loss", "FRACTION", "0", "random frame loss on every link, in [0, 0.5]",
+         [&](std::string_view v) { c.loss = parse_double(v, "--loss", 0, 0.5); }});
+  t.add({"seed", "S", "1", "seed of the fabric's loss and of the data pattern",
+         [&](std::string_view v) { c.seed = parse_uint(v, "--seed", UINT64_MAX); }});
+  t.add({"cores", "C", "auto", "polling cores (default: min(2, CPUs))",
+         [&](std::string_view v) { c.cores = static_cast<uint32_t>(parse_uint(v, "--cores", 64)); }});
+  t.add({"json", "", "", "print results as a JSON array, one object per (algo, nodes, size)",
+         [&](std::string_view) { c.json = true; }});
+  t.add({"counters", "", "", "print every node's counters after each algorithm",
+         [&](std::string_view) { c.counters = true; }});
+  return t;
+}
+
+const char* kUsage =
+    "usage: lanecast bench [--nodes N] [--algo NAME] [--sizes LIST] [--iters K] [--warmup W]\n"
+    "                      [--root R] [--segment BYTES] [--rate MBIT] [--latency US]\n"
+    "                      [--loss FRACTION] [--seed S] [--cores C] [--json] [--counters]\n"
+    "\n"
+    "Broadcasts messages among N members joined by the in-process fabric (DPDK ring\n"
+    "ports and an emulated switch), and prints per size the completion time (the\n"
+    "last member holds the message) averaged over K iterations, its minimum and\n"
+    "maximum, the bandwidth (size / average time), the spread of per-rank finish\n"
+    "times, and whether every member's bytes equal the root's in every iteration.\n"
+    "\n";
+
+// A different pattern every iteration, so a stale buffer can never pass.
+void fill(std::vector<std::byte>& b, uint64_t size, uint64_t seed) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::memcpy(&b[i], &x, 8);
+  }
+  for (; i < size; ++i) b[i] = static_cast<std::byte>(x >> (8 * (i % 8)));
+}
+
+uint64_t physical_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint64_t size,
+             std::vector<std::vector<std::byte>>& bufs) {
+  Row row{algo, c.nodes, size, c.iters, 0, 0, 0, 0, 0, true, {}};
+  std::vector<Completion> done(c.nodes);
+  double sum = 0, spread_sum = 0, mn = 1e300, mx = 0;
+  for (uint32_t it = 0; it < c.warmup + c.iters; ++it) {
+    fill(bufs[c.root], size, c.seed * 1'000'003 + size * 31 + it);
+    const uint64_t t0 = engine::now_ns();
+    for (uint32_t r = 0; r < c.nodes; ++r)
+      done[r] = g.member(r).broadcast(c.root, std::span(bufs[r].data(), size));
+    uint64_t first = UINT64_MAX, last = 0;
+    for (uint32_t r = 0; r < c.nodes; ++r) {
+      Status s = done[r].wait();
+      if (!s.ok() && row.error.empty()) row.error = "rank " + std::to_string(r) + ": " + s.message;
+      first = std::min(first, done[r].finish_ns());
+      last = std::max(last, done[r].finish_ns());
+    }
+    if (!row.error.empty()) {
+      row.verified = false;
+      return row;
+    }
+    for (uint32_t r = 0; r < c.nodes; ++r)
+      if (r != c.root && size > 0 && std::memcmp(bufs[r].data(), bufs[c.root].data(), size) != 0)
+        row.verified = false;
+    if (it < c.warmup) continue;
+    const double us = static_cast<double>(last - t0) / 1e3;
+    sum += us;
+    spread_sum += static_cast<double>(last - first) / 1e3;
+    mn = std::min(mn, us);
+    mx = std::max(mx, us);
+  }
+  if (c.iters > 0) {
+    row.avg_us = sum / c.iters;
+    row.min_us = mn;
+    row.max_us = mx;
+    row.spread_us = spread_sum / c.iters;
+    row.mbps = row.avg_us > 0 ? static_cast<double>(size) / row.avg_us : 0;  // bytes/us = MB/s
+  }
+  return row;
+}
+
+void print_header(const BenchConfig& c, const std::string& algo, uint32_t cores) {
+  std::printf("# lanecast bench: algo %s, %u nodes, root %u, segment %u B, %u polling cores\n",
+              algo.c_str(), c.nodes, c.root, c.segment, cores);
+  std::printf("# fabric: rate %g Mbit/s%s, latency %g us, loss %g, seed %" PRIu64 "\n", c.rate_mbit,
+              c.rate_mbit == 0 ? " (unlimited)" : "", c.latency_us, c.loss, c.seed);
+  std::printf("%10s %6s %12s %12s %12s %10s %12s %9s\n", "size", "iters", "avg_us", "min_us",
+              "max_us", "MB/s", "spread_us", "verified");
+}
+
+void print_row(const Row& r) {
+  if (!r.error.empty()) {
+    std::printf("%10s  FAILED: %s\n", format_size(r.size).c_str(), r.error.c_str());
+    return;
+  }
+  std::printf("%10s %6u %12.1f %12.1f %12.1f %10.1f %12.1f %9s\n", format_size(r.size).c_str(),
+              r.iters, r.avg_us, r.min_us, r.max_us, r.mbps, r.spread_us, r.verified ? "yes" : "NO");
+  std::fflush(stdout);
+}
+
+void print_counters(LocalGroup& g) {
+  std::printf("# counters (nonzero)\n");
+  for (uint32_t r = 0; r < g.size(); ++r) {
+    std::printf("rank %u:", r);
+    g.member(r).counters().for_each([](std::string_view name, uint64_t v) {
+      if (v) std::printf(" %.*s=%" PRIu64, static_cast<int>(name.size()), name.data(), v);
+    });
+    std::printf("\n");
+  }
+  const auto f = g.fabric_counters();
+  std::printf("fabric: switched=%" PRIu64 " lost=%" PRIu64 " queue_drops=%" PRIu64
+              " unknown_destination=%" PRIu64 "\n",
+              f.switched, f.lost, f.queue_drops, f.unknown_destination);
+}
+
+void print_json(const std::vector<Row>& rows) {
+  std::printf("[\n");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    std::printf("  {\"algo\": \"%s\", \"nodes\": %u, \"size\": %" PRIu64
+                ", \"iters\": %u, \"avg_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
+                "\"mbps\": %.3f, \"spread_us\": %.3f, \"verified\": %s%s%s%s}%s\n",
+                r.algo.c_str(), r.nodes, r.size, r.iters, r.avg_us, r.min_us, r.max_us, r.mbps,
+                r.spread_us, r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"",
+                r.error.c_str(), r.error.empty() ? "" : "\"", i + 1 < rows.size() ? "," : "");
+  }
+  std::printf("]\n");
+}
+
+}  // namespace
+
+int bench_main(int argc, char** argv) {
+  BenchConfig c;
+  OptionTable table = make_table(c);
+  if (table.parse(argc, argv, 1)) {
+    std::cout << kUsage << "options:\n" << table.help() << "\nalgorithms:\n";
+    for (const auto& a : algos::algorithms())
+      std::cout << "  " << a.name << std::string(a.name.size() < 22 ? 22 - a.name.size() : 1, ' ')
+                << a.summary << "\n";
+    return 0;
+  }
+  std::vector<std::string> algos_to_run;
+  if (c.algo == "all") {
+    for (const auto& a : algos::algorithms()) algos_to_run.emplace_back(a.name);
+  } else if (algos::algo_by_name(c.algo)) {
+    algos_to_run.push_back(c.algo);
+  } else {
+    std::string names;
+    for (const auto& a : algos::algorithms()) names += " " + std::string(a.name);
+    throw UsageError("--algo: unknown algorithm '" + c.algo + "' (known:" + names + ", all)");
+  }
+  if (c.root >= c.nodes)
+    throw UsageError("--root " + std::to_string(c.root) + " is outside the group of " +
+                     std::to_string(c.nodes) + " nodes (ranks 0.." + std::to_string(c.nodes - 1) + ")");
+  if (c.segment == 0 || c.segment > 9000) throw UsageError("--segment must be 1..9000 bytes");
+  const uint64_t max_size = *std::max_element(c.sizes.begin(), c.sizes.end());
+  if (max_size > (uint64_t{1} << 32)) throw UsageError("--sizes: at most 4G per message");
+  // Every member holds a buffer of the largest size, and the root's frames too.
+  const uint64_t need = max_size * (c.nodes + 1);
+  const uint64_t have = physical_memory();
+  if (have && need > have / 2)
+    throw UsageError("--sizes: " + format_size(max_size) + " x " + std::to_string(c.nodes) +
+                     " members needs " + format_size(need) + ", more than half of this machine's " +
+                     format_size(have) + " of memory");
+
+  EngineOptions eo;
+  eo.polling_cores = c.cores;
+  const uint64_t segs = (max_size + c.segment - 1) / c.segment;
+  const uint64_t pool_mb = (2 * segs + 1024) * (c.segment + 512) / (1 << 20) +
+                           (4ull * c.nodes * std::min<uint32_t>(c.nodes, 16) * 128 + 8192) * 512 / (1 << 20);
+  eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(512, pool_mb * 2 + 256));
+  Engine engine(eo);
+
+  std::vector<std::vector<std::byte>> bufs(c.nodes, std::vector<std::byte>(max_size));
+  std::vector<Row> rows;
+  bool all_ok = true;
+  for (const auto& algo : algos_to_run) {
+    GroupOptions go;
+    go.nodes = c.nodes;
+    go.algo = algo;
+    go.segment_bytes = c.segment;
+    go.max_message_bytes = std::max<uint64_t>(max_size, 1);
+    go.fabric.rate_mbit = c.rate_mbit;
+    go.fabric.latency_us = c.latency_us;
+    go.fabric.loss = c.loss;
+    go.fabric.seed = c.seed;
+    auto g = engine.create_local_group(go);
+    if (!c.json) print_header(c, algo, engine.polling_cores());
+    for (uint64_t size : c.sizes) {
+      Row r = run_size(*g, c, algo, size, bufs);
+      all_ok = all_ok && r.verified && r.error.empty();
+      if (!c.json) print_row(r);
+      rows.push_back(r);
+      if (!r.error.empty()) break;  // the group is unusable after a failure
+    }
+    if (c.counters && !c.json) print_counters(*g);
+    if (!c.json) std::printf("\n");
+  }
+  if (c.json) print_json(rows);
+  if (!all_ok) std::fprintf(stderr, "lanecast bench: some broadcasts failed or were not verified\n");
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace lanecast::apps

@@ -1,0 +1,66 @@
+// A Port over a DPDK ethdev: any PMD (af_packet, af_xdp, ring, memif, pcap,
+// real NICs), opened by devargs or wrapped by port id. Set-up lives in
+// dpdk_port.cc; the datapath is the two inline burst calls below.
+#pragma once
+
+#include <rte_ethdev.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "drivers/port.h"
+
+struct rte_mempool;
+
+namespace lanecast::drivers {
+
+struct DpdkPortOptions {
+  uint16_t lanes = 1;             // rx/tx queue pairs
+  uint16_t rx_descriptors = 1024;
+  uint16_t tx_descriptors = 1024;
+  uint32_t max_frame_bytes = 1514;  // link header included
+  rte_mempool* rx_pool = nullptr;   // buffers the PMD receives into
+  bool set_mac = false;             // replace the port's MAC with `mac`
+  PeerAddress mac;
+};
+
+class DpdkPort final : public Port {
+ public:
+  // Probes `devargs` (e.g. "net_af_packet0,iface=veth0") and opens the port.
+  static std::unique_ptr<DpdkPort> open(const std::string& devargs, const DpdkPortOptions& o);
+  // Configures and starts an ethdev that already exists (e.g. from rte_eth_from_rings).
+  DpdkPort(uint16_t port_id, const DpdkPortOptions& o, bool detach_on_close = false);
+  ~DpdkPort() override;
+  DpdkPort(const DpdkPort&) = delete;
+  DpdkPort& operator=(const DpdkPort&) = delete;
+
+  uint16_t rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) override {
+    return rte_eth_rx_burst(port_id_, lane, frames, max);
+  }
+  uint16_t tx_burst(uint16_t lane, rte_mbuf** frames, uint16_t count) override {
+    return rte_eth_tx_burst(port_id_, lane, frames, count);
+  }
+
+  uint16_t lanes() const override { return lanes_; }
+  uint32_t max_frame_bytes() const override { return max_frame_; }
+  PeerAddress address() const override { return mac_; }
+  std::string name() const override { return name_; }
+  uint16_t link_header_bytes() const override;
+  void write_link_header(uint8_t* at, const PeerAddress& dst) const override;
+  bool accepts(const uint8_t* link_header) const override;
+
+  uint16_t port_id() const { return port_id_; }
+  rte_eth_stats stats() const;
+
+ private:
+  uint16_t port_id_;
+  uint16_t lanes_;
+  uint32_t max_frame_;
+  PeerAddress mac_;
+  std::string name_;
+  bool detach_;
+  rte_device* device_ = nullptr;
+};
+
+}  // namespace lanecast::drivers

@@ -1,0 +1,20 @@
+// A statistics counter written by one polling core and read by any thread.
+// Relaxed load + store instead of fetch_add: there is a single writer, so the
+// increment needs no locked instruction, and readers still see whole values.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace lanecast::engine {
+
+class Counter {
+ public:
+  void add(uint64_t n = 1) { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  uint64_t get() const { return v_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> v_{0};
+};
+
+}  // namespace lanecast::engine

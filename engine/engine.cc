@@ -1,0 +1,68 @@
+// Engine: EAL start-up, polling cores, and the groups they serve.
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <sched.h>
+
+#include <stdexcept>
+
+#include "engine/eal.h"
+#include "engine/lanecast.h"
+#include "engine/poller.h"
+
+namespace lanecast {
+namespace {
+
+int poller_main(void* arg) {
+  static_cast<engine::Poller*>(arg)->run();
+  return 0;
+}
+
+uint32_t default_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  const int n = CPU_COUNT(&set);
+  return n >= 2 ? 2 : 1;
+}
+
+}  // namespace
+
+Engine::Engine(const EngineOptions& opts) : opts_(opts) {
+  if (opts.memory_mb < 64) throw std::invalid_argument("engine: memory_mb must be at least 64");
+  engine::EalOptions eal;
+  eal.memory_mb = opts.memory_mb;
+  eal.hugepages = opts.hugepages;
+  eal.polling_cores = opts.polling_cores ? opts.polling_cores : default_cores();
+  eal.log_level = opts.log_level;
+  engine::eal_start(eal);  // no-op when this process started EAL before
+
+  lcores_ = engine::eal_workers();
+  const uint32_t want = opts.polling_cores ? opts.polling_cores : default_cores();
+  if (lcores_.size() > want) lcores_.resize(want);
+  if (lcores_.empty()) throw std::runtime_error("engine: DPDK has no worker lcore to poll on");
+
+  engine::BackoffOptions b;
+  b.max_sleep_ns = opts.idle_sleep_max_ns;
+  if (opts.idle_sleep_max_ns == 0) b.spin_ns = UINT64_MAX;
+  for (unsigned lc : lcores_) {
+    auto p = std::make_unique<engine::Poller>(b);
+    if (rte_eal_remote_launch(poller_main, p.get(), lc) != 0)
+      throw std::runtime_error("engine: lcore " + std::to_string(lc) + " is busy");
+    pollers_.push_back(std::move(p));
+  }
+}
+
+Engine::~Engine() {
+  for (auto& p : pollers_) p->stop();
+  for (unsigned lc : lcores_) rte_eal_wait_lcore(lc);
+}
+
+void Engine::park_all() {
+  for (auto& p : pollers_) p->park();
+}
+
+void Engine::unpark_all() {
+  for (auto& p : pollers_) p->unpark();
+}
+
+}  // namespace lanecast

@@ -1,0 +1,160 @@
+// lanecast's public C++ API.
+//
+//   lanecast::Engine engine({});                       // EAL, polling cores
+//   auto group = engine.create_local_group(opts);      // p members, in-process fabric
+//   auto done = group->member(r).broadcast(root, buf); // on every member
+//   lanecast::Status s = done.wait();
+//
+// broadcast() is collective: every member posts it with the same root and size;
+// the root's buffer is sent, every other member's buffer is filled. A member's
+// broadcasts complete in the order they were posted. Each Member is used by one
+// application thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "algos/registry.h"
+#include "engine/node_counters.h"
+#include "engine/op_types.h"
+
+namespace lanecast {
+
+using Rank = algos::Rank;
+
+namespace engine {
+class Node;
+class Poller;
+}  // namespace engine
+namespace drivers {
+class Fabric;
+}
+
+struct Status {
+  engine::OpError error = engine::OpError::None;
+  std::string message;  // empty when ok
+  bool ok() const { return error == engine::OpError::None; }
+};
+
+struct EngineOptions {
+  uint32_t polling_cores = 0;  // 0: one per CPU this process may use, at most 2
+  uint32_t memory_mb = 2048;   // DPDK memory (anonymous pages unless hugepages)
+  bool hugepages = false;
+  std::string log_level = "error";
+  uint64_t idle_sleep_max_ns = 50'000;  // 0: never sleep (a dedicated core)
+};
+
+struct FabricOptions {
+  double rate_mbit = 10'000;   // per link; 0 = unlimited
+  double latency_us = 0;       // one way, per link
+  double loss = 0;             // random frame loss fraction, [0, 1)
+  uint64_t seed = 1;
+  uint32_t queue_frames = 4096;  // switch buffer per output link
+};
+
+struct GroupOptions {
+  uint32_t nodes = 8;
+  std::string algo = "chain";
+  uint32_t segment_bytes = 1400;            // payload per frame
+  uint64_t max_message_bytes = 16u << 20;   // sizes buffers and pools
+  uint32_t window = 128;                    // frames in flight per peer
+  double peer_timeout_ms = 3000;            // silence that fails a broadcast
+  FabricOptions fabric;
+};
+
+// A broadcast in progress on one member.
+class Completion {
+ public:
+  Completion() = default;
+  // True once the broadcast finished on this member (no waiting).
+  bool ready();
+  // Blocks (sleeping, not spinning) until finished; returns the outcome.
+  Status wait();
+  // Polling-core timestamps of this member's part, in ns (after ready()).
+  uint64_t start_ns() const { return rec_.start_ns; }
+  uint64_t finish_ns() const { return rec_.finish_ns; }
+
+ private:
+  friend class Member;
+  Completion(class Member* m, uint32_t op) : member_(m), op_(op) {}
+  class Member* member_ = nullptr;
+  uint32_t op_ = 0;
+  bool done_ = false;
+  engine::CompletionRecord rec_;
+};
+
+class Member {
+ public:
+  // Posts this member's part of a broadcast of `buffer.size()` bytes from
+  // `root`. Throws std::invalid_argument for a root outside the group, a size
+  // over the group's limit, or an unknown algorithm; the buffer must stay
+  // untouched until the completion is ready.
+  Completion broadcast(Rank root, std::span<std::byte> buffer, std::string_view algo = {});
+  Rank rank() const;
+  const engine::NodeCounters& counters() const;
+
+ private:
+  friend class Engine;
+  friend class LocalGroup;
+  friend class Completion;
+  Member(engine::Node* n, algos::Algo algo) : node_(n), default_algo_(algo) {}
+  bool collect(uint32_t op, engine::CompletionRecord* out);
+  engine::Node* node_;
+  algos::Algo default_algo_;
+  uint32_t next_op_ = 1;
+  std::vector<engine::CompletionRecord> early_;  // completions taken while waiting for another
+};
+
+struct FabricCounters {
+  uint64_t switched = 0, lost = 0, queue_drops = 0, unknown_destination = 0;
+};
+
+// p members joined by the in-process fabric (DPDK ring ports and an emulated
+// switch), all served by this process's polling cores.
+class LocalGroup {
+ public:
+  ~LocalGroup();
+  uint32_t size() const { return static_cast<uint32_t>(members_.size()); }
+  Member& member(Rank r) { return *members_.at(r); }
+  const GroupOptions& options() const { return opts_; }
+  FabricCounters fabric_counters() const;
+
+ private:
+  friend class Engine;
+  LocalGroup() = default;
+  GroupOptions opts_;
+  class Engine* engine_ = nullptr;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::vector<std::unique_ptr<Member>> members_;
+};
+
+class Engine {
+ public:
+  explicit Engine(const EngineOptions& opts);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Throws std::invalid_argument (bad options) or std::runtime_error (DPDK).
+  std::unique_ptr<LocalGroup> create_local_group(const GroupOptions& opts);
+  uint32_t polling_cores() const { return static_cast<uint32_t>(pollers_.size()); }
+
+ private:
+  friend class LocalGroup;
+  void park_all();
+  void unpark_all();
+  EngineOptions opts_;
+  std::vector<std::unique_ptr<engine::Poller>> pollers_;
+  std::vector<unsigned> lcores_;
+  uint32_t next_group_id_ = 1;
+};
+
+// Readable text for a failed operation.
+std::string describe(const engine::CompletionRecord& rec);
+
+}  // namespace lanecast

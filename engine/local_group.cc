@@ -1,0 +1,157 @@
+// LocalGroup: p members on the in-process fabric, in one process.
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "drivers/fabric/fabric.h"
+#include "engine/clock.h"
+#include "engine/lanecast.h"
+#include "engine/node.h"
+#include "engine/poller.h"
+#include "engine/wire.h"
+
+namespace lanecast {
+namespace {
+
+// The switch as a polling task.
+class FabricTask final : public engine::PollTask {
+ public:
+  explicit FabricTask(drivers::Fabric& f) : f_(f) {}
+  uint32_t poll(uint64_t now) override { return f_.poll(now); }
+  uint64_t next_wakeup_ns() const override { return f_.next_event_ns(); }
+
+ private:
+  drivers::Fabric& f_;
+};
+
+struct PoolDeleter {
+  void operator()(rte_mempool* p) const { rte_mempool_free(p); }
+};
+using PoolPtr = std::unique_ptr<rte_mempool, PoolDeleter>;
+
+PoolPtr make_pool(const std::string& name, uint32_t count, uint32_t data_room) {
+  // Cache per lcore: most allocations and frees stay core-local.
+  const uint32_t cache = std::min<uint32_t>(256, count / 8);
+  rte_mempool* p = rte_pktmbuf_pool_create(name.c_str(), count, cache, 0,
+                                           static_cast<uint16_t>(data_room), SOCKET_ID_ANY);
+  if (p == nullptr)
+    throw std::runtime_error("cannot create mempool " + name + " of " + std::to_string(count) +
+                             " buffers: " + rte_strerror(rte_errno) +
+                             " (raise the engine's memory_mb)");
+  return PoolPtr(p);
+}
+
+void validate(const GroupOptions& o) {
+  if (o.nodes == 0) throw std::invalid_argument("group: --nodes must be at least 1");
+  if (o.nodes > 1024) throw std::invalid_argument("group: at most 1024 nodes in one process");
+  if (o.segment_bytes < 1 || o.segment_bytes > 9000)
+    throw std::invalid_argument("group: segment size must be 1..9000 bytes");
+  if (o.max_message_bytes > (uint64_t{1} << 32))
+    throw std::invalid_argument("group: messages of at most 4 GiB");
+  if (!algos::algo_by_name(o.algo))
+    throw std::invalid_argument("group: unknown algorithm '" + o.algo + "'");
+  if (!(o.fabric.loss >= 0 && o.fabric.loss < 1))
+    throw std::invalid_argument("group: loss must be in [0, 1)");
+  if (!(o.fabric.rate_mbit >= 0) || !(o.fabric.latency_us >= 0))
+    throw std::invalid_argument("group: rate and latency must not be negative");
+  if (!(o.peer_timeout_ms > 0)) throw std::invalid_argument("group: peer timeout must be positive");
+  if (o.window == 0 || o.window > (engine::wire::kSackBits + 1))
+    throw std::invalid_argument("group: window must be 1.." + std::to_string((engine::wire::kSackBits + 1)));
+}
+
+}  // namespace
+
+struct LocalGroup::Impl {
+  PoolPtr payload_pool;
+  PoolPtr header_pool;
+  std::unique_ptr<drivers::Fabric> fabric;
+  std::unique_ptr<FabricTask> fabric_task;
+  std::vector<std::unique_ptr<engine::Node>> nodes;
+  std::vector<std::pair<engine::Poller*, engine::PollTask*>> placement;
+};
+
+std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
+  validate(o);
+  const uint32_t gid = next_group_id_++;
+  auto g = std::unique_ptr<LocalGroup>(new LocalGroup());
+  g->opts_ = o;
+  g->engine_ = this;
+  g->impl_ = std::make_unique<LocalGroup::Impl>();
+  auto& im = *g->impl_;
+
+  const uint64_t max_segments = (o.max_message_bytes + o.segment_bytes - 1) / o.segment_bytes;
+  // Payload buffers: only a root allocates them, one per segment it sends; two
+  // messages' worth lets the next root start while the last one drains.
+  const uint64_t payload_count = 2 * max_segments + 1024;
+  // Header buffers: every frame in flight or queued in the switch holds one.
+  const uint64_t fanout = std::min<uint64_t>(o.nodes, 16);
+  const uint64_t header_count =
+      std::min<uint64_t>(4 * uint64_t{o.nodes} * fanout * o.window + 8192, 1u << 22);
+  if (payload_count > (1u << 24)) throw std::invalid_argument("group: message limit needs too many buffers");
+  const std::string tag = "g" + std::to_string(gid);
+  im.payload_pool = make_pool(tag + "_payload", static_cast<uint32_t>(payload_count),
+                              RTE_PKTMBUF_HEADROOM + o.segment_bytes);
+  im.header_pool = make_pool(tag + "_header", static_cast<uint32_t>(header_count),
+                             RTE_PKTMBUF_HEADROOM + 128);
+
+  drivers::Fabric::Options fo;
+  fo.nodes = o.nodes;
+  fo.lanes = 1;
+  fo.rate_mbit = o.fabric.rate_mbit;
+  fo.latency_ns = static_cast<uint64_t>(std::llround(o.fabric.latency_us * 1000.0));
+  fo.loss = o.fabric.loss;
+  fo.seed = o.fabric.seed;
+  fo.queue_frames = o.fabric.queue_frames;
+  fo.max_frame_bytes = 14 + engine::wire::kDataHeaderBytes + o.segment_bytes;
+  fo.pool = im.payload_pool.get();
+  im.fabric = std::make_unique<drivers::Fabric>(fo);
+  im.fabric_task = std::make_unique<FabricTask>(*im.fabric);
+
+  std::vector<drivers::PeerAddress> addrs;
+  for (uint32_t r = 0; r < o.nodes; ++r) addrs.push_back(im.fabric->address(r));
+
+  engine::NodeConfig nc;
+  nc.group_id = gid;
+  nc.nodes = o.nodes;
+  nc.segment_bytes = o.segment_bytes;
+  nc.max_message_bytes = o.max_message_bytes;
+  nc.window = o.window;
+  nc.peer_timeout_ns = static_cast<uint64_t>(o.peer_timeout_ms * 1e6);
+  const engine::Pools pools{im.payload_pool.get(), im.header_pool.get()};
+  const algos::Algo algo = *algos::algo_by_name(o.algo);
+  for (uint32_t r = 0; r < o.nodes; ++r) {
+    nc.rank = r;
+    im.nodes.push_back(std::make_unique<engine::Node>(nc, im.fabric->port(r), pools, addrs));
+    g->members_.push_back(std::unique_ptr<Member>(new Member(im.nodes.back().get(), algo)));
+  }
+
+  // The switch on the first core; members spread round-robin over all cores.
+  park_all();
+  im.placement.emplace_back(pollers_[0].get(), im.fabric_task.get());
+  for (uint32_t r = 0; r < o.nodes; ++r)
+    im.placement.emplace_back(pollers_[r % pollers_.size()].get(), im.nodes[r].get());
+  for (auto& [poller, task] : im.placement) poller->add(task);
+  unpark_all();
+  return g;
+}
+
+LocalGroup::~LocalGroup() {
+  if (engine_ == nullptr || !impl_) return;
+  engine_->park_all();
+  for (auto& [poller, task] : impl_->placement) poller->remove(task);
+  engine_->unpark_all();
+  // Nodes release their frames before the fabric and the pools go.
+  impl_->nodes.clear();
+  impl_->fabric_task.reset();
+  impl_->fabric.reset();
+}
+
+FabricCounters LocalGroup::fabric_counters() const {
+  const auto& c = impl_->fabric->counters();
+  return FabricCounters{c.switched, c.lost, c.queue_drops, c.unknown_destination};
+}
+
+}  // namespace lanecast

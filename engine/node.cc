@@ -1,0 +1,538 @@
+#include "engine/node.h"
+
+#include <rte_mbuf.h>
+#include <rte_memcpy.h>
+#include <rte_mempool.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "engine/crc32c.h"
+
+namespace lanecast::engine {
+
+using algos::Rank;
+using algos::SegmentIndex;
+
+// The machine's view of this node: actions become owed sends and deliveries.
+class Node::Sink final : public algos::Actions {
+ public:
+  explicit Sink(Node& n) : n_(n) {}
+  void send(Rank to, SegmentIndex seg, algos::Lane) override { n_.owe(to, seg); }
+  void deliver(SegmentIndex seg) override { n_.deliver(seg); }
+
+ private:
+  Node& n_;
+};
+
+Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools,
+           std::vector<drivers::PeerAddress> peers)
+    : cfg_(cfg), port_(port), pools_(pools), link_bytes_(port.link_header_bytes()) {
+  if (cfg.nodes == 0 || cfg.rank >= cfg.nodes)
+    throw std::invalid_argument("node: rank outside the group");
+  if (peers.size() != cfg.nodes)
+    throw std::invalid_argument("node: need one address per member");
+  if (pools.payload == nullptr || pools.header == nullptr)
+    throw std::invalid_argument("node: mempools missing");
+  const uint64_t frame = uint64_t{link_bytes_} + wire::kDataHeaderBytes + cfg.segment_bytes;
+  if (frame > port.max_frame_bytes())
+    throw std::invalid_argument("segment of " + std::to_string(cfg.segment_bytes) +
+                                " bytes makes " + std::to_string(frame) +
+                                "-byte frames; port " + port.name() + " carries at most " +
+                                std::to_string(port.max_frame_bytes()));
+  const uint64_t max_segments =
+      (cfg.max_message_bytes + cfg.segment_bytes - 1) / cfg.segment_bytes;
+  if (max_segments > UINT32_MAX / 2) throw std::invalid_argument("node: message limit too large");
+  peers_.reserve(cfg.nodes);
+  for (uint32_t r = 0; r < cfg.nodes; ++r) {
+    // Our own entry is never used for traffic; keep it small.
+    const uint32_t owed = r == cfg.rank ? 1 : static_cast<uint32_t>(max_segments);
+    peers_.push_back(Peer{peers[r], reliable::SendChannel(cfg.window, cfg.rtt),
+                          reliable::RecvChannel{}, SegmentFifo(owed), false});
+  }
+  ack_list_.reserve(cfg.nodes);
+  store_.resize(max_segments);
+  stash_.resize(cfg.stash_frames);
+}
+
+Node::~Node() {
+  release_store();
+  for (size_t i = 0; i < stash_count_; ++i) rte_pktmbuf_free(stash_[i].frame);
+  for (uint16_t i = 0; i < tx_count_; ++i) rte_pktmbuf_free(tx_[i]);
+}
+
+// ---------------------------------------------------------------- poll loop
+
+uint32_t Node::poll(uint64_t now) {
+  uint32_t work = 0;
+  if (!op_.active) try_start(now);
+
+  rte_mbuf* rx[kBurst];
+  for (uint16_t lane = 0; lane < port_.lanes(); ++lane) {
+    const uint16_t n = port_.rx_burst(lane, rx, kBurst);
+    for (uint16_t i = 0; i < n; ++i) handle_frame(rx[i], lane, now);
+    work += n;
+  }
+  send_acks();
+  if (now >= next_scan_ns_) {
+    scan(now);
+    next_scan_ns_ = now + cfg_.scan_interval_ns;
+  }
+  if (op_.active) pump_sends(now);
+  work += flush_tx();
+  if (op_.active) check_done(now);
+  return work;
+}
+
+uint64_t Node::next_wakeup_ns() const {
+  if (tx_count_ > 0 || owed_total_ > 0 || pending_completion_ || submissions_.read_available() > 0) return 0;
+  if (op_.active || unacked_total_ > 0) return next_scan_ns_;
+  return UINT64_MAX;
+}
+
+// ---------------------------------------------------------------- receive path
+
+void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
+  counters_.rx_frames.add();
+  if (m->data_len < link_bytes_ || !port_.accepts(rte_pktmbuf_mtod(m, const uint8_t*))) {
+    counters_.rx_not_for_us.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  wire::Parsed p;
+  const wire::Verdict v = wire::parse(m, link_bytes_, &p);
+  if (v != wire::Verdict::Ok) {
+    counters_.rx_malformed[static_cast<size_t>(v)].add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  if (p.group != cfg_.group_id) {
+    counters_.rx_foreign_group.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  if (p.src >= cfg_.nodes || p.src == cfg_.rank) {
+    counters_.rx_bad_source.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  if (p.type == wire::FrameType::Ack) {
+    counters_.rx_acks.add();
+    handle_ack(p.src, p.ack, now);
+    rte_pktmbuf_free(m);
+    return;
+  }
+  handle_data(m, p.src, lane, p.data, p.payload_offset, now);
+}
+
+void Node::handle_ack(Rank src, const wire::AckBody& ack, uint64_t now) {
+  Peer& peer = peers_[src];
+  bool valid = false;
+  const uint32_t newly = peer.tx.on_ack(ack.cum_ack, ack.sack, now, &valid);
+  if (!valid) counters_.rx_bad_ack.add();
+  unacked_total_ -= newly;
+}
+
+void Node::list_ack(Rank src) {
+  Peer& peer = peers_[src];
+  if (!peer.ack_listed) {
+    peer.ack_listed = true;
+    ack_list_.push_back(src);  // capacity reserved for every member
+  }
+}
+
+bool Node::plan_agrees(const wire::DataBody& d) const {
+  return d.root == op_.sub.root && d.total_len == op_.sub.size &&
+         d.algo == static_cast<uint8_t>(op_.sub.algo) && d.segment_bytes == cfg_.segment_bytes;
+}
+
+bool Node::segment_valid(const wire::DataBody& d) const {
+  if (d.segment >= op_.plan->segments()) return false;
+  const algos::Segment s = op_.plan->segment(d.segment);
+  return d.offset == s.offset && d.payload_len == s.length;
+}
+
+void Node::handle_data(rte_mbuf* m, Rank src, uint16_t lane, const wire::DataBody& d,
+                       uint32_t payload_offset, uint64_t now) {
+  Peer& peer = peers_[src];
+  switch (peer.rx.check(d.seq)) {
+    case reliable::RecvChannel::Check::Duplicate:
+      counters_.rx_duplicate.add();
+      peer.rx.request_ack();
+      list_ack(src);
+      rte_pktmbuf_free(m);
+      return;
+    case reliable::RecvChannel::Check::OutOfWindow:
+      counters_.rx_out_of_window.add();
+      rte_pktmbuf_free(m);
+      return;
+    case reliable::RecvChannel::Check::New:
+      break;
+  }
+
+  const uint32_t current = op_.active ? op_.sub.op : next_op_;
+  if (op_.active && d.op == current) {
+    if (!plan_agrees(d)) {
+      // The root sends a different broadcast than this member posted.
+      rte_pktmbuf_free(m);
+      finish(now, OpError::Mismatch, src);
+      return;
+    }
+    if (!segment_valid(d)) {
+      counters_.rx_bad_segment.add();
+      rte_pktmbuf_free(m);
+      return;
+    }
+    peer.rx.accept(d.seq);
+    list_ack(src);
+    counters_.rx_data.add();
+    accept_segment(detach_payload(m, payload_offset), src, lane, d, now);
+    return;
+  }
+  if (d.op == next_op_ && (op_.active || !pending_completion_)) {
+    // The next operation, before this member posted it: keep it (and ack it)
+    // if there is room, so a fast root is not held back by a slow application.
+    if (stash_count_ == stash_.size()) {
+      counters_.rx_early_dropped.add();
+      rte_pktmbuf_free(m);
+      return;
+    }
+    peer.rx.accept(d.seq);
+    list_ack(src);
+    stash_[stash_count_++] = Stashed{detach_payload(m, payload_offset), src, lane, d};
+    counters_.rx_stashed.add();
+    return;
+  }
+  if (reliable::seq_before(d.op, current)) {
+    // Already finished here: take it off the sender's hands.
+    peer.rx.accept(d.seq);
+    list_ack(src);
+    counters_.rx_stale_op.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  counters_.rx_early_dropped.add();
+  rte_pktmbuf_free(m);
+}
+
+// Leaves only the payload: a frame from a queue of ours is a header mbuf
+// chained to a shared payload mbuf, which we take by reference; a frame from a
+// NIC is one buffer, whose start we move past the headers. No byte is copied.
+rte_mbuf* Node::detach_payload(rte_mbuf* m, uint32_t payload_offset) {
+  if (m->data_len == payload_offset && m->next != nullptr) {
+    rte_mbuf* payload = m->next;
+    for (rte_mbuf* s = payload; s != nullptr; s = s->next) rte_mbuf_refcnt_update(s, 1);
+    rte_pktmbuf_free(m);  // drops the header and our frame's hold on the payload
+    return payload;
+  }
+  rte_pktmbuf_adj(m, static_cast<uint16_t>(payload_offset));
+  return m;
+}
+
+void Node::accept_segment(rte_mbuf* payload, Rank src, uint16_t lane, const wire::DataBody& d,
+                          uint64_t now) {
+  op_.last_rx_ns = now;
+  StoreEntry& e = store_[d.segment];
+  if (e.payload != nullptr) {
+    rte_pktmbuf_free(payload);  // a second copy of a segment (multicast + repair)
+  } else {
+    e.payload = payload;
+    e.crc = d.payload_crc;
+    ++op_.held;
+  }
+  Sink sink(*this);
+  op_.machine->on_segment(d.segment, src, lane, sink);
+}
+
+// ---------------------------------------------------------------- machine actions
+
+void Node::owe(Rank to, SegmentIndex seg) {
+  if (to >= cfg_.nodes || to == cfg_.rank || seg >= op_.plan->segments() ||
+      !peers_[to].owed.push(seg)) {
+    internal_error_ = true;
+    return;
+  }
+  ++owed_total_;
+}
+
+void Node::deliver(SegmentIndex seg) {
+  if (seg >= op_.plan->segments() || store_[seg].payload == nullptr || op_.sub.buffer == nullptr) {
+    internal_error_ = true;
+    return;
+  }
+  const algos::Segment s = op_.plan->segment(seg);
+  std::byte* dst = op_.sub.buffer + s.offset;
+  uint32_t left = s.length;
+  for (const rte_mbuf* m = store_[seg].payload; m != nullptr && left > 0; m = m->next) {
+    const uint32_t take = std::min<uint32_t>(left, m->data_len);
+    rte_memcpy(dst, rte_pktmbuf_mtod(m, const void*), take);
+    dst += take;
+    left -= take;
+  }
+  counters_.delivered_bytes.add(s.length);
+}
+
+// ---------------------------------------------------------------- transmit path
+
+// The root's one copy: a segment of the user's buffer into a frame buffer, made
+// when the segment is first sent so the copy is spread over the pipeline.
+bool Node::materialize(SegmentIndex seg) {
+  if (op_.sub.root != cfg_.rank) return false;
+  rte_mbuf* m = rte_pktmbuf_alloc(pools_.payload);
+  if (m == nullptr) return false;
+  const algos::Segment s = op_.plan->segment(seg);
+  void* dst = rte_pktmbuf_append(m, static_cast<uint16_t>(s.length));
+  if (dst == nullptr) {
+    rte_pktmbuf_free(m);
+    return false;
+  }
+  rte_memcpy(dst, op_.sub.buffer + s.offset, s.length);
+  store_[seg] = StoreEntry{m, crc32c(0, dst, s.length)};
+  counters_.root_copy_bytes.add(s.length);
+  counters_.payload_mbufs_allocated.add();
+  return true;
+}
+
+rte_mbuf* Node::build_data(Peer& peer, SegmentIndex seg, uint32_t seq) {
+  rte_mbuf* h = rte_pktmbuf_alloc(pools_.header);
+  if (h == nullptr) {
+    counters_.tx_alloc_failures.add();
+    return nullptr;
+  }
+  auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(h, link_bytes_ + wire::kDataHeaderBytes));
+  port_.write_link_header(p, peer.address);
+  const algos::Segment s = op_.plan->segment(seg);
+  wire::DataBody b{};
+  b.op = op_.sub.op;
+  b.root = op_.sub.root;
+  b.seq = seq;
+  b.segment = seg;
+  b.offset = s.offset;
+  b.total_len = op_.sub.size;
+  b.payload_len = s.length;
+  b.payload_crc = store_[seg].crc;
+  b.segment_bytes = cfg_.segment_bytes;
+  b.algo = static_cast<uint8_t>(op_.sub.algo);
+  b.lane = 0;
+  wire::write_data(p + link_bytes_, cfg_.group_id, cfg_.rank, b);
+
+  // Zero-copy: the payload is shared by reference, never copied.
+  rte_mbuf* payload = store_[seg].payload;
+  for (rte_mbuf* m = payload; m != nullptr; m = m->next) rte_mbuf_refcnt_update(m, 1);
+  h->next = payload;
+  h->nb_segs = static_cast<uint16_t>(1 + payload->nb_segs);
+  h->pkt_len += payload->pkt_len;
+  return h;
+}
+
+rte_mbuf* Node::build_ack(Peer& peer) {
+  rte_mbuf* h = rte_pktmbuf_alloc(pools_.header);
+  if (h == nullptr) {
+    counters_.tx_alloc_failures.add();
+    return nullptr;
+  }
+  auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(h, link_bytes_ + wire::kAckHeaderBytes));
+  port_.write_link_header(p, peer.address);
+  wire::write_ack(p + link_bytes_, cfg_.group_id, cfg_.rank, peer.rx.make_ack());
+  return h;
+}
+
+void Node::send_acks() {
+  for (size_t i = 0; i < ack_list_.size(); ++i) {
+    Peer& peer = peers_[ack_list_[i]];
+    if (tx_count_ == kTxCap) flush_tx();
+    if (tx_count_ == kTxCap) {
+      // Keep the rest listed for the next iteration.
+      ack_list_.erase(ack_list_.begin(), ack_list_.begin() + static_cast<long>(i));
+      return;
+    }
+    rte_mbuf* a = build_ack(peer);
+    if (a == nullptr) {
+      ack_list_.erase(ack_list_.begin(), ack_list_.begin() + static_cast<long>(i));
+      return;
+    }
+    peer.ack_listed = false;
+    tx_[tx_count_++] = a;
+    counters_.tx_acks.add();
+  }
+  ack_list_.clear();
+}
+
+void Node::pump_sends(uint64_t now) {
+  // One frame per peer per pass, so every peer's pipeline advances together.
+  const uint32_t n = cfg_.nodes;
+  bool progressed = true;
+  while (progressed && owed_total_ > 0 && tx_count_ < kTxCap) {
+    progressed = false;
+    for (uint32_t i = 0; i < n && tx_count_ < kTxCap; ++i) {
+      const Rank r = (rr_peer_ + i) % n;
+      Peer& peer = peers_[r];
+      if (peer.owed.empty() || !peer.tx.window_open()) continue;
+      const SegmentIndex seg = peer.owed.front();
+      if (store_[seg].payload == nullptr && !materialize(seg)) {
+        if (op_.sub.root != cfg_.rank) internal_error_ = true;  // sending what it lacks
+        return;
+      }
+      rte_mbuf* m = build_data(peer, seg, peer.tx.next_seq());
+      if (m == nullptr) return;
+      peer.tx.push(op_.sub.op, seg, now);
+      peer.owed.pop();
+      --owed_total_;
+      ++unacked_total_;
+      tx_[tx_count_++] = m;
+      counters_.tx_data.add();
+      progressed = true;
+    }
+  }
+  rr_peer_ = (rr_peer_ + 1) % n;
+}
+
+uint32_t Node::flush_tx() {
+  if (tx_count_ == 0) return 0;
+  const uint16_t sent = port_.tx_burst(0, tx_, tx_count_);
+  if (sent < tx_count_) {
+    // Never spin on a full queue: keep the tail for the next iteration.
+    std::copy(tx_ + sent, tx_ + tx_count_, tx_);
+  }
+  tx_count_ = static_cast<uint16_t>(tx_count_ - sent);
+  return sent;
+}
+
+// ---------------------------------------------------------------- timers
+
+void Node::scan(uint64_t now) {
+  for (Rank r = 0; r < cfg_.nodes; ++r) {
+    Peer& peer = peers_[r];
+    if (peer.tx.idle()) continue;
+    if (op_.active && now > peer.tx.last_progress_ns() + cfg_.peer_timeout_ns) {
+      finish(now, OpError::PeerSilent, r);
+      return;
+    }
+    peer.tx.collect_due(now, [&](uint32_t seq, const reliable::SendChannel::Entry& e) {
+      if (!op_.active || e.op != op_.sub.op || store_[e.segment].payload == nullptr) return;
+      if (tx_count_ == kTxCap) flush_tx();
+      if (tx_count_ == kTxCap) return;  // due again at the next scan
+      rte_mbuf* m = build_data(peer, e.segment, seq);
+      if (m == nullptr) return;
+      tx_[tx_count_++] = m;
+      counters_.tx_retransmits.add();
+    });
+  }
+  if (op_.active && !op_.machine->done() && now > op_.last_rx_ns + cfg_.peer_timeout_ns)
+    finish(now, OpError::NoProgress, algos::kNoRank);
+}
+
+// ---------------------------------------------------------------- operations
+
+void Node::try_start(uint64_t now) {
+  if (pending_completion_) {
+    if (!completions_.push(*pending_completion_)) return;
+    pending_completion_.reset();
+  }
+  Submission sub;
+  if (!submissions_.pop(sub)) return;
+
+  algos::PlanParams pp;
+  pp.nodes = cfg_.nodes;
+  pp.root = sub.root;
+  pp.message_bytes = sub.size;
+  pp.segment_bytes = cfg_.segment_bytes;
+  op_.sub = sub;
+  try {
+    op_.plan.emplace(pp);  // parameters were checked when the broadcast was posted
+    op_.machine = algos::make_machine(sub.algo, *op_.plan, cfg_.rank);
+  } catch (const std::exception&) {
+    op_.plan.reset();
+    CompletionRecord rec;
+    rec.op = sub.op;
+    rec.error = OpError::Internal;
+    if (!completions_.push(rec)) pending_completion_ = rec;
+    next_op_ = sub.op + 1;
+    return;
+  }
+  op_.active = true;
+  op_.held = sub.root == cfg_.rank ? op_.plan->segments() : 0;
+  op_.start_ns = now;
+  op_.last_rx_ns = now;
+  next_op_ = sub.op + 1;
+  internal_error_ = false;
+
+  Sink sink(*this);
+  op_.machine->start(sink);
+
+  // Frames of this operation that arrived before it was posted.
+  size_t keep = 0;
+  for (size_t i = 0; i < stash_count_; ++i) {
+    Stashed& s = stash_[i];
+    if (s.data.op != sub.op) {
+      if (reliable::seq_before(s.data.op, sub.op)) {
+        counters_.rx_stale_op.add();
+        rte_pktmbuf_free(s.frame);
+      } else {
+        stash_[keep++] = s;
+      }
+      continue;
+    }
+    if (!op_.active || !plan_agrees(s.data)) {
+      rte_pktmbuf_free(s.frame);
+      if (op_.active) finish(now, OpError::Mismatch, s.src);
+      continue;
+    }
+    if (!segment_valid(s.data)) {
+      counters_.rx_bad_segment.add();
+      rte_pktmbuf_free(s.frame);
+      continue;
+    }
+    counters_.rx_data.add();
+    accept_segment(s.frame, s.src, s.lane, s.data, now);
+  }
+  stash_count_ = keep;
+  if (op_.active) check_done(now);
+}
+
+void Node::check_done(uint64_t now) {
+  if (internal_error_) {
+    finish(now, OpError::Internal, algos::kNoRank);
+    return;
+  }
+  if (owed_total_ == 0 && unacked_total_ == 0 && op_.machine->done())
+    finish(now, OpError::None, algos::kNoRank);
+}
+
+void Node::finish(uint64_t now, OpError err, Rank peer) {
+  CompletionRecord rec;
+  rec.op = op_.sub.op;
+  rec.error = err;
+  rec.peer = peer;
+  rec.start_ns = op_.start_ns;
+  rec.finish_ns = now;
+  rec.segments_held = op_.held;
+  rec.segments_total = op_.plan ? op_.plan->segments() : 0;
+  if (err == OpError::None) {
+    counters_.ops_completed.add();
+  } else {
+    counters_.ops_failed.add();
+    // What was owed or in flight belongs to a broadcast that no longer exists.
+    for (auto& p : peers_) {
+      p.owed.clear();
+      p.tx.reset_in_flight();
+    }
+    owed_total_ = 0;
+    unacked_total_ = 0;
+  }
+  release_store();
+  op_.active = false;
+  op_.machine.reset();
+  if (!completions_.push(rec)) pending_completion_ = rec;
+}
+
+void Node::release_store() {
+  if (!op_.plan) return;
+  const uint32_t n = std::min<uint32_t>(op_.plan->segments(), static_cast<uint32_t>(store_.size()));
+  for (uint32_t i = 0; i < n; ++i) {
+    if (store_[i].payload != nullptr) rte_pktmbuf_free(store_[i].payload);
+    store_[i] = StoreEntry{};
+  }
+}
+
+}  // namespace lanecast::engine

@@ -1,0 +1,39 @@
+// What crosses between an application thread and a polling core: a posted
+// broadcast, and its outcome. Plain values, copied through spsc queues.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "algos/registry.h"
+#include "algos/types.h"
+
+namespace lanecast::engine {
+
+struct Submission {
+  uint32_t op = 0;
+  algos::Rank root = 0;
+  algos::Algo algo = algos::Algo::Chain;
+  std::byte* buffer = nullptr;  // root: the message; others: where it lands
+  uint64_t size = 0;
+};
+
+enum class OpError : uint8_t {
+  None = 0,
+  PeerSilent,    // a peer stopped acknowledging past the deadline
+  NoProgress,    // nothing arrived for this operation past the deadline
+  Mismatch,      // the root's frames disagree with what this member posted
+  Internal,      // an algorithm asked for something impossible
+};
+
+struct CompletionRecord {
+  uint32_t op = 0;
+  OpError error = OpError::None;
+  algos::Rank peer = algos::kNoRank;  // the silent or mismatching peer, if any
+  uint64_t start_ns = 0;   // when the polling core started the operation
+  uint64_t finish_ns = 0;  // when this member held everything and was acked
+  uint32_t segments_held = 0;
+  uint32_t segments_total = 0;
+};
+
+}  // namespace lanecast::engine

@@ -1,0 +1,103 @@
+// The sending half of a reliable channel to one peer: sequence numbers, a
+// bounded window of frames in flight, cumulative + selective acks, retransmit
+// on timeout with exponential backoff, and one fast retransmit per hole once
+// later frames are acked. Pure bookkeeping: no mbufs, no clock (time is an
+// argument), no allocation after construction.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "engine/reliable/seq.h"
+
+namespace lanecast::engine::reliable {
+
+struct RttParams {
+  uint64_t initial_rto_ns = 1'000'000;  // before any sample
+  uint64_t min_rto_ns = 200'000;
+  uint64_t max_rto_ns = 50'000'000;
+  uint32_t fast_retransmit_after = 3;   // acked frames beyond a hole
+};
+
+class SendChannel {
+ public:
+  struct Entry {
+    uint32_t segment = 0;
+    uint32_t op = 0;
+    uint64_t sent_ns = 0;
+    uint16_t tries = 0;       // transmissions so far
+    bool fast_done = false;   // fast retransmit already used for this hole
+    bool acked = false;
+  };
+
+  SendChannel(uint32_t window, const RttParams& rtt);
+
+  bool window_open() const { return seq_distance(base_, next_) < window_; }
+  bool idle() const { return base_ == next_; }
+  uint32_t in_flight() const { return seq_distance(base_, next_); }
+  uint32_t window() const { return window_; }
+  uint32_t next_seq() const { return next_; }
+
+  // Records a first transmission and returns its sequence number.
+  // Precondition: window_open().
+  uint32_t push(uint32_t op, uint32_t segment, uint64_t now_ns);
+
+  // Applies an ack. Returns the number of frames newly acknowledged.
+  // Acks for sequence numbers never sent are ignored (and counted by caller
+  // through the return of false in `valid`).
+  uint32_t on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t now_ns, bool* valid);
+
+  // Calls retransmit(seq, entry) for every frame due again (timed out, or a
+  // hole the receiver reported), marks it re-sent at now_ns, and returns how
+  // many. Fast retransmits are found by on_ack and queued for this call.
+  template <typename F>
+  uint32_t collect_due(uint64_t now_ns, F&& retransmit) {
+    uint32_t n = 0;
+    bool timed_out = false;
+    for (uint32_t s = base_; s != next_; ++s) {
+      Entry& e = slot(s);
+      if (e.acked) continue;
+      const bool fast = fast_pending_ && e.fast_done && e.tries == 1;
+      if (!fast && now_ns < e.sent_ns + backoff(e.tries)) continue;
+      if (!fast) timed_out = true;
+      e.tries++;
+      e.sent_ns = now_ns;
+      retransmit(s, e);
+      ++n;
+    }
+    fast_pending_ = false;
+    // RFC 6298 5.5: a timeout doubles the RTO until a fresh sample arrives;
+    // without it, Karn's rule would keep a too-short RTO forever.
+    if (timed_out) rto_ns_ = std::min(rto_ns_ * 2, rtt_.max_rto_ns);
+    return n;
+  }
+
+  // Earliest time a retransmit may be due (UINT64_MAX when idle).
+  uint64_t next_due_ns() const;
+  // Last time an ack moved the window, or the first send after idle.
+  uint64_t last_progress_ns() const { return last_progress_ns_; }
+  uint64_t rto_ns() const { return rto_ns_; }
+  // Forget everything in flight (the operation failed).
+  void reset_in_flight();
+
+ private:
+  Entry& slot(uint32_t seq) { return ring_[seq & mask_]; }
+  const Entry& slot(uint32_t seq) const { return ring_[seq & mask_]; }
+  uint64_t backoff(uint16_t tries) const;
+  void sample_rtt(uint64_t rtt_ns);
+
+  std::vector<Entry> ring_;
+  uint32_t mask_;
+  uint32_t window_;
+  uint32_t base_ = 0;   // oldest unacked
+  uint32_t next_ = 0;   // next to send
+  RttParams rtt_;
+  uint64_t srtt_ns_ = 0;
+  uint64_t rttvar_ns_ = 0;
+  uint64_t rto_ns_;
+  uint64_t last_progress_ns_ = 0;
+  bool fast_pending_ = false;
+};
+
+}  // namespace lanecast::engine::reliable

@@ -1,0 +1,132 @@
+#include "engine/wire.h"
+
+#include <rte_byteorder.h>
+#include <rte_mbuf.h>
+
+#include <cstring>
+
+#include "engine/crc32c.h"
+
+namespace lanecast::engine::wire {
+namespace {
+
+// The wire is little-endian; these are no-ops on x86 and arm64.
+template <typename T>
+T le(T v) {
+  if constexpr (sizeof(T) == 2) return rte_le_to_cpu_16(v);
+  if constexpr (sizeof(T) == 4) return rte_le_to_cpu_32(v);
+  if constexpr (sizeof(T) == 8) return rte_le_to_cpu_64(v);
+  return v;
+}
+
+void data_to_wire(DataBody& b) {
+  b.op = le(b.op);
+  b.root = le(b.root);
+  b.seq = le(b.seq);
+  b.segment = le(b.segment);
+  b.offset = le(b.offset);
+  b.total_len = le(b.total_len);
+  b.payload_len = le(b.payload_len);
+  b.payload_crc = le(b.payload_crc);
+  b.segment_bytes = le(b.segment_bytes);
+  b.reserved = 0;
+}
+
+void ack_to_wire(AckBody& b) {
+  b.cum_ack = le(b.cum_ack);
+  b.reserved = 0;
+  b.sack[0] = le(b.sack[0]);
+  b.sack[1] = le(b.sack[1]);
+}
+
+void write_common(uint8_t* at, FrameType type, uint32_t group, uint32_t src,
+                  const void* body, size_t body_len) {
+  FrameHeader h{};
+  h.version = kVersion;
+  h.type = static_cast<uint8_t>(type);
+  h.flags = 0;
+  h.group = le(group);
+  h.src = le(src);
+  h.header_crc = 0;
+  std::memcpy(at, &h, sizeof h);
+  std::memcpy(at + sizeof h, body, body_len);
+  const uint32_t crc = le(crc32c(0, at, sizeof h + body_len));
+  std::memcpy(at + offsetof(FrameHeader, header_crc), &crc, sizeof crc);
+}
+
+}  // namespace
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::Ok: return "ok";
+    case Verdict::TooShort: return "too_short";
+    case Verdict::HeaderSplit: return "header_split";
+    case Verdict::BadVersion: return "bad_version";
+    case Verdict::BadType: return "bad_type";
+    case Verdict::BadHeaderCrc: return "bad_header_crc";
+    case Verdict::BadLength: return "bad_length";
+    case Verdict::BadPayloadCrc: return "bad_payload_crc";
+    case Verdict::kCount: break;
+  }
+  return "?";
+}
+
+void write_data(uint8_t* at, uint32_t group, uint32_t src, const DataBody& body) {
+  DataBody b = body;
+  data_to_wire(b);
+  write_common(at, FrameType::Data, group, src, &b, sizeof b);
+}
+
+void write_ack(uint8_t* at, uint32_t group, uint32_t src, const AckBody& body) {
+  AckBody b = body;
+  ack_to_wire(b);
+  write_common(at, FrameType::Ack, group, src, &b, sizeof b);
+}
+
+Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
+  const uint32_t total = m->pkt_len;
+  if (total < link_bytes + sizeof(FrameHeader)) return Verdict::TooShort;
+  if (m->data_len < link_bytes + sizeof(FrameHeader)) return Verdict::HeaderSplit;
+  const uint8_t* p = rte_pktmbuf_mtod_offset(m, const uint8_t*, link_bytes);
+
+  FrameHeader h;
+  std::memcpy(&h, p, sizeof h);
+  if (h.version != kVersion) return Verdict::BadVersion;
+  size_t body_len;
+  if (h.type == static_cast<uint8_t>(FrameType::Data)) {
+    body_len = sizeof(DataBody);
+  } else if (h.type == static_cast<uint8_t>(FrameType::Ack)) {
+    body_len = sizeof(AckBody);
+  } else {
+    return Verdict::BadType;
+  }
+  const uint32_t headers = link_bytes + sizeof(FrameHeader) + body_len;
+  if (total < headers) return Verdict::TooShort;
+  if (m->data_len < headers) return Verdict::HeaderSplit;
+
+  // Header CRC: over the headers with the crc field read as zero.
+  uint8_t scratch[sizeof(FrameHeader) + sizeof(DataBody)];
+  std::memcpy(scratch, p, sizeof(FrameHeader) + body_len);
+  std::memset(scratch + offsetof(FrameHeader, header_crc), 0, sizeof(uint32_t));
+  if (crc32c(0, scratch, sizeof(FrameHeader) + body_len) != le(h.header_crc))
+    return Verdict::BadHeaderCrc;
+
+  out->type = static_cast<FrameType>(h.type);
+  out->group = le(h.group);
+  out->src = le(h.src);
+  out->payload_offset = headers;
+  if (out->type == FrameType::Ack) {
+    std::memcpy(&out->ack, p + sizeof(FrameHeader), sizeof(AckBody));
+    ack_to_wire(out->ack);  // the conversion is its own inverse
+    return Verdict::Ok;
+  }
+  std::memcpy(&out->data, p + sizeof(FrameHeader), sizeof(DataBody));
+  data_to_wire(out->data);
+  if (out->data.payload_len != total - headers) return Verdict::BadLength;
+  uint32_t pcrc;
+  if (!crc32c_mbuf(m, headers, out->data.payload_len, &pcrc)) return Verdict::TooShort;
+  if (pcrc != out->data.payload_crc) return Verdict::BadPayloadCrc;
+  return Verdict::Ok;
+}
+
+}  // namespace lanecast::engine::wire

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian 12 machine lacks, then configures and builds
+# lanecast into ./build. Sourced or run by tools/demo.sh and tools/test.sh.
+# Safe to run again: installs only missing packages, reconfigures only once.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+packages=(
+  build-essential pkg-config meson ninja-build
+  libdpdk-dev dpdk-dev          # DPDK 22.11: libraries, PMDs, dpdk-testpmd
+  libhwloc-dev libibverbs-dev   # placement; the verbs driver
+  libboost-dev libgtest-dev     # Boost.Lockfree; GoogleTest
+  iproute2 python3 python3-matplotlib
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "lanecast setup: missing packages: ${missing[*]}" >&2
+    echo "lanecast setup: install them as root: apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "lanecast setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [[ ! -f build/build.ninja ]]; then
+  meson setup build --buildtype=release >/dev/null
+fi
+ninja -C build
