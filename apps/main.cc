@@ -7,6 +7,7 @@
 
 #include "apps/bench/bench_command.h"
 #include "apps/common/options.h"
+#include "apps/plan/plan_command.h"
 
 namespace {
 
@@ -18,6 +19,8 @@ const char* kHelp =
     "commands:\n"
     "  bench     broadcast latency/bandwidth among N members on the in-process fabric\n"
     "            (DPDK ring ports + emulated switch with rate, latency and loss)\n"
+    "  plan      predict a broadcast's time on a model network (the simulator runs the\n"
+    "            same algorithm machines): per-rank finish times, bytes and peers\n"
     "  help      this text\n"
     "\n"
     "Runs without hugepages and without root on the in-process fabric.\n"
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
   const std::string_view cmd = argv[1];
   try {
     if (cmd == "bench") return lanecast::apps::bench_main(argc - 1, argv + 1);
+    if (cmd == "plan") return lanecast::apps::plan_main(argc - 1, argv + 1);
     std::fprintf(stderr, "lanecast: unknown command '%s' (see lanecast --help)\n", argv[1]);
     return 2;
   } catch (const lanecast::apps::UsageError& e) {
