@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "algos/binary.h"
 #include "algos/binomial.h"
 #include "algos/chain.h"
 #include "algos/linear.h"
@@ -26,6 +27,7 @@ constexpr std::array kAlgos{
           &make_binomial},
     Entry{{Algo::Chain, "chain", "pipelined chain (Happe & Vinter's segmented seqtree)"},
           &make_chain},
+    Entry{{Algo::Binary, "binary", "pipelined binary tree"}, &make_binary},
 };
 
 constexpr std::array<AlgoInfo, kAlgos.size()> infos() {

@@ -16,6 +16,7 @@ enum class Algo : uint8_t {
   Linear = 1,
   Binomial = 2,
   Chain = 3,
+  Binary = 4,
 };
 
 struct AlgoInfo {
