@@ -6,6 +6,7 @@
 
 #include "algos/binary.h"
 #include "algos/binomial.h"
+#include "algos/bintree.h"
 #include "algos/chain.h"
 #include "algos/linear.h"
 
@@ -28,6 +29,9 @@ constexpr std::array kAlgos{
     Entry{{Algo::Chain, "chain", "pipelined chain (Happe & Vinter's segmented seqtree)"},
           &make_chain},
     Entry{{Algo::Binary, "binary", "pipelined binary tree"}, &make_binary},
+    Entry{{Algo::Bintree, "bintree",
+           "two binary trees, alternating segments (Happe & Vinter's segmented bintree)"},
+          &make_bintree},
 };
 
 constexpr std::array<AlgoInfo, kAlgos.size()> infos() {

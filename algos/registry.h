@@ -17,6 +17,7 @@ enum class Algo : uint8_t {
   Binomial = 2,
   Chain = 3,
   Binary = 4,
+  Bintree = 5,
 };
 
 struct AlgoInfo {

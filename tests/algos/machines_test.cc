@@ -162,5 +162,40 @@ TEST(Chain, TailOnlyDelivers) {
   EXPECT_TRUE(m->done());
 }
 
+TEST(Binary, RootFeedsBothChildrenSegmentMajor) {
+  const Plan plan = make_plan(5, 2, 2);  // virtual v is real (v + 2) % 5
+  auto m = make_machine(Algo::Binary, plan, 2);
+  Recorder out;
+  m->start(out);
+  EXPECT_EQ(out.take(), (Acts{send(3, 0), send(4, 0), send(3, 1), send(4, 1)}));
+  auto v1 = make_machine(Algo::Binary, plan, 3);  // virtual 1: children virtual 3, 4 = real 0, 1
+  v1->start(out);
+  v1->on_segment(1, 2, 0, out);  // future
+  EXPECT_EQ(out.take(), (Acts{deliver(1), send(0, 1), send(1, 1)}));
+}
+
+// p = 8: tree 0 is the heap over 1..7 (1 -> 2, 3), tree 1 over 7..1 (7 -> 6, 5).
+TEST(Bintree, RootAlternatesTrees) {
+  const Plan plan = make_plan(8, 0, 4);
+  auto m = make_machine(Algo::Bintree, plan, 0);
+  Recorder out;
+  m->start(out);
+  EXPECT_EQ(out.take(), (Acts{send(1, 0), send(7, 1), send(1, 2), send(7, 3)}));
+}
+
+TEST(Bintree, InteriorOfOneTreeIsALeafOfTheOther) {
+  const Plan plan = make_plan(8, 0, 4);
+  auto m = make_machine(Algo::Bintree, plan, 1);
+  Recorder out;
+  m->start(out);
+  m->on_segment(2, 0, 0, out);  // future, tree 0: to both children
+  EXPECT_EQ(out.take(), (Acts{deliver(2), send(2, 2), send(3, 2)}));
+  m->on_segment(1, 5, 0, out);  // tree 1: a leaf there, under 5
+  EXPECT_EQ(out.take(), Acts{deliver(1)});
+  m->on_segment(2, 0, 0, out);  // past
+  EXPECT_TRUE(out.take().empty());
+  EXPECT_FALSE(m->done());
+}
+
 }  // namespace
 }  // namespace lanecast::algos::testing

@@ -1,10 +1,12 @@
 // Topology shapes: the binomial tree and the chain, as pure functions.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <vector>
 
 #include "algos/topology/binomial.h"
 #include "algos/topology/chain.h"
+#include "algos/topology/two_trees.h"
 
 namespace lanecast::algos::topology {
 namespace {
@@ -66,6 +68,56 @@ TEST(Chain, SuccessorsAndPredecessors) {
   EXPECT_EQ(chain_successor(2, 3), kNoRank);
   EXPECT_EQ(chain_predecessor(0), kNoRank);
   EXPECT_EQ(chain_predecessor(2), 1u);
+}
+
+TEST(Heap, ChildrenAndParents) {
+  EXPECT_EQ(heap_left(0, 3), 1u);
+  EXPECT_EQ(heap_right(0, 3), 2u);
+  EXPECT_EQ(heap_right(0, 2), kNoRank);
+  EXPECT_EQ(heap_left(3, 8), 7u);
+  EXPECT_EQ(heap_right(3, 8), kNoRank);
+  EXPECT_EQ(heap_parent(7), 3u);
+  EXPECT_EQ(heap_parent(0), kNoRank);
+}
+
+// Each tree spans every receiver once; parents agree with children; every
+// receiver has at most two children counting both trees.
+TEST(TwoTrees, SpanningAndAtMostTwoChildren) {
+  for (uint32_t p = 1; p <= 70; ++p) {
+    std::vector<int> kids_total(p, 0);
+    for (uint32_t t = 0; t < 2; ++t) {
+      std::vector<int> listed(p, 0);
+      for (Rank v = 0; v < p; ++v) {
+        std::array<Rank, 2> kids{};
+        const uint32_t n = two_tree_children(t, v, p, kids);
+        if (v != 0) kids_total[v] += n;
+        for (uint32_t i = 0; i < n; ++i) {
+          ASSERT_LT(kids[i], p);
+          ASSERT_NE(kids[i], 0u);
+          ++listed[kids[i]];
+          EXPECT_EQ(two_tree_parent(t, kids[i], p), v) << "p=" << p << " t=" << t;
+        }
+      }
+      for (Rank v = 1; v < p; ++v) EXPECT_EQ(listed[v], 1) << "p=" << p << " t=" << t << " v=" << v;
+    }
+    for (Rank v = 1; v < p; ++v) EXPECT_LE(kids_total[v], 2) << "p=" << p << " v=" << v;
+  }
+}
+
+TEST(TwoTrees, KnownSevenReceivers) {
+  std::array<Rank, 2> k{};
+  EXPECT_EQ(two_tree_children(0, 0, 8, k), 1u);
+  EXPECT_EQ(k[0], 1u);
+  EXPECT_EQ(two_tree_children(1, 0, 8, k), 1u);
+  EXPECT_EQ(k[0], 7u);
+  ASSERT_EQ(two_tree_children(0, 1, 8, k), 2u);  // tree 0: 1 -> 2, 3
+  EXPECT_EQ(k[0], 2u);
+  EXPECT_EQ(k[1], 3u);
+  ASSERT_EQ(two_tree_children(1, 7, 8, k), 2u);  // tree 1: 7 -> 6, 5
+  EXPECT_EQ(k[0], 6u);
+  EXPECT_EQ(k[1], 5u);
+  EXPECT_EQ(two_tree_children(1, 1, 8, k), 0u);  // 1 is a leaf of tree 1
+  EXPECT_EQ(two_tree_children(0, 7, 8, k), 0u);  // 7 is a leaf of tree 0
 }
 
 }  // namespace

@@ -1,0 +1,20 @@
+#include "algos/bintree.h"
+
+#include "algos/pipeline.h"
+#include "algos/topology/two_trees.h"
+
+namespace lanecast::algos {
+
+std::unique_ptr<Machine> make_bintree(const Plan& plan, Rank me) {
+  PipeShape shape;
+  shape.classes = 2;
+  const Rank v = plan.to_virtual(me);
+  for (uint32_t t = 0; t < 2; ++t) {
+    std::array<Rank, 2> kids{};
+    const uint32_t n = topology::two_tree_children(t, v, plan.nodes(), kids);
+    for (uint32_t i = 0; i < n; ++i) shape.add_child(t, plan.to_real(kids[i]));
+  }
+  return std::make_unique<PipelineMachine>(plan, me, shape);
+}
+
+}  // namespace lanecast::algos

@@ -1,0 +1,61 @@
+// Structural properties of the algorithms (issue 3), measured by the model
+// executor's per-node counters: bytes sent and received, distinct peers.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "algos/registry.h"
+#include "tests/algos/sweep.h"
+
+namespace lanecast::algos::testing {
+namespace {
+
+constexpr uint32_t kMaxNodes = 65;
+
+// Runs `algo` and hands the statistics to `check`; false when the run failed.
+template <typename Check>
+bool measure(Algo algo, uint32_t p, Rank root, uint64_t n, uint32_t s, Check check) {
+  model::Result r;
+  if (!check_run(algo, p, root, n, s, sweep_seeds().front(), model::Order::Random, &r))
+    return false;
+  SCOPED_TRACE(::testing::Message() << algo_info(algo).name << " p=" << p << " root=" << root
+                                    << " n=" << n << " s=" << s);
+  check(r);
+  return !::testing::Test::HasFailure();
+}
+
+// Every node of the chain but the tail sends the message once, to one peer.
+TEST(Structure, ChainSendsTheMessageOnce) {
+  for (uint32_t p = 2; p <= kMaxNodes; ++p)
+    if (!measure(Algo::Chain, p, p / 3, 1000, 64, [&](const model::Result& r) {
+          for (Rank x = 0; x < p; ++x) {
+            EXPECT_LE(r.nodes[x].peers, 2u);
+            EXPECT_EQ(r.nodes[x].bytes_sent, r.nodes[x].peers_sent_to ? 1000u : 0u);
+          }
+        }))
+      return;
+}
+
+// Happe & Vinter: every node sends at most the message size and talks to at
+// most four peers. Exact when the message is a whole number of segment pairs
+// (both trees carry M/2); otherwise the even tree may carry one segment more
+// than half, and its interior nodes send that twice: at most M + s.
+TEST(Structure, BintreeSendsAtMostTheMessageToAtMostFourPeers) {
+  constexpr uint32_t s = 64;
+  for (uint32_t p = 1; p <= kMaxNodes; ++p)
+    for (uint64_t n : {uint64_t{2 * s}, uint64_t{40 * s}, uint64_t{1}, uint64_t{s + 1},
+                       uint64_t{41 * s - 5}})
+      for (Rank root : {Rank{0}, p - 1})
+        if (!measure(Algo::Bintree, p, root, n, s, [&](const model::Result& r) {
+              const uint64_t bound = n % (2 * s) == 0 ? n : n + s;
+              for (Rank x = 0; x < p; ++x) {
+                EXPECT_LE(r.nodes[x].bytes_sent, bound) << "rank " << x;
+                EXPECT_LE(r.nodes[x].peers, 4u) << "rank " << x;
+                EXPECT_EQ(r.nodes[x].duplicates_received, 0u) << "rank " << x;
+              }
+            }))
+          return;
+}
+
+}  // namespace
+}  // namespace lanecast::algos::testing
