@@ -22,6 +22,20 @@ struct Model {
 
 double log2ceil(double p) { return std::ceil(std::log2(p) - 1e-12); }
 
+// Pipelined heap-shaped binary tree over `count` nodes, each forwarding a
+// segment to its left child, then its right one: a hop costs t0 + s td to a left
+// child and t0 + 2 s td to a right one. The time from the tree's root to the
+// node whose path costs most: heap position v is at depth k = floor(log2(v+1))
+// with r = popcount(v+1) - 1 right turns.
+double heap_path_max(double count, const Model& x) {
+  double worst = 0;
+  for (uint64_t v = 0; v < static_cast<uint64_t>(count); ++v) {
+    const double k = std::floor(std::log2(double(v + 1))), r = __builtin_popcountll(v + 1) - 1;
+    worst = std::max(worst, k * x.t0 + (k + r) * x.s * x.td);
+  }
+  return worst;
+}
+
 // Closed forms in seconds, derived for this simulator's port model.
 const std::map<std::string, std::function<double(const Model&)>>& closed_forms() {
   static const std::map<std::string, std::function<double(const Model&)>> f = {
@@ -31,6 +45,22 @@ const std::map<std::string, std::function<double(const Model&)>>& closed_forms()
       {"binomial", [](const Model& x) { return log2ceil(x.p) * (x.t0 + x.n * x.td); }},
       // First segment pays t0 + s td per hop, the rest streams behind it.
       {"chain", [](const Model& x) { return (x.p - 1) * (x.t0 + x.s * x.td) + (x.n - x.s) * x.td; }},
+      // The root (two children from p = 3) paces segments 2 s td apart; the
+      // last one leaves it 2 (m-1) s td after the first, which takes the most
+      // expensive path. For a full tree of depth D: 2 n td + D (t0 + 2 s td) - 2 s td.
+      {"binary",
+       [](const Model& x) {
+         if (x.p <= 2) return (x.p - 1) * (x.t0 + x.n * x.td);
+         return 2 * (x.m - 1) * x.s * x.td + heap_path_max(x.p, x);
+       }},
+      // Two heaps over the p-1 receivers, alternate segments: the root sends
+      // one segment per s td, each tree gets one per 2 s td and forwards it
+      // like binary. The last segment reaches its heap root at n td + t0.
+      {"bintree",
+       [](const Model& x) {
+         if (x.p <= 2) return (x.p - 1) * (x.t0 + x.n * x.td);
+         return x.n * x.td + x.t0 + heap_path_max(x.p - 1, x);
+       }},
   };
   return f;
 }
@@ -78,7 +108,7 @@ TEST_P(ClosedForm, WithinFivePercent) {
     for (uint64_t n : {uint64_t{1} << 20, uint64_t{8} << 20}) check(name, p, n, 8192);
 }
 
-INSTANTIATE_TEST_SUITE_P(Registered, ClosedForm, ::testing::Values("linear", "binomial", "chain"),
+INSTANTIATE_TEST_SUITE_P(Registered, ClosedForm, ::testing::Values("linear", "binomial", "chain", "binary", "bintree"),
                          [](const auto& info) { return info.param; });
 
 // Algorithms land in algos/ before their closed form lands here: list the gap
