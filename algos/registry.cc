@@ -9,6 +9,7 @@
 #include "algos/bintree.h"
 #include "algos/chain.h"
 #include "algos/linear.h"
+#include "algos/symmetric.h"
 
 namespace lanecast::algos {
 namespace {
@@ -32,6 +33,9 @@ constexpr std::array kAlgos{
     Entry{{Algo::Bintree, "bintree",
            "two binary trees, alternating segments (Happe & Vinter's segmented bintree)"},
           &make_bintree},
+    Entry{{Algo::Symmetric, "symmetric",
+           "one piece per receiver, then every receiver to all (Juhasz, constant in p)"},
+          static_cast<Factory>(&make_symmetric)},
 };
 
 constexpr std::array<AlgoInfo, kAlgos.size()> infos() {

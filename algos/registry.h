@@ -18,6 +18,7 @@ enum class Algo : uint8_t {
   Chain = 3,
   Binary = 4,
   Bintree = 5,
+  Symmetric = 6,
 };
 
 struct AlgoInfo {

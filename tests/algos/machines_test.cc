@@ -197,5 +197,29 @@ TEST(Bintree, InteriorOfOneTreeIsALeafOfTheOther) {
   EXPECT_FALSE(m->done());
 }
 
+// p = 4, 7 segments: pieces of receivers 1, 2, 3 are [0,2), [2,4), [4,7).
+TEST(Symmetric, RootDealsPiecesRoundRobin) {
+  const Plan plan = make_plan(4, 0, 7);
+  auto m = make_machine(Algo::Symmetric, plan, 0);
+  Recorder out;
+  m->start(out);
+  EXPECT_EQ(out.take(), (Acts{send(1, 0), send(2, 2), send(3, 4), send(1, 1), send(2, 3),
+                              send(3, 5), send(3, 6)}));
+  EXPECT_TRUE(m->done());
+}
+
+TEST(Symmetric, ReceiverForwardsOnlyItsOwnPiece) {
+  const Plan plan = make_plan(4, 0, 7);
+  auto m = make_machine(Algo::Symmetric, plan, 2);
+  Recorder out;
+  m->start(out);
+  m->on_segment(3, 0, 0, out);  // own piece, future
+  EXPECT_EQ(out.take(), (Acts{deliver(3), send(3, 3), send(1, 3)}));
+  m->on_segment(5, 3, 0, out);  // someone else's piece
+  EXPECT_EQ(out.take(), Acts{deliver(5)});
+  m->on_segment(3, 0, 0, out);  // past
+  EXPECT_TRUE(out.take().empty());
+}
+
 }  // namespace
 }  // namespace lanecast::algos::testing

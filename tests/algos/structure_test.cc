@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "algos/registry.h"
+#include "algos/symmetric.h"
 #include "tests/algos/sweep.h"
 
 namespace lanecast::algos::testing {
@@ -55,6 +56,44 @@ TEST(Structure, BintreeSendsAtMostTheMessageToAtMostFourPeers) {
               }
             }))
           return;
+}
+
+// Juhasz: the root sends M bytes in total (two phases, from two segments on);
+// every receiver gets each segment exactly once.
+TEST(Structure, SymmetricRootSendsTheMessageOnce) {
+  constexpr uint32_t s = 64;
+  for (uint32_t p = 2; p <= kMaxNodes; ++p)
+    for (uint64_t n : {uint64_t{s + 1}, uint64_t{3 * s}, uint64_t{100 * s - 7}})
+      for (Rank root : {Rank{0}, p / 2})
+        if (!measure(Algo::Symmetric, p, root, n, s, [&](const model::Result& r) {
+              EXPECT_EQ(r.nodes[root].bytes_sent, n);
+              for (Rank x = 0; x < p; ++x) {
+                EXPECT_EQ(r.nodes[x].duplicates_received, 0u) << "rank " << x;
+                EXPECT_EQ(r.nodes[x].bytes_received, x == root ? 0 : n) << "rank " << x;
+              }
+            }))
+          return;
+}
+
+// Below the threshold (and for one segment) the root sends to everyone itself.
+TEST(Structure, SymmetricOnePhaseForSmallMessages) {
+  PlanParams pp;
+  pp.nodes = 9;
+  pp.root = 4;
+  pp.message_bytes = 64;
+  pp.segment_bytes = 64;
+  Plan plan(pp);
+  model::Result r = model::run(Algo::Symmetric, plan);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.nodes[4].bytes_sent, 8u * 64);
+  pp.message_bytes = 1000;
+  plan = Plan(pp);
+  r = model::run(plan, [&](Rank me) { return make_symmetric(plan, me, {.one_phase_below_bytes = 1001}); });
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.nodes[4].bytes_sent, 8u * 1000);
+  r = model::run(plan, [&](Rank me) { return make_symmetric(plan, me, {.one_phase_below_bytes = 1000}); });
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.nodes[4].bytes_sent, 1000u);
 }
 
 }  // namespace

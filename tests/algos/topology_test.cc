@@ -6,6 +6,7 @@
 
 #include "algos/topology/binomial.h"
 #include "algos/topology/chain.h"
+#include "algos/topology/pieces.h"
 #include "algos/topology/two_trees.h"
 
 namespace lanecast::algos::topology {
@@ -118,6 +119,21 @@ TEST(TwoTrees, KnownSevenReceivers) {
   EXPECT_EQ(k[1], 5u);
   EXPECT_EQ(two_tree_children(1, 1, 8, k), 0u);  // 1 is a leaf of tree 1
   EXPECT_EQ(two_tree_children(0, 7, 8, k), 0u);  // 7 is a leaf of tree 0
+}
+
+// Pieces tile the segments, differ by at most one, and piece_of inverts them.
+TEST(Pieces, TileAndInvert) {
+  for (uint32_t k = 1; k <= 40; ++k)
+    for (uint32_t m = 1; m <= 100; ++m) {
+      EXPECT_EQ(piece_begin(0, k, m), 0u);
+      EXPECT_EQ(piece_begin(k, k, m), m);
+      for (uint32_t c = 0; c < k; ++c) {
+        const uint32_t len = piece_begin(c + 1, k, m) - piece_begin(c, k, m);
+        EXPECT_TRUE(len == m / k || len == m / k + 1) << "k=" << k << " m=" << m << " c=" << c;
+        for (SegmentIndex s = piece_begin(c, k, m); s < piece_begin(c + 1, k, m); ++s)
+          ASSERT_EQ(piece_of(s, k, m), c) << "k=" << k << " m=" << m << " s=" << s;
+      }
+    }
 }
 
 }  // namespace
