@@ -9,6 +9,7 @@
 #include "algos/bintree.h"
 #include "algos/chain.h"
 #include "algos/linear.h"
+#include "algos/scatter_allgather.h"
 #include "algos/symmetric.h"
 
 namespace lanecast::algos {
@@ -36,6 +37,9 @@ constexpr std::array kAlgos{
     Entry{{Algo::Symmetric, "symmetric",
            "one piece per receiver, then every receiver to all (Juhasz, constant in p)"},
           static_cast<Factory>(&make_symmetric)},
+    Entry{{Algo::ScatterAllgather, "scatter_allgather",
+           "binomial scatter, then ring or recursive-doubling allgather (van de Geijn)"},
+          static_cast<Factory>(&make_scatter_allgather)},
 };
 
 constexpr std::array<AlgoInfo, kAlgos.size()> infos() {

@@ -19,6 +19,7 @@ enum class Algo : uint8_t {
   Binary = 4,
   Bintree = 5,
   Symmetric = 6,
+  ScatterAllgather = 7,
 };
 
 struct AlgoInfo {

@@ -221,5 +221,49 @@ TEST(Symmetric, ReceiverForwardsOnlyItsOwnPiece) {
   EXPECT_TRUE(out.take().empty());
 }
 
+// p = 4, one segment per chunk. Scatter: 2 gets chunks 2, 3; 1 gets chunk 1.
+// Recursive doubling: step 0 chunk 0 to 1, step 1 chunks 0, 1 to 2.
+TEST(ScatterAllgather, RootScattersThenDoubles) {
+  const Plan plan = make_plan(4, 0, 4);
+  auto m = make_machine(Algo::ScatterAllgather, plan, 0);
+  Recorder out;
+  m->start(out);
+  EXPECT_EQ(out.take(), (Acts{send(2, 2), send(2, 3), send(1, 1), send(1, 0), send(2, 0),
+                              send(2, 1)}));
+  EXPECT_TRUE(m->done());
+}
+
+// p = 3 (ring). Rank 1: scatter brings chunk 1, the ring from 0 brings chunk 0
+// (and chunk 2 after it went 2 -> 0 -> 1); it passes on all but chunk 2.
+TEST(ScatterAllgather, RingPassesOnAllButTheSuccessorsChunk) {
+  const Plan plan = make_plan(3, 0, 3);
+  auto m = make_machine(Algo::ScatterAllgather, plan, 1);
+  Recorder out;
+  m->start(out);
+  m->on_segment(0, 0, 0, out);  // ring, chunk 0 (future: before my own chunk)
+  EXPECT_EQ(out.take(), (Acts{send(2, 0), deliver(0)}));
+  m->on_segment(1, 0, 0, out);  // scatter, my chunk: starts round the ring
+  EXPECT_EQ(out.take(), (Acts{send(2, 1), deliver(1)}));
+  EXPECT_FALSE(m->done());
+  m->on_segment(2, 0, 0, out);  // ring, the successor's chunk: kept
+  EXPECT_EQ(out.take(), Acts{deliver(2)});
+  EXPECT_TRUE(m->done());
+}
+
+// The root takes part in the ring: it passes on what comes round from p-1.
+TEST(ScatterAllgather, RootRelaysTheRing) {
+  const Plan plan = make_plan(3, 0, 3);
+  auto m = make_machine(Algo::ScatterAllgather, plan, 0);
+  Recorder out;
+  m->start(out);
+  EXPECT_EQ(out.take(), (Acts{send(2, 2), send(1, 1), send(1, 0)}));
+  EXPECT_FALSE(m->done());  // owes the ring
+  m->on_segment(1, 2, 0, out);
+  EXPECT_TRUE(out.take().empty());  // chunk 1 belongs to the successor
+  m->on_segment(2, 2, 0, out);
+  EXPECT_EQ(out.take(), Acts{send(1, 2)});
+  EXPECT_TRUE(m->done());
+}
+
 }  // namespace
 }  // namespace lanecast::algos::testing

@@ -2,9 +2,12 @@
 // executor's per-node counters: bytes sent and received, distinct peers.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdint>
+#include <stdexcept>
 
 #include "algos/registry.h"
+#include "algos/scatter_allgather.h"
 #include "algos/symmetric.h"
 #include "tests/algos/sweep.h"
 
@@ -94,6 +97,51 @@ TEST(Structure, SymmetricOnePhaseForSmallMessages) {
   r = model::run(plan, [&](Rank me) { return make_symmetric(plan, me, {.one_phase_below_bytes = 1000}); });
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.nodes[4].bytes_sent, 1000u);
+}
+
+// van de Geijn with either allgather, forced, on every group size it allows:
+// exactly-once delivery and equal bytes (the model executor's checks), plus
+// recursive doubling receives every segment exactly once, and every node sends
+// at most twice p chunks (its scatter subtree, then p - 1 chunks of allgather).
+TEST(Structure, ScatterAllgatherBothAllgathers) {
+  for (uint64_t seed : sweep_seeds())
+    for (uint32_t p = 1; p <= kMaxNodes; ++p)
+      for (Allgather ag : {Allgather::Ring, Allgather::RecursiveDoubling}) {
+        if (ag == Allgather::RecursiveDoubling && !std::has_single_bit(p)) continue;
+        for (Rank root : sweep_roots(p, seed))
+          for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{65}, uint64_t{3 * p * 64 + 5}}) {
+            PlanParams pp;
+            pp.nodes = p;
+            pp.root = root;
+            pp.message_bytes = n;
+            pp.segment_bytes = 64;
+            const Plan plan(pp);
+            // p chunks of at most ceil(m / p) segments: twice the message when
+            // the chunks are equal.
+            const uint64_t chunk_bound = uint64_t{p} * ((plan.segments() + p - 1) / p) * 64;
+            const model::Result r = model::run(
+                plan, [&](Rank me) { return make_scatter_allgather(plan, me, ag); },
+                model::Options{.seed = seed});
+            SCOPED_TRACE(::testing::Message() << "p=" << p << " root=" << root << " n=" << n
+                                              << (ag == Allgather::Ring ? " ring" : " doubling")
+                                              << " seed=" << seed << " (LANECAST_SEED=" << seed << ")");
+            ASSERT_TRUE(r.ok) << r.error;
+            for (Rank x = 0; x < p; ++x) {
+              if (ag == Allgather::RecursiveDoubling) {
+                EXPECT_EQ(r.nodes[x].duplicates_received, 0u) << "rank " << x;
+                EXPECT_EQ(r.nodes[x].bytes_received, x == root ? 0 : n) << "rank " << x;
+              }
+              EXPECT_LE(r.nodes[x].bytes_sent, 2 * chunk_bound) << "rank " << x;
+            }
+          }
+      }
+}
+
+TEST(Structure, RecursiveDoublingNeedsAPowerOfTwo) {
+  PlanParams pp;
+  pp.nodes = 6;
+  const Plan plan(pp);
+  EXPECT_THROW(make_scatter_allgather(plan, 0, Allgather::RecursiveDoubling), std::invalid_argument);
 }
 
 }  // namespace

@@ -8,10 +8,17 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "algos/model/model.h"
+#include "algos/registry.h"
+
+namespace lanecast::algos {
+// gtest prints a parameter with this, not as raw bytes.
+inline void PrintTo(Algo a, std::ostream* os) { *os << algo_info(a).name; }
+}  // namespace lanecast::algos
 
 namespace lanecast::algos::testing {
 
