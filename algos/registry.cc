@@ -8,6 +8,7 @@
 #include "algos/binomial.h"
 #include "algos/bintree.h"
 #include "algos/chain.h"
+#include "algos/hypercube.h"
 #include "algos/linear.h"
 #include "algos/scatter_allgather.h"
 #include "algos/symmetric.h"
@@ -40,6 +41,9 @@ constexpr std::array kAlgos{
     Entry{{Algo::ScatterAllgather, "scatter_allgather",
            "binomial scatter, then ring or recursive-doubling allgather (van de Geijn)"},
           static_cast<Factory>(&make_scatter_allgather)},
+    Entry{{Algo::Hypercube, "hypercube",
+           "dimension-ordered hypercube, store-and-forward (Figueira; rank order here)"},
+          static_cast<Factory>(&make_hypercube)},
 };
 
 constexpr std::array<AlgoInfo, kAlgos.size()> infos() {

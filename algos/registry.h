@@ -20,6 +20,7 @@ enum class Algo : uint8_t {
   Bintree = 5,
   Symmetric = 6,
   ScatterAllgather = 7,
+  Hypercube = 8,
 };
 
 struct AlgoInfo {
