@@ -4,6 +4,9 @@
     lanecast plan --algo all --nodes 2:1024 --size 64K,8M --json > plan.json
     tools/plot_plan.py plan.json -o docs/plan.png        # one panel per size
     tools/plot_plan.py plan.json --table                 # markdown table
+    tools/plot_plan.py plan.json --table --into docs/algorithms.md
+                       # the table replaces what stands between the lines
+                       # <!-- plan-table --> and <!-- /plan-table --> of that file
 
 Input: one or more files (or stdin) holding JSON arrays of plan objects, or one
 object per line. Each object needs algo, nodes, size and predicted_us (the
@@ -83,8 +86,12 @@ def plot(runs, path, title):
     import matplotlib.pyplot as plt
 
     sizes = sorted({r["size"] for r in runs})
-    fig, axes = plt.subplots(1, len(sizes), figsize=(5.2 * len(sizes), 4.4), squeeze=False)
-    for ax, size in zip(axes[0], sizes):
+    cols = min(2, len(sizes))
+    rows = (len(sizes) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 4.6 * rows), squeeze=False)
+    for ax in axes.flat[len(sizes):]:
+        ax.set_visible(False)
+    for ax, size in zip(axes.flat, sizes):
         series = defaultdict(list)
         for r in runs:
             if r["size"] == size and r.get("complete", True):
@@ -111,11 +118,24 @@ def main():
     ap.add_argument("-o", "--output", default="docs/plan.png", help="PNG to write [docs/plan.png]")
     ap.add_argument("--table", action="store_true", help="print a markdown table instead of plotting")
     ap.add_argument("--title", default="", help="figure title")
+    ap.add_argument("--into", metavar="MARKDOWN", help="with --table: replace the table in this file "
+                    "between <!-- plan-table --> and <!-- /plan-table -->")
     args = ap.parse_args()
     runs = load(args.inputs)
     if not runs:
         sys.exit("plot_plan: no plan objects in the input")
-    if args.table:
+    if args.table and args.into:
+        import io
+        buf = io.StringIO()
+        table(runs, buf)
+        text = open(args.into).read()
+        begin, end = "<!-- plan-table -->\n", "<!-- /plan-table -->"
+        i, j = text.find(begin), text.find(end)
+        if i < 0 or j < i:
+            sys.exit(f"plot_plan: {args.into} has no {begin.strip()} ... {end} block")
+        open(args.into, "w").write(text[: i + len(begin)] + buf.getvalue() + text[j:])
+        print(f"updated the table in {args.into}")
+    elif args.table:
         table(runs, sys.stdout)
     else:
         plot(runs, args.output, args.title)
