@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "algos/hypercube.h"
 #include "algos/sim/simulator.h"
 #include "apps/plan/plan_args.h"
 #include "apps/plan/plan_options.h"
@@ -102,7 +103,7 @@ void print_json(const PlanConfig& c, const Run& r) {
   const SimResult& s = r.result;
   std::cout << "{\"algo\":\"" << algos::algo_info(r.algo).name << "\",\"nodes\":" << r.nodes
             << ",\"size\":" << r.size << ",\"segment\":" << c.segment << ",\"lanes\":" << c.lanes
-            << ",\"root\":" << c.root << ",\"t0_us\":" << fmt("%g", c.t0_us)
+            << ",\"root\":" << c.root << ",\"order\":\"" << c.order << "\",\"t0_us\":" << fmt("%g", c.t0_us)
             << ",\"bw_mbytes_per_s\":" << fmt("%g", c.bw_mbytes) << ",\"tx_order\":\""
             << (c.net.tx_order == algos::sim::TxOrder::Fifo ? "fifo" : "rr") << "\",\"topology\":\""
             << json_escape(c.topology_file) << "\",\"complete\":" << (s.complete ? "true" : "false");
@@ -124,6 +125,7 @@ void print_header(const PlanConfig& c) {
             << ", root " << c.root << ", tx order "
             << (c.net.tx_order == algos::sim::TxOrder::Fifo ? "fifo" : "round robin");
   if (!c.topology_file.empty()) std::cout << ", topology " << c.topology_file;
+  if (c.order != "id") std::cout << ", order " << c.order;
   if (c.net.frame_overhead_bytes > 0) std::cout << ", +" << c.net.frame_overhead_bytes << " B/frame";
   if (c.net.frame_overhead_time > 0) std::cout << ", +" << us(c.net.frame_overhead_time) << " us/frame";
   if (c.net.port_capacity > 0) std::cout << ", port " << fmt("%g", c.net.port_capacity / 1e6) << " MB/s";
@@ -143,6 +145,23 @@ void print_summary(const std::vector<Summary>& runs) {
   }
 }
 
+// Figueira's form-hypercube order for p nodes from the topology's latencies.
+std::vector<algos::Rank> form_order(const PlanConfig& c, uint32_t p) {
+  std::vector<double> latency(size_t{p} * p, 0);
+  for (algos::Rank a = 0; a < p; ++a)
+    for (algos::Rank b = 0; b < p; ++b)
+      if (a != b) latency[size_t{a} * p + b] = static_cast<double>(c.net.latency.latency(a, b)) / 1e6;
+  return algos::topology::form_hypercube(p, latency, c.form_passes);
+}
+
+SimResult simulate_one(const PlanConfig& c, algos::Algo a, const algos::Plan& plan,
+                       const algos::sim::SimOptions& opt) {
+  if (c.form_passes.empty() || a != algos::Algo::Hypercube) return algos::sim::simulate(a, plan, c.net, opt);
+  const std::vector<algos::Rank> order = form_order(c, plan.nodes());
+  return algos::sim::simulate(
+      plan, [&](algos::Rank r) { return algos::make_hypercube(plan, r, order); }, c.net, opt);
+}
+
 int run_plan(const PlanConfig& c) {
   std::vector<Summary> runs;
   bool all_complete = true;
@@ -160,7 +179,7 @@ int run_plan(const PlanConfig& c) {
         const algos::Plan plan(pp);
         algos::sim::SimOptions opt;
         opt.validate = c.validate && uint64_t{p} * plan.segments() <= kValidateLimit;
-        const Run r{a, p, n, plan.segments(), algos::sim::simulate(a, plan, c.net, opt)};
+        const Run r{a, p, n, plan.segments(), simulate_one(c, a, plan, opt)};
         all_complete = all_complete && r.result.complete;
         if (c.json) {
           if (!runs.empty()) std::cout << ",\n";

@@ -48,7 +48,8 @@ OptionTable make_table(PlanConfig& c, Raw& raw) {
          "latency per pair: sites, pairs or a matrix (docs/algorithms.md; config/topologies/)",
          [&](std::string_view v) { c.topology_file = std::string(v); }});
   t.add({"order", "id|form", "id",
-         "rank order: identifiers, or form-hypercube's latency-aware order (not available yet)",
+         "hypercube's node order: identifiers, or Figueira's form-hypercube from the topology's "
+         "latencies ('form' = the double version; form1, form2, form3: single passes)",
          [&](std::string_view v) { raw.order = std::string(v); }});
   t.add({"mcast-loss", "FRACTION", "none",
          "per-receiver multicast loss probability, for multicast algorithms (none registered yet)",
@@ -134,10 +135,13 @@ PlanConfig parse_plan_options(int argc, char** argv) {
   if (c.lanes == 0) throw UsageError("--lanes: a node needs at least one lane");
   for (uint32_t p : c.nodes)
     if (c.root >= p) throw UsageError("--root " + std::to_string(c.root) + " is outside a group of " + std::to_string(p));
-  if (raw.order == "form")
-    throw UsageError("--order form: the latency-aware form-hypercube order is not available yet "
-                     "(it comes with the hypercube algorithm); use --order id");
-  if (raw.order != "id") throw UsageError("--order: want 'id' or 'form', not '" + raw.order + "'");
+  c.order = raw.order;
+  if (raw.order == "form" || raw.order == "form-double") c.form_passes = algos::topology::form_double();
+  else if (raw.order == "form1") c.form_passes = algos::topology::form_single(1);
+  else if (raw.order == "form2") c.form_passes = algos::topology::form_single(2);
+  else if (raw.order == "form3") c.form_passes = algos::topology::form_single(3);
+  else if (raw.order != "id")
+    throw UsageError("--order: want id, form (form-double), form1, form2 or form3, not '" + raw.order + "'");
   if (raw.mcast_loss)
     throw UsageError("--mcast-loss: no multicast algorithm is registered yet (mcast_chain), and "
                      "the simulator has no multicast to lose; leave it out");
@@ -158,6 +162,11 @@ PlanConfig parse_plan_options(int argc, char** argv) {
   c.net.switch_capacity = raw.switch_mbytes * 1e6;
   c.net.lanes_share_port = raw.shared_port;
   c.algos = resolve_algos(raw.algo);
+  if (!c.form_passes.empty())
+    for (algos::Algo a : c.algos)
+      if (a != algos::Algo::Hypercube)
+        throw UsageError("--order " + raw.order + " applies to --algo hypercube only, not to " +
+                         std::string(algos::algo_info(a).name) + " (no other algorithm has a latency-aware order)");
   return c;
 }
 

@@ -7,6 +7,7 @@
 
 #include "algos/registry.h"
 #include "algos/sim/simulator.h"
+#include "algos/topology/form_hypercube.h"
 
 namespace lanecast::apps {
 
@@ -21,6 +22,9 @@ struct PlanConfig {
   double t0_us = 10;
   double bw_mbytes = 1250;
   std::string topology_file;
+  // --order: empty = identifiers; else form-hypercube's passes (hypercube only).
+  std::string order = "id";
+  std::vector<algos::topology::FormPass> form_passes;
   bool validate = true;               // --no-validate turns it off
   bool json = false;
   bool per_rank = false;

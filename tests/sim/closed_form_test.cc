@@ -44,6 +44,8 @@ const std::map<std::string, std::function<double(const Model&)>>& closed_forms()
       // Store-and-forward rounds, largest subtree first: ceil(log2 p)(t0 + n td).
       {"binomial", [](const Model& x) { return log2ceil(x.p) * (x.t0 + x.n * x.td); }},
       // First segment pays t0 + s td per hop, the rest streams behind it.
+      // Dimension-ordered, store-and-forward: the same rounds as binomial.
+      {"hypercube", [](const Model& x) { return log2ceil(x.p) * (x.t0 + x.n * x.td); }},
       {"chain", [](const Model& x) { return (x.p - 1) * (x.t0 + x.s * x.td) + (x.n - x.s) * x.td; }},
       // The root (two children from p = 3) paces segments 2 s td apart; the
       // last one leaves it 2 (m-1) s td after the first, which takes the most
@@ -112,7 +114,8 @@ TEST_P(ClosedForm, WithinFivePercent) {
     for (uint64_t n : {uint64_t{1} << 20, uint64_t{8} << 20}) check(name, p, n, 8192);
 }
 
-INSTANTIATE_TEST_SUITE_P(Registered, ClosedForm, ::testing::Values("linear", "binomial", "chain", "binary", "bintree"),
+INSTANTIATE_TEST_SUITE_P(Registered, ClosedForm, ::testing::Values("linear", "binomial", "chain", "binary", "bintree",
+                                                             "hypercube"),
                          [](const auto& info) { return info.param; });
 
 // Juhasz's own analysis: the root sends every receiver its whole piece (n/(p-1)

@@ -54,8 +54,8 @@ TEST(Plan, BadInputIsExitTwoWithAMessage) {
       {{"--nodes", "8", "--size", "1M", "--segment", "0"}, "--segment"},
       {{"--nodes", "8", "--size", "1M", "--bw", "-5"}, "--bw"},
       {{"--nodes", "8", "--size", "1M", "--root", "8"}, "--root 8 is outside"},
-      {{"--nodes", "8", "--size", "1M", "--order", "form"}, "form-hypercube"},
-      {{"--nodes", "8", "--size", "1M", "--order", "random"}, "want 'id' or 'form'"},
+      {{"--nodes", "8", "--size", "1M", "--order", "form"}, "applies to --algo hypercube only"},
+      {{"--nodes", "8", "--size", "1M", "--order", "random"}, "want id, form"},
       {{"--nodes", "8", "--size", "1M", "--mcast-loss", "0.5"}, "--mcast-loss"},
       {{"--nodes", "8", "--size", "1M", "--mcast-loss", "2"}, "outside"},
       {{"--nodes", "8", "--size", "1M", "--topology", "/nonexistent/topo"}, "cannot read"},
@@ -93,6 +93,22 @@ TEST(Plan, JsonHasTheIssueFields) {
     EXPECT_NE(o.out.find(f), std::string::npos) << f << "\n" << o.out;
   EXPECT_EQ(o.out.front(), '[');
   EXPECT_EQ(o.out.substr(o.out.size() - 2), "]\n");
+}
+
+TEST(Plan, FormHypercubeOrderFromTheTopology) {
+  if (!algos::algo_by_name("hypercube")) GTEST_SKIP() << "hypercube is not registered yet";
+  const std::string topo = std::string(LANECAST_SOURCE_DIR) + "/config/topologies/islands4.topo";
+  const Outcome id = plan({"--algo", "hypercube", "--nodes", "16", "--size", "64K", "--topology", topo, "--json"});
+  const Outcome form2 = plan({"--algo", "hypercube", "--nodes", "16", "--size", "64K", "--topology", topo,
+                              "--order", "form2", "--json"});
+  ASSERT_EQ(id.rc, 0) << id.err;
+  ASSERT_EQ(form2.rc, 0) << form2.err;
+  EXPECT_NE(form2.out.find("\"order\":\"form2\""), std::string::npos) << form2.out;
+  auto predicted = [](const std::string& out) {
+    const size_t at = out.find("\"predicted_us\":");
+    return std::stod(out.substr(at + 15));
+  };
+  EXPECT_LT(predicted(form2.out), predicted(id.out));  // islands4 interleaves its islands
 }
 
 TEST(Plan, TextSummarisesLargeGroups) {
