@@ -1,6 +1,9 @@
 // Ethernet framing shared by every Ethernet port: lanecast frames are Ethernet
-// II with the IEEE 802 local experimental EtherType 0x88B5.
+// II with the IEEE 802 local experimental EtherType 0x88B5 (802 local
+// experimental 1), addressed by MAC.
 #pragma once
+
+#include <rte_ether.h>
 
 #include <cstdint>
 #include <cstring>
@@ -10,10 +13,11 @@
 namespace lanecast::drivers::ethernet {
 
 inline constexpr uint16_t kEtherType = 0x88B5;
-inline constexpr uint16_t kHeaderBytes = 14;
+inline constexpr uint16_t kHeaderBytes = 14;        // dst 6 + src 6 + EtherType 2
 inline constexpr uint16_t kWireOverheadBytes = 24;  // preamble 8 + FCS 4 + inter-frame gap 12
+inline constexpr uint16_t kMinFrameBytes = 60;      // without FCS; shorter frames are padded
 
-using Mac = uint8_t[6];
+// --- MAC <-> PeerAddress ---------------------------------------------------
 
 inline PeerAddress to_peer(const uint8_t mac[6]) {
   PeerAddress a;
@@ -21,23 +25,56 @@ inline PeerAddress to_peer(const uint8_t mac[6]) {
   std::memcpy(a.bytes, mac, 6);
   return a;
 }
+inline PeerAddress to_peer(const rte_ether_addr& mac) { return to_peer(mac.addr_bytes); }
 
+// The MAC a PeerAddress holds; false (and `out` untouched) unless it is 6 bytes.
+inline bool to_ether(const PeerAddress& a, rte_ether_addr* out) {
+  if (a.len != RTE_ETHER_ADDR_LEN) return false;
+  std::memcpy(out->addr_bytes, a.bytes, RTE_ETHER_ADDR_LEN);
+  return true;
+}
+
+inline constexpr uint8_t kBroadcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+inline PeerAddress broadcast() { return to_peer(kBroadcast); }
+
+// Group (multicast or broadcast) addresses have the I/G bit set.
+inline bool is_group(const uint8_t* mac) { return (mac[0] & 1) != 0; }
+
+// --- lanecast's own MACs ---------------------------------------------------
+//
 // A locally administered unicast MAC naming (node, lane): 02:4c:43:nn:nn:ll
-// ("LC"); the fabric routes by it.
+// ("LC", node big-endian in two bytes, lane in one). A port of the in-process
+// fabric carries node_mac(node, 0); ports that are separate NICs per lane may
+// use one MAC per lane.
+
+inline constexpr uint32_t kMaxNodes = 65536;
+inline constexpr uint32_t kMaxLanes = 256;
+
 inline PeerAddress node_mac(uint32_t node, uint16_t lane) {
   const uint8_t m[6] = {0x02, 0x4c, 0x43, static_cast<uint8_t>(node >> 8),
                         static_cast<uint8_t>(node), static_cast<uint8_t>(lane)};
   return to_peer(m);
 }
 
+inline bool is_node_mac(const uint8_t* mac) {
+  return mac[0] == 0x02 && mac[1] == 0x4c && mac[2] == 0x43;
+}
+
 // The node a node_mac() names, or false for any other address.
 inline bool node_of_mac(const uint8_t* mac, uint32_t* node) {
-  if (mac[0] != 0x02 || mac[1] != 0x4c || mac[2] != 0x43) return false;
+  if (!is_node_mac(mac)) return false;
   *node = static_cast<uint32_t>(mac[3]) << 8 | mac[4];
   return true;
 }
 
-inline bool is_group(const uint8_t* mac) { return (mac[0] & 1) != 0; }
+// The lane a node_mac() names, or false for any other address.
+inline bool lane_of_mac(const uint8_t* mac, uint16_t* lane) {
+  if (!is_node_mac(mac)) return false;
+  *lane = mac[5];
+  return true;
+}
+
+// --- link header -----------------------------------------------------------
 
 inline void write_header(uint8_t* at, const PeerAddress& dst, const PeerAddress& src) {
   std::memcpy(at, dst.bytes, 6);
@@ -46,9 +83,14 @@ inline void write_header(uint8_t* at, const PeerAddress& dst, const PeerAddress&
   at[13] = static_cast<uint8_t>(kEtherType & 0xff);
 }
 
-// Addressed to `self` (or to a group address) and carrying our EtherType.
+inline bool is_lanecast(const uint8_t* hdr) {
+  return hdr[12] == (kEtherType >> 8) && hdr[13] == (kEtherType & 0xff);
+}
+
+// Carries our EtherType and is addressed to `self` or to a group address (a
+// promiscuous port sees everyone's frames; this is the software filter).
 inline bool accepts(const uint8_t* hdr, const PeerAddress& self) {
-  if (hdr[12] != (kEtherType >> 8) || hdr[13] != (kEtherType & 0xff)) return false;
+  if (!is_lanecast(hdr)) return false;
   return is_group(hdr) || std::memcmp(hdr, self.bytes, 6) == 0;
 }
 

@@ -1,10 +1,13 @@
-// DpdkPort set-up: probe, configure, queues, start, and teardown.
+// DpdkPort set-up: probe, configure, queues, start, and teardown. The datapath
+// (rx_burst / tx_burst) is inline in dpdk_port.h.
 #include "drivers/dpdk/dpdk_port.h"
 
+#include <net/if.h>
 #include <rte_bus.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
 
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -18,29 +21,79 @@ std::string err(const std::string& what, int rc) {
   return what + ": " + rte_strerror(rc < 0 ? -rc : rc);
 }
 
+// The value of `key=` in "name,key=value,...", or "".
+std::string devarg(const std::string& devargs, const std::string& key) {
+  size_t pos = 0;
+  while ((pos = devargs.find(',', pos)) != std::string::npos) {
+    ++pos;
+    if (devargs.compare(pos, key.size() + 1, key + "=") == 0) {
+      const size_t start = pos + key.size() + 1;
+      return devargs.substr(start, devargs.find(',', start) - start);
+    }
+  }
+  return "";
+}
+
+// Kernel-interface PMDs fail to probe with a bare -EINVAL when the interface
+// is missing; say which interface instead.
+void check_interface(const std::string& devargs) {
+  const char* kind = nullptr;
+  if (devargs.rfind("net_af_packet", 0) == 0) kind = "af_packet";
+  else if (devargs.rfind("net_af_xdp", 0) == 0) kind = "af_xdp";
+  if (kind == nullptr) return;
+  const std::string iface = devarg(devargs, "iface");
+  if (iface.empty()) throw std::invalid_argument(std::string(kind) + ": '" + devargs + "' names no iface=");
+  if (if_nametoindex(iface.c_str()) == 0)
+    throw std::runtime_error(std::string(kind) + ": interface " + iface + " not found");
+}
+
 }  // namespace
 
 std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& devargs, const DpdkPortOptions& o) {
   if (devargs.empty()) throw std::invalid_argument("dpdk port: empty devargs");
-  const int rc = rte_dev_probe(devargs.c_str());
-  if (rc < 0) throw std::runtime_error(err("dpdk port: cannot probe '" + devargs + "'", rc));
+  check_interface(devargs);
   const std::string name = devargs.substr(0, devargs.find(','));
   uint16_t id;
+  if (rte_eth_dev_get_port_by_name(name.c_str(), &id) == 0)
+    throw std::runtime_error("dpdk port: " + name + " is already open");
+  const int rc = rte_dev_probe(devargs.c_str());
+  if (rc < 0) throw std::runtime_error(err("dpdk port: cannot probe '" + devargs + "'", rc));
   if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0)
     throw std::runtime_error("dpdk port: '" + devargs + "' probed but no ethdev named " + name);
-  return std::make_unique<DpdkPort>(id, o, /*detach_on_close=*/true);
+  try {
+    return std::make_unique<DpdkPort>(id, o, /*detach_on_close=*/true);
+  } catch (...) {
+    rte_eth_dev_info info;
+    if (rte_eth_dev_info_get(id, &info) == 0 && info.device != nullptr) rte_dev_remove(info.device);
+    throw;
+  }
 }
 
 DpdkPort::DpdkPort(uint16_t port_id, const DpdkPortOptions& o, bool detach_on_close)
     : port_id_(port_id), lanes_(o.lanes), max_frame_(o.max_frame_bytes), detach_(detach_on_close) {
-  if (!rte_eth_dev_is_valid_port(port_id)) throw std::invalid_argument("dpdk port: no port " + std::to_string(port_id));
+  if (!rte_eth_dev_is_valid_port(port_id))
+    throw std::invalid_argument("dpdk port: no port " + std::to_string(port_id));
   if (o.lanes == 0) throw std::invalid_argument("dpdk port: at least one lane");
   if (o.rx_pool == nullptr) throw std::invalid_argument("dpdk port: rx mempool missing");
+  if (o.max_frame_bytes < ethernet::kMinFrameBytes)
+    throw std::invalid_argument("dpdk port: max frame of " + std::to_string(o.max_frame_bytes) +
+                                " bytes is below Ethernet's 60");
+  if (o.set_mac && o.mac.len != RTE_ETHER_ADDR_LEN)
+    throw std::invalid_argument("dpdk port: a MAC has 6 bytes, not " + std::to_string(o.mac.len));
   char nm[RTE_ETH_NAME_MAX_LEN];
   name_ = rte_eth_dev_get_name_by_port(port_id, nm) == 0 ? nm : "port" + std::to_string(port_id);
+  try {
+    setup(o);
+  } catch (...) {
+    if (started_) rte_eth_dev_stop(port_id_);  // the caller still owns the ethdev
+    throw;
+  }
+}
 
+void DpdkPort::setup(const DpdkPortOptions& o) {
+  const uint16_t id = port_id_;
   rte_eth_dev_info info;
-  int rc = rte_eth_dev_info_get(port_id, &info);
+  int rc = rte_eth_dev_info_get(id, &info);
   if (rc != 0) throw std::runtime_error(err("dpdk port " + name_ + ": no device info", rc));
   device_ = info.device;
   if (info.max_rx_queues < o.lanes || info.max_tx_queues < o.lanes)
@@ -52,40 +105,56 @@ DpdkPort::DpdkPort(uint16_t port_id, const DpdkPortOptions& o, bool detach_on_cl
                                 " bytes exceed the device's " + std::to_string(info.max_rx_pktlen));
 
   rte_eth_conf conf{};
-  if (o.max_frame_bytes > RTE_ETHER_MAX_LEN) conf.rxmode.mtu = o.max_frame_bytes - ethernet::kHeaderBytes;
+  // max_frame_bytes counts the link header but not the FCS; the MTU neither.
+  const uint32_t mtu = o.max_frame_bytes - ethernet::kHeaderBytes;
+  if (mtu > RTE_ETHER_MTU) {
+    if (mtu > info.max_mtu)
+      throw std::invalid_argument("dpdk port " + name_ + ": MTU " + std::to_string(mtu) +
+                                  " exceeds the device's " + std::to_string(info.max_mtu));
+    conf.rxmode.mtu = mtu;
+  }
+  // A frame longer than one receive buffer needs scattered receive.
+  const uint32_t room = rte_pktmbuf_data_room_size(o.rx_pool);
+  if (room < RTE_PKTMBUF_HEADROOM + o.max_frame_bytes && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
+    conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
   // Forwarded frames are a header mbuf chained to a payload mbuf.
   if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
-  rc = rte_eth_dev_configure(port_id, o.lanes, o.lanes, &conf);
+  rc = rte_eth_dev_configure(id, o.lanes, o.lanes, &conf);
   if (rc != 0) throw std::runtime_error(err("dpdk port " + name_ + ": configure", rc));
   uint16_t nrx = o.rx_descriptors, ntx = o.tx_descriptors;
-  rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &nrx, &ntx);
-  const int socket = rte_eth_dev_socket_id(port_id);
+  rc = rte_eth_dev_adjust_nb_rx_tx_desc(id, &nrx, &ntx);
+  if (rc != 0) throw std::runtime_error(err("dpdk port " + name_ + ": descriptor counts", rc));
+  const int socket = rte_eth_dev_socket_id(id);
+  const unsigned sock = socket < 0 ? SOCKET_ID_ANY : static_cast<unsigned>(socket);
   for (uint16_t q = 0; q < o.lanes; ++q) {
-    rc = rte_eth_rx_queue_setup(port_id, q, nrx, socket < 0 ? SOCKET_ID_ANY : socket, nullptr, o.rx_pool);
+    rc = rte_eth_rx_queue_setup(id, q, nrx, sock, nullptr, o.rx_pool);
     if (rc != 0) throw std::runtime_error(err("dpdk port " + name_ + ": rx queue " + std::to_string(q), rc));
-    rc = rte_eth_tx_queue_setup(port_id, q, ntx, socket < 0 ? SOCKET_ID_ANY : socket, nullptr);
+    rc = rte_eth_tx_queue_setup(id, q, ntx, sock, nullptr);
     if (rc != 0) throw std::runtime_error(err("dpdk port " + name_ + ": tx queue " + std::to_string(q), rc));
   }
   bool software_mac = false;
   if (o.set_mac) {
-    if (o.mac.len != 6) throw std::invalid_argument("dpdk port: a MAC has 6 bytes");
     rte_ether_addr a;
-    std::memcpy(a.addr_bytes, o.mac.bytes, 6);
-    rc = rte_eth_dev_default_mac_addr_set(port_id, &a);
-    // Ring and similar software PMDs cannot change their MAC; frames are
-    // addressed and filtered in software (promiscuous + accepts()) instead.
+    ethernet::to_ether(o.mac, &a);
+    rc = rte_eth_dev_default_mac_addr_set(id, &a);
+    // PMDs that cannot change their MAC: frames are addressed and filtered in
+    // software (promiscuous + accepts()) instead.
     if (rc == -ENOTSUP) software_mac = true;
     else if (rc != 0) throw std::runtime_error(err("dpdk port " + name_ + ": set MAC", rc));
   }
-  rc = rte_eth_dev_start(port_id);
+  rc = rte_eth_dev_start(id);
   if (rc != 0) throw std::runtime_error(err("dpdk port " + name_ + ": start", rc));
-  rte_eth_promiscuous_enable(port_id);  // not every PMD supports it; accepts() filters
+  started_ = true;
+  // Not every PMD has a promiscuous mode (and a ring port needs none):
+  // accepts() is the filter that counts.
+  rte_eth_promiscuous_enable(id);
   if (software_mac) {
     mac_ = o.mac;
   } else {
     rte_ether_addr a;
-    rte_eth_macaddr_get(port_id, &a);
-    mac_ = ethernet::to_peer(a.addr_bytes);
+    rc = rte_eth_macaddr_get(id, &a);
+    if (rc != 0) throw std::runtime_error(err("dpdk port " + name_ + ": read MAC", rc));
+    mac_ = ethernet::to_peer(a);
   }
 }
 
@@ -110,6 +179,21 @@ rte_eth_stats DpdkPort::stats() const {
   rte_eth_stats s{};
   rte_eth_stats_get(port_id_, &s);
   return s;
+}
+
+std::vector<std::pair<std::string, uint64_t>> DpdkPort::xstats() const {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  const int n = rte_eth_xstats_get(port_id_, nullptr, 0);
+  if (n <= 0) return out;
+  std::vector<rte_eth_xstat> values(static_cast<size_t>(n));
+  std::vector<rte_eth_xstat_name> names(static_cast<size_t>(n));
+  const int got = rte_eth_xstats_get(port_id_, values.data(), static_cast<unsigned>(n));
+  const int named = rte_eth_xstats_get_names(port_id_, names.data(), static_cast<unsigned>(n));
+  if (got != n || named != n) return out;
+  out.reserve(static_cast<size_t>(n));
+  for (const rte_eth_xstat& v : values)
+    if (v.id < static_cast<uint64_t>(n)) out.emplace_back(names[v.id].name, v.value);
+  return out;
 }
 
 }  // namespace lanecast::drivers

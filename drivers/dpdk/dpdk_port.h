@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "drivers/port.h"
 
@@ -25,12 +27,18 @@ struct DpdkPortOptions {
   PeerAddress mac;
 };
 
+// Set-up throws std::invalid_argument for bad options and std::runtime_error
+// (with DPDK's reason) when the device refuses; a port that fails to open
+// leaves nothing behind (a probed device is removed again).
 class DpdkPort final : public Port {
  public:
   // Probes `devargs` (e.g. "net_af_packet0,iface=veth0") and opens the port.
   static std::unique_ptr<DpdkPort> open(const std::string& devargs, const DpdkPortOptions& o);
-  // Configures and starts an ethdev that already exists (e.g. from rte_eth_from_rings).
+  // Configures and starts an ethdev that already exists (e.g. from
+  // rte_eth_from_rings). With detach_on_close the device is removed (vdev
+  // freed) on destruction; otherwise the port is stopped and closed.
   DpdkPort(uint16_t port_id, const DpdkPortOptions& o, bool detach_on_close = false);
+  // Stops the port, then closes it (or removes its device, see above).
   ~DpdkPort() override;
   DpdkPort(const DpdkPort&) = delete;
   DpdkPort& operator=(const DpdkPort&) = delete;
@@ -51,9 +59,13 @@ class DpdkPort final : public Port {
   bool accepts(const uint8_t* link_header) const override;
 
   uint16_t port_id() const { return port_id_; }
+  // Control path only (the PMD may take locks or make system calls).
   rte_eth_stats stats() const;
+  std::vector<std::pair<std::string, uint64_t>> xstats() const;  // name, value
 
  private:
+  void setup(const DpdkPortOptions& o);
+
   uint16_t port_id_;
   uint16_t lanes_;
   uint32_t max_frame_;
@@ -61,6 +73,7 @@ class DpdkPort final : public Port {
   std::string name_;
   bool detach_;
   rte_device* device_ = nullptr;
+  bool started_ = false;
 };
 
 }  // namespace lanecast::drivers
