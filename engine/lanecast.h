@@ -63,7 +63,10 @@ struct GroupOptions {
   uint64_t max_message_bytes = 16u << 20;   // sizes buffers and pools
   uint32_t window = 128;                    // frames in flight per peer
   double peer_timeout_ms = 3000;            // silence that fails a broadcast
-  FabricOptions fabric;
+  FabricOptions fabric;                     // used when `ports` is empty
+  // DPDK devargs, one per member (e.g. "net_af_packet0,iface=veth0"): members
+  // talk over these ports instead of the in-process fabric.
+  std::vector<std::string> ports;
 };
 
 // A broadcast in progress on one member.
@@ -113,8 +116,9 @@ struct FabricCounters {
   uint64_t switched = 0, lost = 0, queue_drops = 0, unknown_destination = 0;
 };
 
-// p members joined by the in-process fabric (DPDK ring ports and an emulated
-// switch), all served by this process's polling cores.
+// p members in this process, served by its polling cores, joined either by the
+// in-process fabric (DPDK ring ports and an emulated switch) or by one DPDK
+// port each (GroupOptions::ports).
 class LocalGroup {
  public:
   ~LocalGroup();

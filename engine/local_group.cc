@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "drivers/dpdk/dpdk_port.h"
+#include "drivers/ethernet.h"
 #include "drivers/fabric/fabric.h"
 #include "engine/clock.h"
 #include "engine/lanecast.h"
@@ -44,7 +46,13 @@ PoolPtr make_pool(const std::string& name, uint32_t count, uint32_t data_room) {
   return PoolPtr(p);
 }
 
+// Room for the longest link header a port may write (Ethernet: 14).
+constexpr uint32_t kMaxLinkHeader = 64;
+
 void validate(const GroupOptions& o) {
+  if (!o.ports.empty() && o.ports.size() != o.nodes)
+    throw std::invalid_argument("group: " + std::to_string(o.ports.size()) + " ports given for " +
+                                std::to_string(o.nodes) + " nodes");
   if (o.nodes == 0) throw std::invalid_argument("group: --nodes must be at least 1");
   if (o.nodes > 1024) throw std::invalid_argument("group: at most 1024 nodes in one process");
   if (o.segment_bytes < 1 || o.segment_bytes > 9000)
@@ -67,7 +75,8 @@ void validate(const GroupOptions& o) {
 struct LocalGroup::Impl {
   PoolPtr payload_pool;
   PoolPtr header_pool;
-  std::unique_ptr<drivers::Fabric> fabric;
+  std::unique_ptr<drivers::Fabric> fabric;             // the in-process fabric, or
+  std::vector<std::unique_ptr<drivers::DpdkPort>> own_ports;  // one port per member
   std::unique_ptr<FabricTask> fabric_task;
   std::vector<std::unique_ptr<engine::Node>> nodes;
   std::vector<std::pair<engine::Poller*, engine::PollTask*>> placement;
@@ -92,26 +101,42 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
       std::min<uint64_t>(4 * uint64_t{o.nodes} * fanout * o.window + 8192, 1u << 22);
   if (payload_count > (1u << 24)) throw std::invalid_argument("group: message limit needs too many buffers");
   const std::string tag = "g" + std::to_string(gid);
-  im.payload_pool = make_pool(tag + "_payload", static_cast<uint32_t>(payload_count),
-                              RTE_PKTMBUF_HEADROOM + o.segment_bytes);
+  // Payload buffers also receive whole frames on NIC-like ports (af_packet).
+  const uint32_t max_frame = drivers::ethernet::kHeaderBytes + engine::wire::kDataHeaderBytes + o.segment_bytes;
+  // PMDs that copy into mbufs (af_packet) want at least DPDK's default room.
+  uint32_t room = RTE_PKTMBUF_HEADROOM + kMaxLinkHeader + max_frame;
+  if (!o.ports.empty()) room = std::max<uint32_t>(room, RTE_MBUF_DEFAULT_BUF_SIZE);
+  im.payload_pool = make_pool(tag + "_payload", static_cast<uint32_t>(payload_count), room);
   im.header_pool = make_pool(tag + "_header", static_cast<uint32_t>(header_count),
                              RTE_PKTMBUF_HEADROOM + 128);
 
-  drivers::Fabric::Options fo;
-  fo.nodes = o.nodes;
-  fo.lanes = 1;
-  fo.rate_mbit = o.fabric.rate_mbit;
-  fo.latency_ns = static_cast<uint64_t>(std::llround(o.fabric.latency_us * 1000.0));
-  fo.loss = o.fabric.loss;
-  fo.seed = o.fabric.seed;
-  fo.queue_frames = o.fabric.queue_frames;
-  fo.max_frame_bytes = 14 + engine::wire::kDataHeaderBytes + o.segment_bytes;
-  fo.pool = im.payload_pool.get();
-  im.fabric = std::make_unique<drivers::Fabric>(fo);
-  im.fabric_task = std::make_unique<FabricTask>(*im.fabric);
-
+  std::vector<drivers::Port*> ports;
+  if (o.ports.empty()) {
+    drivers::Fabric::Options fo;
+    fo.nodes = o.nodes;
+    fo.lanes = 1;
+    fo.rate_mbit = o.fabric.rate_mbit;
+    fo.latency_ns = static_cast<uint64_t>(std::llround(o.fabric.latency_us * 1000.0));
+    fo.loss = o.fabric.loss;
+    fo.seed = o.fabric.seed;
+    fo.queue_frames = o.fabric.queue_frames;
+    fo.max_frame_bytes = max_frame;
+    fo.pool = im.payload_pool.get();
+    im.fabric = std::make_unique<drivers::Fabric>(fo);
+    im.fabric_task = std::make_unique<FabricTask>(*im.fabric);
+    for (uint32_t r = 0; r < o.nodes; ++r) ports.push_back(&im.fabric->port(r));
+  } else {
+    // One DPDK port per member, any PMD: e.g. af_packet on the veths of a bridge.
+    drivers::DpdkPortOptions po;
+    po.max_frame_bytes = max_frame;
+    po.rx_pool = im.payload_pool.get();
+    for (const auto& devargs : o.ports) {
+      im.own_ports.push_back(drivers::DpdkPort::open(devargs, po));
+      ports.push_back(im.own_ports.back().get());
+    }
+  }
   std::vector<drivers::PeerAddress> addrs;
-  for (uint32_t r = 0; r < o.nodes; ++r) addrs.push_back(im.fabric->address(r));
+  for (drivers::Port* p : ports) addrs.push_back(p->address());
 
   engine::NodeConfig nc;
   nc.group_id = gid;
@@ -124,13 +149,13 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   const algos::Algo algo = *algos::algo_by_name(o.algo);
   for (uint32_t r = 0; r < o.nodes; ++r) {
     nc.rank = r;
-    im.nodes.push_back(std::make_unique<engine::Node>(nc, im.fabric->port(r), pools, addrs));
+    im.nodes.push_back(std::make_unique<engine::Node>(nc, *ports[r], pools, addrs));
     g->members_.push_back(std::unique_ptr<Member>(new Member(im.nodes.back().get(), algo)));
   }
 
   // The switch on the first core; members spread round-robin over all cores.
   park_all();
-  im.placement.emplace_back(pollers_[0].get(), im.fabric_task.get());
+  if (im.fabric_task) im.placement.emplace_back(pollers_[0].get(), im.fabric_task.get());
   for (uint32_t r = 0; r < o.nodes; ++r)
     im.placement.emplace_back(pollers_[r % pollers_.size()].get(), im.nodes[r].get());
   for (auto& [poller, task] : im.placement) poller->add(task);
@@ -147,9 +172,11 @@ LocalGroup::~LocalGroup() {
   impl_->nodes.clear();
   impl_->fabric_task.reset();
   impl_->fabric.reset();
+  impl_->own_ports.clear();
 }
 
 FabricCounters LocalGroup::fabric_counters() const {
+  if (!impl_->fabric) return {};
   const auto& c = impl_->fabric->counters();
   return FabricCounters{c.switched, c.lost, c.queue_drops, c.unknown_destination};
 }

@@ -409,13 +409,15 @@ void Node::scan(uint64_t now) {
       return;
     }
     peer.tx.collect_due(now, [&](uint32_t seq, const reliable::SendChannel::Entry& e) {
-      if (!op_.active || e.op != op_.sub.op || store_[e.segment].payload == nullptr) return;
+      // A frame of a finished broadcast cannot be rebuilt; nothing waits for it.
+      if (!op_.active || e.op != op_.sub.op || store_[e.segment].payload == nullptr) return true;
       if (tx_count_ == kTxCap) flush_tx();
-      if (tx_count_ == kTxCap) return;  // due again at the next scan
+      if (tx_count_ == kTxCap) return false;  // stays due for the next scan
       rte_mbuf* m = build_data(peer, e.segment, seq);
-      if (m == nullptr) return;
+      if (m == nullptr) return false;
       tx_[tx_count_++] = m;
       counters_.tx_retransmits.add();
+      return true;
     });
   }
   if (op_.active && !op_.machine->done() && now > op_.last_rx_ns + cfg_.peer_timeout_ns)

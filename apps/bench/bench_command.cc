@@ -34,6 +34,7 @@ struct BenchConfig {
   uint32_t cores = 0;
   bool json = false;
   bool counters = false;
+  std::vector<std::string> ports;
 };
 
 struct Row {
@@ -73,6 +74,18 @@ OptionTable make_table(BenchConfig& c) {
          [&](std::string_view v) { c.seed = parse_uint(v, "--seed", UINT64_MAX); }});
   t.add({"cores", "C", "auto", "polling cores (default: min(2, CPUs))",
          [&](std::string_view v) { c.cores = static_cast<uint32_t>(parse_uint(v, "--cores", 64)); }});
+  t.add({"ports", "DEVARGS;...", "",
+         "one DPDK port per member instead of the fabric, e.g. "
+         "'net_af_packet0,iface=v0;net_af_packet1,iface=v1' (sets --nodes)",
+         [&](std::string_view v) {
+           c.ports.clear();
+           while (!v.empty()) {
+             const auto semi = v.find(';');
+             if (semi != 0) c.ports.emplace_back(v.substr(0, semi));
+             v = semi == std::string_view::npos ? std::string_view{} : v.substr(semi + 1);
+           }
+           if (c.ports.empty()) throw UsageError("--ports: no devargs given");
+         }});
   t.add({"json", "", "", "print results as a JSON array, one object per (algo, nodes, size)",
          [&](std::string_view) { c.json = true; }});
   t.add({"counters", "", "", "print every node's counters after each algorithm",
@@ -154,8 +167,14 @@ Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint6
 void print_header(const BenchConfig& c, const std::string& algo, uint32_t cores) {
   std::printf("# lanecast bench: algo %s, %u nodes, root %u, segment %u B, %u polling cores\n",
               algo.c_str(), c.nodes, c.root, c.segment, cores);
-  std::printf("# fabric: rate %g Mbit/s%s, latency %g us, loss %g, seed %" PRIu64 "\n", c.rate_mbit,
-              c.rate_mbit == 0 ? " (unlimited)" : "", c.latency_us, c.loss, c.seed);
+  if (!c.ports.empty()) {
+    std::printf("# ports:");
+    for (const auto& p : c.ports) std::printf(" %s", p.c_str());
+    std::printf("\n");
+  } else {
+    std::printf("# fabric: rate %g Mbit/s%s, latency %g us, loss %g, seed %" PRIu64 "\n",
+                c.rate_mbit, c.rate_mbit == 0 ? " (unlimited)" : "", c.latency_us, c.loss, c.seed);
+  }
   std::printf("%10s %6s %12s %12s %12s %10s %12s %9s\n", "size", "iters", "avg_us", "min_us",
               "max_us", "MB/s", "spread_us", "verified");
 }
@@ -211,6 +230,7 @@ int bench_main(int argc, char** argv) {
                 << a.summary << "\n";
     return 0;
   }
+  if (!c.ports.empty()) c.nodes = static_cast<uint32_t>(c.ports.size());
   std::vector<std::string> algos_to_run;
   if (c.algo == "all") {
     for (const auto& a : algos::algorithms()) algos_to_run.emplace_back(a.name);
@@ -256,6 +276,7 @@ int bench_main(int argc, char** argv) {
     go.fabric.latency_us = c.latency_us;
     go.fabric.loss = c.loss;
     go.fabric.seed = c.seed;
+    go.ports = c.ports;
     auto g = engine.create_local_group(go);
     if (!c.json) print_header(c, algo, engine.polling_cores());
     for (uint64_t size : c.sizes) {

@@ -9,7 +9,7 @@
 namespace lanecast::engine::reliable {
 
 SendChannel::SendChannel(uint32_t window, const RttParams& rtt)
-    : window_(window), rtt_(rtt), rto_ns_(rtt.initial_rto_ns) {
+    : window_(window), rtt_(rtt), rto_ns_(rtt.initial_rto_ns), cwnd_(window), ssthresh_(window) {
   // The receiver describes at most 1 + kSackBits frames past its cumulative
   // ack, so a larger window could never be selectively acknowledged.
   if (window == 0 || window > wire::kSackBits + 1)
@@ -77,19 +77,45 @@ uint32_t SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t 
   const uint32_t old_base = base_;
   while (base_ != next_ && slot(base_).acked) ++base_;
   if (base_ != old_base || newly > 0) last_progress_ns_ = now_ns;
+  on_acked(newly);
 
   // Holes below frames acked well past them were lost, not late: retransmit
   // each such hole once without waiting for its timer.
   if (any_sack) {
+    bool new_hole = false;
     for (uint32_t s = base_; seq_before(s, highest_sacked); ++s) {
       Entry& e = slot(s);
       if (e.acked || e.fast_done || e.tries != 1) continue;
       if (seq_distance(s, highest_sacked) < rtt_.fast_retransmit_after) continue;
       e.fast_done = true;
       fast_pending_ = true;
+      new_hole = true;
     }
+    if (new_hole) on_loss(/*timeout=*/false);
   }
   return newly;
+}
+
+void SendChannel::on_loss(bool timeout) {
+  // Unlike TCP, a timeout halves too instead of restarting from one frame:
+  // on polling cores shared by many nodes most timeouts are a descheduled
+  // receiver, not a congested path; the halving still backs off real loss.
+  (void)timeout;
+  ssthresh_ = std::max(kMinCwnd, std::min(cwnd_, in_flight()) / 2);
+  cwnd_ = ssthresh_;
+  acked_in_avoidance_ = 0;
+}
+
+void SendChannel::on_acked(uint32_t newly) {
+  if (cwnd_ < ssthresh_) {
+    cwnd_ = std::min({cwnd_ + newly, ssthresh_, window_});
+    return;
+  }
+  acked_in_avoidance_ += newly;
+  if (acked_in_avoidance_ >= cwnd_) {
+    acked_in_avoidance_ -= cwnd_;
+    cwnd_ = std::min(cwnd_ + 1, window_);
+  }
 }
 
 uint64_t SendChannel::next_due_ns() const {

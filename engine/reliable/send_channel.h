@@ -33,7 +33,9 @@ class SendChannel {
 
   SendChannel(uint32_t window, const RttParams& rtt);
 
-  bool window_open() const { return seq_distance(base_, next_) < window_; }
+  // Room for a new frame: within the receive window and the congestion window.
+  bool window_open() const { return seq_distance(base_, next_) < std::min(window_, cwnd_); }
+  uint32_t cwnd() const { return cwnd_; }
   bool idle() const { return base_ == next_; }
   uint32_t in_flight() const { return seq_distance(base_, next_); }
   uint32_t window() const { return window_; }
@@ -48,28 +50,41 @@ class SendChannel {
   // through the return of false in `valid`).
   uint32_t on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t now_ns, bool* valid);
 
-  // Calls retransmit(seq, entry) for every frame due again (timed out, or a
-  // hole the receiver reported), marks it re-sent at now_ns, and returns how
-  // many. Fast retransmits are found by on_ack and queued for this call.
+  // Calls retransmit(seq, entry) for frames due again: every hole the
+  // receiver's selective acks reported (fast retransmit), and at most
+  // kTimeoutBurst frames whose timer expired — a timeout means the path is
+  // congested or gone, and re-sending the whole window would only deepen it.
+  // retransmit() returns false when it could not queue the frame (tx full);
+  // the frame then stays due. Returns how many were queued.
   template <typename F>
   uint32_t collect_due(uint64_t now_ns, F&& retransmit) {
-    uint32_t n = 0;
-    bool timed_out = false;
+    uint32_t n = 0, timeouts = 0;
+    bool blocked = false;
     for (uint32_t s = base_; s != next_; ++s) {
       Entry& e = slot(s);
       if (e.acked) continue;
       const bool fast = fast_pending_ && e.fast_done && e.tries == 1;
-      if (!fast && now_ns < e.sent_ns + backoff(e.tries)) continue;
-      if (!fast) timed_out = true;
+      if (!fast) {
+        if (now_ns < e.sent_ns + backoff(e.tries)) continue;
+        if (timeouts == kTimeoutBurst) continue;
+      }
+      if (!retransmit(s, static_cast<const Entry&>(e))) {
+        blocked = true;
+        break;
+      }
+      if (!fast) ++timeouts;
       e.tries++;
       e.sent_ns = now_ns;
-      retransmit(s, e);
       ++n;
     }
-    fast_pending_ = false;
-    // RFC 6298 5.5: a timeout doubles the RTO until a fresh sample arrives;
-    // without it, Karn's rule would keep a too-short RTO forever.
-    if (timed_out) rto_ns_ = std::min(rto_ns_ * 2, rtt_.max_rto_ns);
+    if (!blocked) fast_pending_ = false;
+    if (timeouts > 0) {
+      // RFC 6298 5.5: a timeout doubles the RTO until a fresh sample arrives
+      // (Karn's rule would otherwise keep a too-short RTO forever); and the
+      // congestion window halves.
+      rto_ns_ = std::min(rto_ns_ * 2, rtt_.max_rto_ns);
+      on_loss(/*timeout=*/true);
+    }
     return n;
   }
 
@@ -98,6 +113,17 @@ class SendChannel {
   uint64_t rto_ns_;
   uint64_t last_progress_ns_ = 0;
   bool fast_pending_ = false;
+  // Congestion control after TCP Reno (RFC 5681): slow start up to ssthresh,
+  // then one frame per window of acks; a hole or a timeout halves the window.
+  // The receive window caps it.
+  void on_loss(bool timeout);
+  void on_acked(uint32_t newly);
+  uint32_t cwnd_;
+  uint32_t ssthresh_;
+  uint32_t acked_in_avoidance_ = 0;
+
+  static constexpr uint32_t kTimeoutBurst = 4;
+  static constexpr uint32_t kMinCwnd = 4;
 };
 
 }  // namespace lanecast::engine::reliable

@@ -92,6 +92,7 @@ TEST(SendChannel, RetransmitsOnTimeoutWithBackoff) {
     tx.collect_due(now, [&](uint32_t seq, const SendChannel::Entry& e) {
       EXPECT_EQ(e.segment, 7u);
       due.push_back(seq);
+      return true;
     });
   };
   collect(50 * kUs);
@@ -112,12 +113,12 @@ TEST(SendChannel, SelectiveAckTriggersOneFastRetransmitOfTheHole) {
   bool valid = false;
   EXPECT_EQ(tx.on_ack(1, sack, 5 * kUs, &valid), 7u);
   std::vector<uint32_t> due;
-  tx.collect_due(6 * kUs, [&](uint32_t seq, const SendChannel::Entry&) { due.push_back(seq); });
+  tx.collect_due(6 * kUs, [&](uint32_t seq, const SendChannel::Entry&) { due.push_back(seq); return true; });
   ASSERT_EQ(due, std::vector<uint32_t>{1});
   // A second identical ack does not retransmit again before the timer.
   tx.on_ack(1, sack, 7 * kUs, &valid);
   due.clear();
-  tx.collect_due(8 * kUs, [&](uint32_t seq, const SendChannel::Entry&) { due.push_back(seq); });
+  tx.collect_due(8 * kUs, [&](uint32_t seq, const SendChannel::Entry&) { due.push_back(seq); return true; });
   EXPECT_TRUE(due.empty());
 }
 
@@ -146,6 +147,7 @@ TEST(Channel, LossyReorderingLinkDeliversEverythingOnce) {
     }
     tx.collect_due(now, [&](uint32_t seq, const SendChannel::Entry&) {
       if (rng() % 10 != 0) air.push_back({now + 5 * kUs + rng() % (20 * kUs), seq, false, {}});
+      return true;
     });
     std::vector<InAir> later;
     for (auto& f : air) {
@@ -170,6 +172,40 @@ TEST(Channel, LossyReorderingLinkDeliversEverythingOnce) {
   ASSERT_EQ(delivered.size(), total);
   for (uint32_t s = 0; s < total; ++s) EXPECT_EQ(delivered.count(s), 1u) << "seq " << s;
   EXPECT_TRUE(tx.idle());
+}
+
+}  // namespace
+}  // namespace lanecast::engine::reliable
+
+namespace lanecast::engine::reliable {
+namespace {
+
+TEST(SendChannel, BlockedRetransmitStaysDue) {
+  RttParams p;
+  p.initial_rto_ns = 100 * kUs;
+  SendChannel tx(8, p);
+  tx.push(1, 0, 0);
+  EXPECT_EQ(tx.collect_due(200 * kUs, [](uint32_t, const SendChannel::Entry&) { return false; }), 0u);
+  std::vector<uint32_t> due;
+  tx.collect_due(201 * kUs, [&](uint32_t seq, const SendChannel::Entry&) { due.push_back(seq); return true; });
+  EXPECT_EQ(due, std::vector<uint32_t>{0});
+}
+
+TEST(SendChannel, TimeoutsRetransmitAFewAndHalveTheWindow) {
+  RttParams p;
+  p.initial_rto_ns = 100 * kUs;
+  SendChannel tx(64, p);
+  for (uint32_t i = 0; i < 64; ++i) tx.push(1, i, 0);
+  EXPECT_FALSE(tx.window_open());
+  uint32_t n = tx.collect_due(500 * kUs, [](uint32_t, const SendChannel::Entry&) { return true; });
+  EXPECT_LE(n, 4u);   // not the whole window at once
+  EXPECT_GE(n, 1u);
+  EXPECT_LE(tx.cwnd(), 32u);
+  // Acks grow the window back.
+  uint64_t sack[2] = {0, 0};
+  bool valid;
+  tx.on_ack(64, sack, 600 * kUs, &valid);
+  EXPECT_TRUE(tx.window_open());
 }
 
 }  // namespace
