@@ -3,6 +3,7 @@
 // seeds. A failure prints its replay line (LANECAST_SEED=...).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,17 @@ std::vector<Algo> registered() {
   for (const AlgoInfo& a : algorithms()) out.push_back(a.id);
   return out;
 }
+
+// Names the seeds once, so that a run's log says how to replay it.
+class PrintSeeds : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    std::printf("algos sweeps: seeds");
+    for (uint64_t s : sweep_seeds()) std::printf(" %llu", static_cast<unsigned long long>(s));
+    std::printf(" (set LANECAST_SEED=N to run one)\n");
+  }
+};
+const auto* const kPrintSeeds = ::testing::AddGlobalTestEnvironment(new PrintSeeds);
 
 INSTANTIATE_TEST_SUITE_P(Registered, Sweep, ::testing::ValuesIn(registered()),
                          [](const ::testing::TestParamInfo<Algo>& i) {
