@@ -1,5 +1,9 @@
+// The in-process fabric: set-up and teardown of rings and ring ports, and the
+// switch's poll loop. See fabric.h for the model.
 #include "drivers/fabric/fabric.h"
 
+#include <rte_dev.h>
+#include <rte_errno.h>
 #include <rte_eth_ring.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -16,24 +20,48 @@ namespace {
 
 std::atomic<uint32_t> g_instances{0};
 constexpr uint16_t kBurst = 32;
+constexpr uint32_t kMaxQueueFrames = 1u << 24;
+constexpr uint32_t kMaxRingSize = 1u << 20;
+
+void validate(const Fabric::Options& o) {
+  auto bad = [](const std::string& what) { throw std::invalid_argument("fabric: " + what); };
+  if (o.nodes == 0 || o.nodes > ethernet::kMaxNodes)
+    bad("nodes must be 1..65536 (got " + std::to_string(o.nodes) + ")");
+  if (o.lanes == 0 || o.lanes > RTE_PMD_RING_MAX_RX_RINGS)
+    bad("lanes must be 1.." + std::to_string(RTE_PMD_RING_MAX_RX_RINGS) + " (got " + std::to_string(o.lanes) + ")");
+  if (!(o.loss >= 0 && o.loss < 1)) bad("loss must be in [0, 1) (got " + std::to_string(o.loss) + ")");
+  if (!(o.rate_mbit >= 0) || std::isinf(o.rate_mbit))
+    bad("rate must be a finite number of Mbit/s >= 0, 0 = unlimited (got " + std::to_string(o.rate_mbit) + ")");
+  if (o.queue_frames == 0 || o.queue_frames > kMaxQueueFrames)
+    bad("queue_frames must be 1.." + std::to_string(kMaxQueueFrames) + " (got " + std::to_string(o.queue_frames) + ")");
+  if (o.ring_size < 64 || o.ring_size > kMaxRingSize || (o.ring_size & (o.ring_size - 1)))
+    bad("ring_size must be a power of two in 64.." + std::to_string(kMaxRingSize) + " (got " +
+        std::to_string(o.ring_size) + ")");
+  if (o.max_frame_bytes < ethernet::kMinFrameBytes)
+    bad("max_frame_bytes must be at least 60 (got " + std::to_string(o.max_frame_bytes) + ")");
+  if (o.pool == nullptr) bad("mempool missing");
+}
 
 }  // namespace
 
 Fabric::Fabric(const Options& o) : opts_(o), rng_(o.seed) {
-  if (o.nodes == 0 || o.nodes > 65535) throw std::invalid_argument("fabric: nodes must be 1..65535");
-  if (o.lanes == 0 || o.lanes > 16) throw std::invalid_argument("fabric: lanes must be 1..16");
-  if (!(o.loss >= 0 && o.loss < 1)) throw std::invalid_argument("fabric: loss must be in [0, 1)");
-  if (!(o.rate_mbit >= 0)) throw std::invalid_argument("fabric: rate must not be negative");
-  if (o.queue_frames == 0) throw std::invalid_argument("fabric: queue_frames must be positive");
-  if (o.ring_size < 64 || (o.ring_size & (o.ring_size - 1)))
-    throw std::invalid_argument("fabric: ring_size must be a power of two >= 64");
-  if (o.pool == nullptr) throw std::invalid_argument("fabric: mempool missing");
-  loss_threshold_ = static_cast<uint64_t>(std::ldexp(o.loss, 64) >= 1.8446744073709552e19
-                                               ? UINT64_MAX
-                                               : std::ldexp(o.loss, 64));
-  ns_per_byte_ = o.rate_mbit > 0 ? 8'000.0 / o.rate_mbit : 0;  // 8 bits / (Mbit/s) in ns
+  validate(o);
+  const double t = std::ldexp(o.loss, 64);
+  loss_threshold_ = t >= 18446744073709551615.0 ? UINT64_MAX : static_cast<uint64_t>(t);
+  ns_per_byte_ = o.rate_mbit > 0 ? 8'000.0 / o.rate_mbit : 0;  // 8 bits / (Mbit/s), in ns
   tag_ = "fab" + std::to_string(g_instances.fetch_add(1));
+  try {
+    build();
+  } catch (...) {
+    release();
+    throw;
+  }
+}
 
+Fabric::~Fabric() { release(); }
+
+void Fabric::build() {
+  const Options& o = opts_;
   queues_.resize(size_t{o.nodes} * o.lanes);
   for (uint32_t n = 0; n < o.nodes; ++n) {
     std::vector<rte_ring*> rx(o.lanes), tx(o.lanes);
@@ -41,43 +69,60 @@ Fabric::Fabric(const Options& o) : opts_(o), rng_(o.seed) {
       Queue& qu = q(n, l);
       const std::string base = tag_ + "_" + std::to_string(n) + "_" + std::to_string(l);
       qu.rx = rte_ring_create((base + "r").c_str(), o.ring_size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-      qu.tx = rte_ring_create((base + "t").c_str(), o.ring_size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+      if (qu.rx != nullptr)
+        qu.tx = rte_ring_create((base + "t").c_str(), o.ring_size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
       if (qu.rx == nullptr || qu.tx == nullptr)
-        throw std::runtime_error("fabric: cannot create rings (" + std::string(rte_strerror(rte_errno)) + ")");
+        throw std::runtime_error("fabric: cannot create ring " + base + " of " + std::to_string(o.ring_size) +
+                                 ": " + rte_strerror(rte_errno));
       qu.out.slots.resize(o.queue_frames);
       rx[l] = qu.rx;
       tx[l] = qu.tx;
     }
-    const std::string name = "net_" + tag_ + "_" + std::to_string(n);
+    const std::string name = tag_ + "_" + std::to_string(n);  // the ring PMD names it net_ring_<name>
     const int id = rte_eth_from_rings(name.c_str(), rx.data(), o.lanes, tx.data(), o.lanes, SOCKET_ID_ANY);
     if (id < 0) throw std::runtime_error("fabric: cannot create ring port " + name + ": " + rte_strerror(rte_errno));
+    char device[RTE_ETH_NAME_MAX_LEN] = {};
+    rte_eth_dev_get_name_by_port(static_cast<uint16_t>(id), device);
     DpdkPortOptions po;
     po.lanes = o.lanes;
     po.max_frame_bytes = o.max_frame_bytes;
     po.rx_pool = o.pool;
     po.set_mac = true;
     po.mac = ethernet::node_mac(n, 0);
-    ports_.push_back(std::make_unique<DpdkPort>(static_cast<uint16_t>(id), po));
+    try {
+      ports_.push_back(std::make_unique<DpdkPort>(static_cast<uint16_t>(id), po, /*detach_on_close=*/true));
+    } catch (...) {
+      rte_eal_hotplug_remove("vdev", device);
+      throw;
+    }
   }
 }
 
-Fabric::~Fabric() {
-  ports_.clear();  // stops and closes the ring ethdevs first
+void Fabric::release() {
+  ports_.clear();  // stops the ring ports and removes their vdevs; our rings stay
   rte_mbuf* m;
   for (Queue& qu : queues_) {
     for (uint32_t i = 0; i < qu.out.count; ++i)
       rte_pktmbuf_free(qu.out.slots[(qu.out.head + i) % qu.out.slots.size()].frame);
+    qu.out.count = 0;
     for (rte_ring* r : {qu.rx, qu.tx}) {
       if (r == nullptr) continue;
-      while (rte_ring_dequeue(r, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
+      while (rte_ring_sc_dequeue(r, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
       rte_ring_free(r);
     }
+    qu.rx = qu.tx = nullptr;
   }
+  queues_.clear();
 }
 
 PeerAddress Fabric::address(uint32_t node) const {
   if (node >= opts_.nodes) throw std::out_of_range("fabric: no node " + std::to_string(node));
   return ethernet::node_mac(node, 0);
+}
+
+Fabric::Counters Fabric::counters() const {
+  return Counters{c_.switched.get(),   c_.bytes.get(),      c_.lost.get(),      c_.queue_drops.get(),
+                  c_.unknown_destination.get(), c_.replicated.get(), c_.malformed.get(), c_.pool_drops.get()};
 }
 
 uint64_t Fabric::serialise_ns(uint32_t bytes) const {
@@ -87,11 +132,13 @@ uint64_t Fabric::serialise_ns(uint32_t bytes) const {
 uint32_t Fabric::poll(uint64_t now) {
   uint32_t work = 0;
   rte_mbuf* burst[kBurst];
-  for (uint32_t n = 0; n < opts_.nodes; ++n) {
+  const uint32_t nodes = opts_.nodes;
+  for (uint32_t k = 0; k < nodes; ++k) {
+    const uint32_t n = first_ + k < nodes ? first_ + k : first_ + k - nodes;
     for (uint16_t l = 0; l < opts_.lanes; ++l) {
       Queue& src = q(n, l);
-      // The sender's uplink takes frames only as fast as its rate: what it
-      // cannot take yet stays in the node's tx ring (back-pressure).
+      // The uplink takes frames only as fast as its rate: what it cannot take
+      // yet stays in the node's tx ring (back-pressure on the sender).
       if (src.uplink_busy_until > now) continue;
       const unsigned got = rte_ring_sc_dequeue_burst(src.tx, reinterpret_cast<void**>(burst), kBurst, nullptr);
       for (unsigned i = 0; i < got; ++i) {
@@ -102,79 +149,102 @@ uint32_t Fabric::poll(uint64_t now) {
       work += got;
     }
   }
-  for (uint32_t n = 0; n < opts_.nodes; ++n)
-    for (uint16_t l = 0; l < opts_.lanes; ++l) work += deliver(n, l, now);
+  first_ = first_ + 1 < nodes ? first_ + 1 : 0;
+  for (Queue& qu : queues_) work += deliver(qu, now);
   return work;
 }
 
+// A frame fully received by the switch at t_up: route it.
 void Fabric::forward(rte_mbuf* m, uint32_t src, uint16_t lane, uint64_t t_up) {
-  if (m->data_len < ethernet::kHeaderBytes) {
-    ++counters_.unknown_destination;
+  if (m->data_len < ethernet::kHeaderBytes || m->pkt_len > opts_.max_frame_bytes) {
+    c_.malformed.add();
     rte_pktmbuf_free(m);
     return;
   }
   const auto* dst_mac = rte_pktmbuf_mtod(m, const uint8_t*);
   if (ethernet::is_group(dst_mac)) {
-    // Every other node gets its own clone: receivers may adjust their frame.
+    // Flood. The first receiver takes the frame itself, the others a clone
+    // made from it (nothing is delivered before this poll's forward phase ends,
+    // so the original is untouched while we clone it).
+    bool placed = false;
     for (uint32_t d = 0; d < opts_.nodes; ++d) {
-      if (d == src) continue;
-      rte_mbuf* c = rte_pktmbuf_clone(m, opts_.pool);
-      if (c == nullptr) {
-        ++counters_.queue_drops;
-        continue;
+      if (d == src || !admit(d, lane)) continue;
+      rte_mbuf* copy = m;
+      if (placed) {
+        copy = rte_pktmbuf_clone(m, opts_.pool);
+        if (copy == nullptr) {
+          c_.pool_drops.add();
+          continue;
+        }
+        c_.replicated.add();
       }
-      ++counters_.replicated;
-      enqueue(c, d, lane, t_up);
+      placed = true;
+      push(copy, d, lane, t_up);
     }
-    rte_pktmbuf_free(m);
+    if (!placed) rte_pktmbuf_free(m);
     return;
   }
   uint32_t dst;
   if (!ethernet::node_of_mac(dst_mac, &dst) || dst >= opts_.nodes) {
-    ++counters_.unknown_destination;
+    c_.unknown_destination.add();
     rte_pktmbuf_free(m);
     return;
   }
-  enqueue(m, dst, lane, t_up);
+  if (admit(dst, lane)) {
+    push(m, dst, lane, t_up);
+  } else {
+    rte_pktmbuf_free(m);
+  }
 }
 
-void Fabric::enqueue(rte_mbuf* m, uint32_t dst, uint16_t lane, uint64_t t_up) {
+// Whether the link to (dst, lane) takes one more frame: not lost, room left.
+bool Fabric::admit(uint32_t dst, uint16_t lane) {
   if (loss_threshold_ != 0 && rng_() < loss_threshold_) {
-    ++counters_.lost;
-    rte_pktmbuf_free(m);
-    return;
+    c_.lost.add();
+    return false;
   }
-  DelayLine& out = q(dst, lane).out;
+  const DelayLine& out = q(dst, lane).out;
   if (out.count == out.slots.size()) {
-    ++counters_.queue_drops;
-    rte_pktmbuf_free(m);
-    return;
+    c_.queue_drops.add();
+    return false;
   }
-  // Store and forward: the output link starts once the frame is in and free.
+  return true;
+}
+
+void Fabric::push(rte_mbuf* m, uint32_t dst, uint16_t lane, uint64_t t_up) {
+  DelayLine& out = q(dst, lane).out;
+  // Store and forward: the downlink starts once the frame is in and the link is free.
   const uint64_t start = std::max(t_up, out.busy_until);
   out.busy_until = start + serialise_ns(m->pkt_len);
-  out.slots[(out.head + out.count) % out.slots.size()] = Pending{m, out.busy_until + opts_.latency_ns};
+  uint32_t tail = out.head + out.count;
+  if (tail >= out.slots.size()) tail -= static_cast<uint32_t>(out.slots.size());
+  out.slots[tail] = Pending{m, out.busy_until + opts_.latency_ns};
   ++out.count;
 }
 
-uint32_t Fabric::deliver(uint32_t node, uint16_t lane, uint64_t now) {
-  Queue& qu = q(node, lane);
+// Moves what has arrived by `now` into the receiver's rx ring, in order; what
+// the ring cannot take waits for the next poll.
+uint32_t Fabric::deliver(Queue& qu, uint64_t now) {
   DelayLine& out = qu.out;
+  const uint32_t size = static_cast<uint32_t>(out.slots.size());
   uint32_t moved = 0;
   rte_mbuf* burst[kBurst];
   while (out.count > 0) {
     unsigned n = 0;
+    uint32_t at = out.head;
     while (n < kBurst && n < out.count) {
-      const Pending& p = out.slots[(out.head + n) % out.slots.size()];
+      const Pending& p = out.slots[at];
       if (p.arrival_ns > now) break;
       burst[n++] = p.frame;
+      if (++at == size) at = 0;
     }
     if (n == 0) break;
-    // A full receive ring keeps the rest here for the next poll.
     const unsigned put = rte_ring_sp_enqueue_burst(qu.rx, reinterpret_cast<void**>(burst), n, nullptr);
-    for (unsigned i = 0; i < put; ++i) counters_.bytes += burst[i]->pkt_len;
-    counters_.switched += put;
-    out.head = static_cast<uint32_t>((out.head + put) % out.slots.size());
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < put; ++i) bytes += burst[i]->pkt_len;
+    c_.bytes.add(bytes);
+    c_.switched.add(put);
+    out.head = (out.head + put) % size;
     out.count -= put;
     moved += put;
     if (put < n) break;
