@@ -1,0 +1,167 @@
+// DpdkPort over ring ethdevs (loopback: each queue's tx ring is its rx ring),
+// and open()'s error paths and device removal.
+#include "drivers/dpdk/dpdk_port.h"
+
+#include <gtest/gtest.h>
+#include <rte_dev.h>
+#include <rte_eth_ring.h>
+#include <rte_ring.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "drivers/ethernet.h"
+#include "tests/drivers/test_env.h"
+
+namespace lanecast::drivers {
+namespace {
+
+using test::frame_id;
+using test::make_frame;
+using test::pool;
+using test::PoolGuard;
+
+// A ring ethdev whose queue q sends into and receives from the same ring.
+class Loopback {
+ public:
+  Loopback(const std::string& name, uint16_t lanes) : name_("net_ring_" + name) {
+    for (uint16_t l = 0; l < lanes; ++l)
+      rings_.push_back(rte_ring_create((name + "_" + std::to_string(l)).c_str(), 256, SOCKET_ID_ANY,
+                                       RING_F_SP_ENQ | RING_F_SC_DEQ));
+    id_ = rte_eth_from_rings(name.c_str(), rings_.data(), lanes, rings_.data(), lanes, SOCKET_ID_ANY);
+  }
+  ~Loopback() {
+    uint16_t id;
+    if (rte_eth_dev_get_port_by_name(name_.c_str(), &id) == 0) rte_eal_hotplug_remove("vdev", name_.c_str());
+    for (rte_ring* r : rings_) rte_ring_free(r);
+  }
+  int id() const { return id_; }
+
+ private:
+  std::string name_;
+  std::vector<rte_ring*> rings_;
+  int id_;
+};
+
+DpdkPortOptions options(uint16_t lanes) {
+  DpdkPortOptions o;
+  o.lanes = lanes;
+  o.rx_pool = pool();
+  o.set_mac = true;
+  o.mac = ethernet::node_mac(7, 0);
+  return o;
+}
+
+TEST(DpdkPort, RingRoundTripOnEveryLane) {
+  PoolGuard guard;
+  {
+    Loopback lb("lc_loop0", 2);
+    ASSERT_GE(lb.id(), 0);
+    DpdkPort port(static_cast<uint16_t>(lb.id()), options(2), /*detach_on_close=*/true);
+    EXPECT_EQ(port.lanes(), 2);
+    EXPECT_EQ(port.port_id(), lb.id());
+    EXPECT_EQ(port.name(), "net_ring_lc_loop0");
+    EXPECT_EQ(port.address(), ethernet::node_mac(7, 0));
+    EXPECT_EQ(port.max_frame_bytes(), 1514u);
+    EXPECT_EQ(port.link_header_bytes(), ethernet::kHeaderBytes);
+
+    for (uint16_t lane = 0; lane < 2; ++lane) {
+      rte_mbuf* tx[5];
+      for (uint32_t i = 0; i < 5; ++i) {
+        tx[i] = make_frame(port.address(), port.address(), 100 * lane + i, 200);
+        ASSERT_NE(tx[i], nullptr);
+      }
+      ASSERT_EQ(port.tx_burst(lane, tx, 5), 5);
+      rte_mbuf* rx[8];
+      ASSERT_EQ(port.rx_burst(lane, rx, 8), 5);
+      for (uint32_t i = 0; i < 5; ++i) {
+        EXPECT_EQ(frame_id(rx[i]), 100 * lane + i);
+        EXPECT_EQ(rx[i]->pkt_len, 200u);
+        EXPECT_TRUE(port.accepts(rte_pktmbuf_mtod(rx[i], const uint8_t*)));
+        rte_pktmbuf_free(rx[i]);
+      }
+      EXPECT_EQ(port.rx_burst(lane, rx, 8), 0);
+    }
+    const rte_eth_stats s = port.stats();
+    EXPECT_EQ(s.opackets, 10u);
+    EXPECT_EQ(s.ipackets, 10u);
+    EXPECT_FALSE(port.xstats().empty());
+
+    uint8_t h[ethernet::kHeaderBytes];
+    port.write_link_header(h, ethernet::node_mac(3, 0));
+    EXPECT_FALSE(port.accepts(h));  // for node 3, not us
+    EXPECT_EQ(0, std::memcmp(h + 6, port.address().bytes, 6));
+  }
+  // Removed with its vdev: the name is free again.
+  uint16_t id;
+  EXPECT_NE(rte_eth_dev_get_port_by_name("net_ring_lc_loop0", &id), 0);
+  EXPECT_EQ(guard.now(), guard.start());
+}
+
+TEST(DpdkPort, BadOptionsThrowClearly) {
+  Loopback lb("lc_loop1", 1);
+  ASSERT_GE(lb.id(), 0);
+  const auto id = static_cast<uint16_t>(lb.id());
+  auto expect_throw = [&](DpdkPortOptions o, const std::string& text) {
+    try {
+      DpdkPort p(id, o);
+      ADD_FAILURE() << "no throw, wanted: " << text;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  auto o = options(1);
+  o.lanes = 0;
+  expect_throw(o, "at least one lane");
+  o = options(1);
+  o.rx_pool = nullptr;
+  expect_throw(o, "rx mempool missing");
+  o = options(1);
+  o.lanes = 2;  // the ring port has one queue pair
+  expect_throw(o, "2 lanes requested, device has 1 rx / 1 tx queues");
+  o = options(1);
+  o.mac.len = 4;
+  expect_throw(o, "a MAC has 6 bytes");
+  o = options(1);
+  o.max_frame_bytes = 20;
+  expect_throw(o, "below Ethernet's 60");
+  EXPECT_THROW(DpdkPort(4000, options(1)), std::invalid_argument);
+  // A failed set-up leaves the port usable.
+  DpdkPort ok(id, options(1));
+  EXPECT_EQ(ok.lanes(), 1);
+}
+
+TEST(DpdkPort, OpenNamesAMissingInterface) {
+  try {
+    DpdkPort::open("net_af_packet9,iface=lcnope0", options(1));
+    FAIL() << "no throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "af_packet: interface lcnope0 not found");
+  }
+  EXPECT_THROW(DpdkPort::open("net_af_packet9", options(1)), std::invalid_argument);
+  EXPECT_THROW(DpdkPort::open("", options(1)), std::invalid_argument);
+  EXPECT_THROW(DpdkPort::open("net_no_such_driver0", options(1)), std::runtime_error);
+}
+
+// open() by devargs and removal on close, on the null PMD when it is installed.
+TEST(DpdkPort, OpenProbesAndCloseRemovesTheDevice) {
+  PoolGuard guard;
+  for (int round = 0; round < 2; ++round) {
+    std::unique_ptr<DpdkPort> p;
+    try {
+      p = DpdkPort::open("net_null_lc0", options(1));
+    } catch (const std::runtime_error& e) {
+      GTEST_SKIP() << "null PMD not available: " << e.what();
+    }
+    EXPECT_EQ(p->name(), "net_null_lc0");
+    EXPECT_THROW(DpdkPort::open("net_null_lc0", options(1)), std::runtime_error);  // already open
+    rte_mbuf* tx = make_frame(ethernet::broadcast(), p->address(), 1);
+    ASSERT_NE(tx, nullptr);
+    EXPECT_EQ(p->tx_burst(0, &tx, 1), 1);  // the null PMD frees it
+  }
+  EXPECT_EQ(guard.now(), guard.start());
+}
+
+}  // namespace
+}  // namespace lanecast::drivers
