@@ -33,7 +33,8 @@ TEST(Ethernet, PeerAddressAndRteEtherAddrRoundTrip) {
   EXPECT_FALSE(to_ether(wrong, &e));
   EXPECT_EQ(to_peer(e), a);  // untouched
   EXPECT_TRUE(is_group(broadcast().bytes));
-  EXPECT_TRUE(rte_is_broadcast_ether_addr(reinterpret_cast<const rte_ether_addr*>(broadcast().bytes)));
+  ASSERT_TRUE(to_ether(broadcast(), &e));
+  EXPECT_TRUE(rte_is_broadcast_ether_addr(&e));
 }
 
 TEST(Ethernet, HeaderWrittenAndAccepted) {
