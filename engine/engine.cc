@@ -57,6 +57,12 @@ Engine::~Engine() {
   for (unsigned lc : lcores_) rte_eal_wait_lcore(lc);
 }
 
+uint64_t Engine::idle_naps() const {
+  uint64_t n = 0;
+  for (const auto& p : pollers_) n += p->sleeps();
+  return n;
+}
+
 void Engine::park_all() {
   for (auto& p : pollers_) p->park();
 }

@@ -147,6 +147,8 @@ class Engine {
   // Throws std::invalid_argument (bad options) or std::runtime_error (DPDK).
   std::unique_ptr<LocalGroup> create_local_group(const GroupOptions& opts);
   uint32_t polling_cores() const { return static_cast<uint32_t>(pollers_.size()); }
+  // Times the polling cores slept for lack of work (they back off when idle).
+  uint64_t idle_naps() const;
 
  private:
   friend class LocalGroup;

@@ -238,7 +238,9 @@ void Node::accept_segment(rte_mbuf* payload, Rank src, uint16_t lane, const wire
   } else {
     e.payload = payload;
     e.crc = d.payload_crc;
-    ++op_.held;
+    // The root counts every segment as held from the start; a copy it
+    // receives (scatter_allgather's ring) just saves it one copy-in.
+    if (op_.sub.root != cfg_.rank) ++op_.held;
   }
   Sink sink(*this);
   op_.machine->on_segment(d.segment, src, lane, sink);

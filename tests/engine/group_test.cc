@@ -3,6 +3,8 @@
 // forwarding without payload copies.
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <cstring>
 #include <memory>
 #include <random>
@@ -175,6 +177,21 @@ TEST(Group, ManyBroadcastsBackToBackWithRotatingRoots) {
     ASSERT_EQ(broadcast_all(*g, root, bufs, i % 2 ? "chain" : ""), "") << "broadcast " << i;
     for (Rank r = 0; r < 5; ++r) ASSERT_EQ(0, std::memcmp(bufs[r].data(), bufs[root].data(), size));
   }
+}
+
+TEST(Group, IdlePollingCoresBackOff) {
+  GroupOptions o;
+  o.nodes = 16;
+  auto g = engine().create_local_group(o);
+  std::vector<std::vector<std::byte>> bufs(16, std::vector<std::byte>(1000));
+  ASSERT_EQ(broadcast_all(*g, 0, bufs), "");
+  const uint64_t before = engine().idle_naps();
+  // Nothing to do for a while: the cores must nap, not spin (bounded wait).
+  for (int i = 0; i < 200 && engine().idle_naps() < before + 10; ++i) {
+    timespec ts{0, 5'000'000};
+    nanosleep(&ts, nullptr);
+  }
+  EXPECT_GE(engine().idle_naps(), before + 10);
 }
 
 TEST(Group, RejectsBadRequestsClearly) {
