@@ -1,6 +1,8 @@
-// The simulator's event queue: a binary min-heap on (time, creation order) over
-// one amortised vector. Events are 32-byte descriptors; nothing is allocated per
-// event once the vector has grown to the run's high-water mark.
+// The simulator's event queues: binary min-heaps on (time, creation order) over
+// amortised vectors; nothing is allocated per event once the vectors have grown
+// to the run's high-water mark. EventQueue holds 32-byte event descriptors;
+// KeyedQueue holds at most one entry per key (an rx port's next delivery) and
+// moves it in place when its time changes.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +17,6 @@ struct Event {
   enum Kind : uint8_t {
     Arrive,   // a frame's first bit reaches the switch (bounded backplane only):
               //   a = src, b = dst, c = segment
-    Deliver,  // the head frame of an rx port is in its receiver's memory:
-              //   a = rx port, b = the port's version when scheduled (stale if changed)
     TxFree,   // a round-robin tx port finished a frame: a = tx port
     Refill,   // a FIFO tx port's wire runs low: put more of its backlog on it; a = tx port
   };
@@ -35,6 +35,10 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
   void reserve(size_t n) { heap_.reserve(n); }
+
+  // Creation order shared with a KeyedQueue, so that ties between the two are
+  // broken the same way every run.
+  uint64_t next_seq() { return next_seq_++; }
 
   void push(Picos time, Event::Kind kind, uint32_t a, uint32_t b, uint32_t c, Lane lane) {
     Event e{time, next_seq_++, a, b, c, lane, kind};
@@ -95,6 +99,78 @@ class EventQueue {
 
   std::vector<Event> heap_;
   uint64_t next_seq_ = 0;
+};
+
+// One entry per key 0..keys-1 at most, ordered by (time, seq); set() inserts or
+// moves a key's entry (decrease- or increase-key) instead of leaving stale copies.
+class KeyedQueue {
+ public:
+  explicit KeyedQueue(size_t keys = 0) : pos_(keys, kAbsent) {}
+
+  bool empty() const { return heap_.empty(); }
+  uint32_t top_key() const { return heap_.front().key; }
+  Picos top_time() const { return heap_.front().time; }
+  uint64_t top_seq() const { return heap_.front().seq; }
+
+  void set(uint32_t key, Picos time, uint64_t seq) {
+    const Entry e{time, seq, key};
+    size_t i = pos_[key];
+    if (i == kAbsent) {
+      i = heap_.size();
+      heap_.push_back(e);
+      up(i, e);
+    } else if (before(e, heap_[i])) {
+      up(i, e);
+    } else {
+      down(i, e);
+    }
+  }
+
+  void pop() {
+    pos_[heap_.front().key] = kAbsent;
+    const Entry last = heap_.back();
+    heap_.pop_back();
+    if (!heap_.empty()) down(0, last);
+  }
+
+ private:
+  static constexpr size_t kAbsent = ~size_t{0};
+  struct Entry {
+    Picos time;
+    uint64_t seq;
+    uint32_t key;
+  };
+  static bool before(const Entry& a, const Entry& b) {
+    return (a.time < b.time) | ((a.time == b.time) & (a.seq < b.seq));
+  }
+  void place(size_t i, const Entry& e) {
+    heap_[i] = e;
+    pos_[e.key] = i;
+  }
+  void up(size_t i, const Entry& e) {
+    while (i > 0) {
+      const size_t parent = (i - 1) / 2;
+      if (!before(e, heap_[parent])) break;
+      place(i, heap_[parent]);
+      i = parent;
+    }
+    place(i, e);
+  }
+  void down(size_t i, const Entry& e) {
+    const size_t n = heap_.size();
+    for (;;) {
+      size_t c = 2 * i + 1;
+      if (c >= n) break;
+      c += (c + 1 < n) & before(heap_[c + 1], heap_[c]);
+      if (!before(heap_[c], e)) break;
+      place(i, heap_[c]);
+      i = c;
+    }
+    place(i, e);
+  }
+
+  std::vector<Entry> heap_;
+  std::vector<size_t> pos_;
 };
 
 }  // namespace lanecast::algos::sim

@@ -80,9 +80,8 @@ struct Pending {
 };
 
 struct RxPort {
-  std::vector<Pending> q;  // [head, end) sorted by arrival; q[head] has the live event
+  std::vector<Pending> q;  // [head, end) sorted by arrival; q[head] is scheduled in rx_queue_
   size_t head = 0;
-  uint32_t version = 0;    // bumped whenever the head's event is replaced
   Picos free = 0;          // when the last committed frame left the port
 };
 
@@ -112,6 +111,7 @@ class Sim final : public Actions {
     const size_t ports = size_t{p_} * ports_per_node_;
     tx_free_.assign(ports, 0);
     rx_.resize(ports);
+    rx_queue_ = KeyedQueue(ports);
     if (net.tx_order == TxOrder::RoundRobin) rr_.resize(ports);
     else fifo_.resize(ports);
     horizon_ = std::max<Picos>(64 * d_port_[0], 1);
@@ -142,13 +142,22 @@ class Sim final : public Actions {
       machines_[r]->start(*this);
       note_done(r);
     }
-    while (!queue_.empty()) {
+    for (;;) {
+      // The earlier of the next delivery at an rx port and the next other event.
+      const bool events = !queue_.empty();
+      if (!rx_queue_.empty() &&
+          (!events || rx_queue_.top_time() < queue_.top().time ||
+           (rx_queue_.top_time() == queue_.top().time && rx_queue_.top_seq() < queue_.top().seq))) {
+        now_ = rx_queue_.top_time();
+        deliver_frame(rx_queue_.top_key());
+        continue;
+      }
+      if (!events) break;
       // Handlers take the event off the queue themselves (pop or replace_top).
       const Event e = queue_.top();
       now_ = e.time;
       switch (e.kind) {
         case Event::Arrive: ++res_.events; arrive(e); break;
-        case Event::Deliver: deliver_frame(e); break;
         case Event::TxFree: ++res_.events; tx_free_event(e); break;
         case Event::Refill: ++res_.events; refill_event(e); break;
       }
@@ -198,6 +207,7 @@ class Sim final : public Actions {
 
  private:
   static constexpr Picos kNever = ~Picos{0};
+  static constexpr size_t kKeepCapacity = 256;  // rx queue entries kept after a burst
 
   size_t port_of(Rank r, Lane lane) const {
     return size_t{r} * ports_per_node_ + (ports_per_node_ == 1 ? 0 : lane);
@@ -237,10 +247,10 @@ class Sim final : public Actions {
 
   // The rx port of `dst` serves frames in the order their first bit reaches it
   // (cut-through: a frame leaves no sooner than `ready`). Only the head of its
-  // queue has a Deliver event; a frame emitted later that reaches the port
-  // sooner (from an idle sender while the head's sender was backlogged) takes
-  // the head's place, and the superseded event goes stale. This costs one
-  // event per frame, where "arrive, then deliver" would cost two.
+  // queue is scheduled (in rx_queue_, one entry per port); a frame emitted
+  // later that reaches the port sooner (from an idle sender while the head's
+  // sender was backlogged) takes the head's place and moves the port's entry.
+  // One event per frame, where "arrive, then deliver" would cost two.
   void rx_enqueue(Rank dst, Lane lane, const Pending& f) {
     RxPort& rp = rx_[port_of(dst, lane)];
     rp.q.push_back(f);
@@ -250,10 +260,7 @@ class Sim final : public Actions {
       --i;
     }
     rp.q[i] = f;
-    if (i == rp.head) {
-      ++rp.version;
-      queue_.push(head_done(rp), Event::Deliver, static_cast<uint32_t>(port_of(dst, lane)), rp.version, 0, 0);
-    }
+    if (i == rp.head) rx_queue_.set(static_cast<uint32_t>(port_of(dst, lane)), head_done(rp), queue_.next_seq());
   }
 
   // When the head frame of an rx port will have crossed it.
@@ -263,28 +270,27 @@ class Sim final : public Actions {
     return std::max(start + d_port_[h.seg + 1 == m_], h.ready);
   }
 
-  void deliver_frame(const Event& e) {
-    RxPort& rp = rx_[e.a];
-    if (e.b != rp.version) {  // superseded by a frame that arrived sooner
-      queue_.pop();
-      return;
-    }
+  void deliver_frame(uint32_t port) {
+    RxPort& rp = rx_[port];
     ++res_.events;
     const Pending f = rp.q[rp.head++];
     rp.free = now_;
+    // Keep queues small and hot, and give back what a burst (incast) made them
+    // grow to: p ports keeping room for p frames each would cost p^2 memory.
     if (rp.head == rp.q.size()) {
       rp.q.clear();
       rp.head = 0;
-      queue_.pop();
+      if (rp.q.capacity() > kKeepCapacity) std::vector<Pending>().swap(rp.q);
+      rx_queue_.pop();
     } else {
-      if (rp.head >= 32 && 2 * rp.head >= rp.q.size()) {  // keep the queue small and hot
+      if (rp.head >= 32 && 2 * rp.head >= rp.q.size()) {
         rp.q.erase(rp.q.begin(), rp.q.begin() + static_cast<ptrdiff_t>(rp.head));
         rp.head = 0;
+        if (rp.q.capacity() > kKeepCapacity && rp.q.capacity() > 8 * rp.q.size()) rp.q.shrink_to_fit();
       }
-      ++rp.version;
-      queue_.replace_top(head_done(rp), Event::Deliver, e.a, rp.version, 0, 0);
+      rx_queue_.set(port, head_done(rp), queue_.next_seq());
     }
-    const Rank dst = static_cast<Rank>(e.a / ports_per_node_);
+    const Rank dst = static_cast<Rank>(port / ports_per_node_);
     me_ = dst;
     res_.bytes_received[dst] += len_[f.seg + 1 == m_];
     res_.last_receive[dst] = now_;
@@ -375,6 +381,7 @@ class Sim final : public Actions {
   Rank me_ = 0;
   std::vector<Picos> tx_free_, last_tx_end_, done_at_;
   std::vector<RxPort> rx_;
+  KeyedQueue rx_queue_;  // per rx port: when its head frame will have crossed it
   uint64_t next_frame_ = 0;
   Picos backplane_free_ = 0;
   std::vector<RrPort> rr_;
