@@ -92,9 +92,14 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   auto& im = *g->impl_;
 
   const uint64_t max_segments = (o.max_message_bytes + o.segment_bytes - 1) / o.segment_bytes;
-  // Payload buffers: only a root allocates them, one per segment it sends; two
-  // messages' worth lets the next root start while the last one drains.
-  const uint64_t payload_count = 2 * max_segments + 1024;
+  // Payload buffers. On the fabric only a root allocates them, one per segment
+  // it sends (receivers share the root's by reference); two messages' worth
+  // lets the next root start while the last one drains. On NIC-like ports
+  // every member receives into buffers of its own and keeps a message's
+  // worth until the broadcast ends, plus what its rx queue holds.
+  const uint64_t payload_count =
+      o.ports.empty() ? 2 * max_segments + 1024
+                      : (uint64_t{o.nodes} + 1) * max_segments + uint64_t{o.nodes} * 2048 + 1024;
   // Header buffers: every frame in flight or queued in the switch holds one.
   const uint64_t fanout = std::min<uint64_t>(o.nodes, 16);
   const uint64_t header_count =

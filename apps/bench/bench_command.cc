@@ -32,6 +32,8 @@ struct BenchConfig {
   double loss = 0;
   uint64_t seed = 1;
   uint32_t cores = 0;
+  uint32_t window = 128;
+  double timeout_ms = 3000;
   bool json = false;
   bool counters = false;
   std::vector<std::string> ports;
@@ -72,6 +74,10 @@ OptionTable make_table(BenchConfig& c) {
          [&](std::string_view v) { c.loss = parse_double(v, "--loss", 0, 0.5); }});
   t.add({"seed", "S", "1", "seed of the fabric's loss and of the data pattern",
          [&](std::string_view v) { c.seed = parse_uint(v, "--seed", UINT64_MAX); }});
+  t.add({"window", "FRAMES", "128", "frames in flight per peer (1..129)",
+         [&](std::string_view v) { c.window = static_cast<uint32_t>(parse_uint(v, "--window", 129)); }});
+  t.add({"timeout", "MS", "3000", "a peer silent this long fails the broadcast",
+         [&](std::string_view v) { c.timeout_ms = parse_double(v, "--timeout", 1, 3'600'000); }});
   t.add({"cores", "C", "auto", "polling cores (default: min(2, CPUs))",
          [&](std::string_view v) { c.cores = static_cast<uint32_t>(parse_uint(v, "--cores", 64)); }});
   t.add({"ports", "DEVARGS;...", "",
@@ -241,6 +247,8 @@ int bench_main(int argc, char** argv) {
     for (const auto& a : algos::algorithms()) names += " " + std::string(a.name);
     throw UsageError("--algo: unknown algorithm '" + c.algo + "' (known:" + names + ", all)");
   }
+  if (c.nodes == 0) throw UsageError("--nodes must be at least 1");
+  if (c.window == 0) throw UsageError("--window must be at least 1");
   if (c.root >= c.nodes)
     throw UsageError("--root " + std::to_string(c.root) + " is outside the group of " +
                      std::to_string(c.nodes) + " nodes (ranks 0.." + std::to_string(c.nodes - 1) + ")");
@@ -277,6 +285,8 @@ int bench_main(int argc, char** argv) {
     go.fabric.loss = c.loss;
     go.fabric.seed = c.seed;
     go.ports = c.ports;
+    go.window = c.window;
+    go.peer_timeout_ms = c.timeout_ms;
     auto g = engine.create_local_group(go);
     if (!c.json) print_header(c, algo, engine.polling_cores());
     for (uint64_t size : c.sizes) {
