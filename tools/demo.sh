@@ -4,5 +4,5 @@
 # Extra arguments go to `lanecast bench` (e.g. --algo all --sizes 1:1M).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-tools/setup.sh >/dev/null
+tools/setup.sh >build-setup.log 2>&1 || { cat build-setup.log; exit 1; }
 exec build/apps/lanecast bench --nodes 8 --algo all --sizes 1:16M --iters 5 --warmup 1 "$@"

@@ -3,7 +3,7 @@
 # Prints one closing line "N passed, N failed" (and skipped, if any).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-tools/setup.sh >/dev/null
+tools/setup.sh
 status=0
 meson test -C build --print-errorlogs --num-processes 1 "$@" || status=$?
 # meson's own summary, restated in the plain form CI reads.

@@ -97,9 +97,8 @@ uint32_t SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t 
 }
 
 void SendChannel::on_loss(bool timeout) {
-  // Unlike TCP, a timeout halves too instead of restarting from one frame:
-  // on polling cores shared by many nodes most timeouts are a descheduled
-  // receiver, not a congested path; the halving still backs off real loss.
+  // Unlike TCP, even a timeout (when RttParams::shrink_on_timeout asks for
+  // it) only halves instead of restarting from one frame.
   (void)timeout;
   ssthresh_ = std::max(kMinCwnd, std::min(cwnd_, in_flight()) / 2);
   cwnd_ = ssthresh_;

@@ -194,6 +194,7 @@ TEST(SendChannel, BlockedRetransmitStaysDue) {
 TEST(SendChannel, TimeoutsRetransmitAFewAndHalveTheWindow) {
   RttParams p;
   p.initial_rto_ns = 100 * kUs;
+  p.shrink_on_timeout = true;
   SendChannel tx(64, p);
   for (uint32_t i = 0; i < 64; ++i) tx.push(1, i, 0);
   EXPECT_FALSE(tx.window_open());
