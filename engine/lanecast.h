@@ -116,6 +116,14 @@ struct FabricCounters {
   uint64_t switched = 0, lost = 0, queue_drops = 0, unknown_destination = 0;
 };
 
+// A member's DPDK port as the PMD counts it (rte_eth_stats).
+struct PortCounters {
+  uint64_t rx_frames = 0, tx_frames = 0;
+  uint64_t rx_missed = 0;    // the device or kernel ring had no room
+  uint64_t rx_errors = 0, tx_errors = 0;
+  uint64_t rx_no_buffer = 0; // the rx mempool was empty
+};
+
 // p members in this process, served by its polling cores, joined either by the
 // in-process fabric (DPDK ring ports and an emulated switch) or by one DPDK
 // port each (GroupOptions::ports).
@@ -126,6 +134,7 @@ class LocalGroup {
   Member& member(Rank r) { return *members_.at(r); }
   const GroupOptions& options() const { return opts_; }
   FabricCounters fabric_counters() const;
+  PortCounters port_counters(Rank r) const;
 
  private:
   friend class Engine;

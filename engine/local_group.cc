@@ -180,6 +180,13 @@ LocalGroup::~LocalGroup() {
   impl_->own_ports.clear();
 }
 
+PortCounters LocalGroup::port_counters(Rank r) const {
+  if (r >= members_.size()) throw std::out_of_range("no member " + std::to_string(r));
+  const drivers::DpdkPort& p = impl_->fabric ? impl_->fabric->dpdk_port(r) : *impl_->own_ports[r];
+  const rte_eth_stats s = p.stats();
+  return PortCounters{s.ipackets, s.opackets, s.imissed, s.ierrors, s.oerrors, s.rx_nombuf};
+}
+
 FabricCounters LocalGroup::fabric_counters() const {
   if (!impl_->fabric) return {};
   const auto& c = impl_->fabric->counters();

@@ -202,7 +202,10 @@ void print_counters(LocalGroup& g) {
     g.member(r).counters().for_each([](std::string_view name, uint64_t v) {
       if (v) std::printf(" %.*s=%" PRIu64, static_cast<int>(name.size()), name.data(), v);
     });
-    std::printf("\n");
+    const PortCounters p = g.port_counters(r);
+    std::printf("\n  port: rx=%" PRIu64 " tx=%" PRIu64 " missed=%" PRIu64 " rx_errors=%" PRIu64
+                " tx_errors=%" PRIu64 " no_buffer=%" PRIu64 "\n",
+                p.rx_frames, p.tx_frames, p.rx_missed, p.rx_errors, p.tx_errors, p.rx_no_buffer);
   }
   const auto f = g.fabric_counters();
   std::printf("fabric: switched=%" PRIu64 " lost=%" PRIu64 " queue_drops=%" PRIu64
