@@ -105,7 +105,7 @@ class EventQueue {
 // moves a key's entry (decrease- or increase-key) instead of leaving stale copies.
 class KeyedQueue {
  public:
-  explicit KeyedQueue(size_t keys = 0) : pos_(keys, kAbsent) {}
+  explicit KeyedQueue(uint32_t keys = 0) : pos_(keys, kAbsent) {}
 
   bool empty() const { return heap_.empty(); }
   uint32_t top_key() const { return heap_.front().key; }
@@ -114,13 +114,15 @@ class KeyedQueue {
 
   void set(uint32_t key, Picos time, uint64_t seq) {
     const Entry e{time, seq, key};
-    size_t i = pos_[key];
+    uint32_t i = pos_[key];
     if (i == kAbsent) {
-      i = heap_.size();
+      i = static_cast<uint32_t>(heap_.size());
       heap_.push_back(e);
       up(i, e);
     } else if (before(e, heap_[i])) {
       up(i, e);
+    } else if (i == 0) {
+      down_bottom_up(e);  // the usual case: the port just delivered moves back
     } else {
       down(i, e);
     }
@@ -130,11 +132,11 @@ class KeyedQueue {
     pos_[heap_.front().key] = kAbsent;
     const Entry last = heap_.back();
     heap_.pop_back();
-    if (!heap_.empty()) down(0, last);
+    if (!heap_.empty()) down_bottom_up(last);
   }
 
  private:
-  static constexpr size_t kAbsent = ~size_t{0};
+  static constexpr uint32_t kAbsent = ~uint32_t{0};
   struct Entry {
     Picos time;
     uint64_t seq;
@@ -143,23 +145,23 @@ class KeyedQueue {
   static bool before(const Entry& a, const Entry& b) {
     return (a.time < b.time) | ((a.time == b.time) & (a.seq < b.seq));
   }
-  void place(size_t i, const Entry& e) {
+  void place(uint32_t i, const Entry& e) {
     heap_[i] = e;
     pos_[e.key] = i;
   }
-  void up(size_t i, const Entry& e) {
+  void up(uint32_t i, const Entry& e) {
     while (i > 0) {
-      const size_t parent = (i - 1) / 2;
+      const uint32_t parent = (i - 1) / 2;
       if (!before(e, heap_[parent])) break;
       place(i, heap_[parent]);
       i = parent;
     }
     place(i, e);
   }
-  void down(size_t i, const Entry& e) {
-    const size_t n = heap_.size();
+  void down(uint32_t i, const Entry& e) {
+    const uint32_t n = static_cast<uint32_t>(heap_.size());
     for (;;) {
-      size_t c = 2 * i + 1;
+      uint32_t c = 2 * i + 1;
       if (c >= n) break;
       c += (c + 1 < n) & before(heap_[c + 1], heap_[c]);
       if (!before(heap_[c], e)) break;
@@ -168,9 +170,23 @@ class KeyedQueue {
     }
     place(i, e);
   }
+  // Root replaced by `e`: walk the hole to a leaf along the smaller children,
+  // then sift `e` up from there (one comparison per level on the way down).
+  void down_bottom_up(const Entry& e) {
+    const uint32_t n = static_cast<uint32_t>(heap_.size());
+    uint32_t i = 0;
+    for (;;) {
+      uint32_t c = 2 * i + 1;
+      if (c >= n) break;
+      c += (c + 1 < n) & before(heap_[c + 1], heap_[c]);
+      place(i, heap_[c]);
+      i = c;
+    }
+    up(i, e);
+  }
 
   std::vector<Entry> heap_;
-  std::vector<size_t> pos_;
+  std::vector<uint32_t> pos_;
 };
 
 }  // namespace lanecast::algos::sim

@@ -111,7 +111,7 @@ class Sim final : public Actions {
     const size_t ports = size_t{p_} * ports_per_node_;
     tx_free_.assign(ports, 0);
     rx_.resize(ports);
-    rx_queue_ = KeyedQueue(ports);
+    rx_queue_ = KeyedQueue(static_cast<uint32_t>(ports));
     if (net.tx_order == TxOrder::RoundRobin) rr_.resize(ports);
     else fifo_.resize(ports);
     horizon_ = std::max<Picos>(64 * d_port_[0], 1);
