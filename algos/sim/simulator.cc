@@ -83,6 +83,7 @@ struct RxPort {
   std::vector<Pending> q;  // [head, end) sorted by arrival; q[head] is scheduled in rx_queue_
   size_t head = 0;
   Picos free = 0;          // when the last committed frame left the port
+  std::vector<uint32_t> waiters;  // tx ports paused until this queue shortens
 };
 
 class Sim final : public Actions {
@@ -112,9 +113,14 @@ class Sim final : public Actions {
     tx_free_.assign(ports, 0);
     rx_.resize(ports);
     rx_queue_ = KeyedQueue(static_cast<uint32_t>(ports));
+    if (net.switch_buffer_frames > 0 && net.tx_order != TxOrder::Fifo)
+      throw std::invalid_argument("network: a bounded switch buffer needs FIFO tx ports");
     if (net.tx_order == TxOrder::RoundRobin) rr_.resize(ports);
     else fifo_.resize(ports);
-    horizon_ = std::max<Picos>(64 * d_port_[0], 1);
+    // How far ahead FIFO ports put frames on the wire; a pause is decided when a
+    // frame goes on the wire, so a bounded buffer shortens the horizon with it.
+    const uint32_t ahead = net.switch_buffer_frames > 0 ? std::clamp(net.switch_buffer_frames / 2, 1u, 64u) : 64u;
+    horizon_ = std::max<Picos>(ahead * d_port_[0], 1);
     last_tx_end_.assign(p_, 0);
     done_at_.assign(p_, kNever);
     delivered_.assign(p_, 0);
@@ -182,11 +188,12 @@ class Sim final : public Actions {
     const Send s{to, seg, lane};
     if (net_.tx_order == TxOrder::Fifo) {
       FifoBacklog& b = fifo_[port];
-      if (b.empty() && tx_free_[port] <= now_ + horizon_) {
+      if (b.empty() && tx_free_[port] <= now_ + horizon_ && !full(s)) {
         start_frame(port, s, std::max(now_, tx_free_[port]));
       } else {
+        const bool idle = b.empty();  // otherwise a refill or a wake-up is due
         b.push(s);
-        if (!b.refill_pending) schedule_refill(port);
+        if (idle) fill(port);
       }
     } else {
       rr_[port].push(s);
@@ -290,6 +297,7 @@ class Sim final : public Actions {
       }
       rx_queue_.set(port, head_done(rp), queue_.next_seq());
     }
+    wake(rp);
     const Rank dst = static_cast<Rank>(port / ports_per_node_);
     me_ = dst;
     res_.bytes_received[dst] += len_[f.seg + 1 == m_];
@@ -315,10 +323,48 @@ class Sim final : public Actions {
 
   void refill_event(const Event& e) {
     queue_.pop();
-    FifoBacklog& b = fifo_[e.a];
-    b.refill_pending = false;
-    while (!b.empty() && tx_free_[e.a] <= now_ + horizon_) start_frame(e.a, b.pop(), std::max(now_, tx_free_[e.a]));
-    if (!b.empty()) schedule_refill(e.a);
+    fifo_[e.a].refill_pending = false;
+    fill(e.a);
+  }
+
+  // Puts the backlog's frames on the wire up to the horizon, unless the next
+  // one's rx port is full: then the port waits for that queue to shorten.
+  void fill(size_t port) {
+    FifoBacklog& b = fifo_[port];
+    while (!b.empty() && tx_free_[port] <= now_ + horizon_) {
+      const Send s = b.front();
+      if (full(s)) {
+        b.waiting = true;
+        rx_[port_of(s.dst, s.lane)].waiters.push_back(static_cast<uint32_t>(port));
+        return;
+      }
+      start_frame(port, b.pop(), std::max(now_, tx_free_[port]));
+    }
+    if (!b.empty() && !b.refill_pending) schedule_refill(port);
+  }
+
+  // Frames in the switch queue of an rx port: arrived (first bit in) and not yet
+  // through. Frames still on the wire do not count: a pause takes effect one t0
+  // late, which is why PFC keeps headroom.
+  size_t queued(const RxPort& rp) const {
+    const auto begin = rp.q.begin() + static_cast<ptrdiff_t>(rp.head);
+    const auto arrived = std::partition_point(begin, rp.q.end(), [&](const Pending& f) { return f.first_bit <= now_; });
+    return static_cast<size_t>(arrived - begin);
+  }
+
+  bool full(const Send& s) const {
+    return net_.switch_buffer_frames > 0 && queued(rx_[port_of(s.dst, s.lane)]) >= net_.switch_buffer_frames;
+  }
+
+  // A frame left rx port `port`: wake the tx ports waiting for room there.
+  void wake(RxPort& rp) {
+    if (rp.waiters.empty() || queued(rp) >= net_.switch_buffer_frames) return;
+    std::vector<uint32_t> w;
+    w.swap(rp.waiters);
+    for (uint32_t t : w) {
+      fifo_[t].waiting = false;
+      fill(t);
+    }
   }
 
   // Round-robin ports start a frame whenever the previous one is done.

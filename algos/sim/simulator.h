@@ -48,6 +48,11 @@ struct Network {
   double port_capacity = 0;               // switch port rate in bytes/s (0: the link rate)
   double switch_capacity = 0;             // switch backplane rate in bytes/s (0: unbounded)
   bool lanes_share_port = false;          // lanes are queues of one NIC: one port per node
+  // Frames an rx port's switch queue may hold before senders to it pause, like
+  // PFC (0: unbounded, never pause). Frames still on the wire do not count, so
+  // the queue overshoots by what is in flight. FIFO tx ports only: a paused
+  // port's head-of-line frame blocks the frames behind it.
+  uint32_t switch_buffer_frames = 0;
   TxOrder tx_order = TxOrder::Fifo;
 };
 

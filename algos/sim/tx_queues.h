@@ -44,6 +44,12 @@ class FifoBacklog {
   }
 
   // Precondition: !empty().
+  Send front() const {
+    const Run& r = runs_[head_];
+    return Send{r.dst, r.seg, r.lane};
+  }
+
+  // Precondition: !empty().
   Send pop() {
     Run& r = runs_[head_];
     const Send s{r.dst, r.seg, r.lane};
@@ -60,6 +66,7 @@ class FifoBacklog {
   }
 
   bool refill_pending = false;  // a Refill event for this port is in the queue
+  bool waiting = false;         // paused: its next frame's rx port is full
 
  private:
   struct Run {

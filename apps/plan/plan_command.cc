@@ -130,6 +130,7 @@ void print_header(const PlanConfig& c) {
   if (c.net.frame_overhead_time > 0) std::cout << ", +" << us(c.net.frame_overhead_time) << " us/frame";
   if (c.net.port_capacity > 0) std::cout << ", port " << fmt("%g", c.net.port_capacity / 1e6) << " MB/s";
   if (c.net.switch_capacity > 0) std::cout << ", switch " << fmt("%g", c.net.switch_capacity / 1e6) << " MB/s";
+  if (c.net.switch_buffer_frames > 0) std::cout << ", switch buffer " << c.net.switch_buffer_frames << " frames/port";
   std::cout << "\n";
 }
 

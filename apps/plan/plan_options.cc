@@ -18,6 +18,7 @@ struct Raw {
   std::optional<double> mcast_loss;
   double port_mbytes = 0, switch_mbytes = 0, frame_ns = 0;
   uint32_t frame_bytes = 0;
+  uint32_t buffer_frames = 0;
   bool shared_port = false;
 };
 
@@ -66,6 +67,9 @@ OptionTable make_table(PlanConfig& c, Raw& raw) {
          [&](std::string_view v) { raw.port_mbytes = parse_double(v, "--port-capacity", 0, 1e9); }});
   t.add({"switch-capacity", "MBYTES_PER_S", "0 (unbounded)", "switch backplane rate shared by all ports",
          [&](std::string_view v) { raw.switch_mbytes = parse_double(v, "--switch-capacity", 0, 1e12); }});
+  t.add({"switch-buffer", "FRAMES", "0 (unbounded)",
+         "frames a switch port queues before senders to it pause (PFC-like; needs --tx-order fifo)",
+         [&](std::string_view v) { raw.buffer_frames = static_cast<uint32_t>(parse_uint(v, "--switch-buffer", UINT32_MAX)); }});
   t.add({"shared-port", "", "", "lanes are queues of one NIC: they share one port per node",
          [&](std::string_view) { raw.shared_port = true; }});
   t.add({"per-rank", "", "", "print every rank's line even for large groups",
@@ -161,6 +165,9 @@ PlanConfig parse_plan_options(int argc, char** argv) {
   c.net.port_capacity = raw.port_mbytes * 1e6;
   c.net.switch_capacity = raw.switch_mbytes * 1e6;
   c.net.lanes_share_port = raw.shared_port;
+  c.net.switch_buffer_frames = raw.buffer_frames;
+  if (raw.buffer_frames > 0 && c.net.tx_order != algos::sim::TxOrder::Fifo)
+    throw UsageError("--switch-buffer needs --tx-order fifo (a paused round-robin port is not modelled)");
   c.algos = resolve_algos(raw.algo);
   if (!c.form_passes.empty())
     for (algos::Algo a : c.algos)

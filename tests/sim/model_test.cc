@@ -122,6 +122,29 @@ TEST(Model, SwitchBackplaneLimitsTheTotal) {
   EXPECT_EQ(std::max(r.last_receive[3], r.last_receive[4]), 10 * kUs + 2 * 64 * 1024 * kTd);
 }
 
+TEST(Model, BoundedSwitchBufferPausesSenders) {
+  const uint64_t n = 1 << 20;
+  const Plan plan = plan_of(4, n, 1024);
+  const uint32_t m = plan.segments();
+  const auto script = std::vector<std::vector<toy::Script::Send>>{{}, whole(3, m), whole(3, m)};
+  Network net = net_us(10);
+  const SimResult free_buffer = run_script(plan, net, script);
+  // 32 frames: more than what t0 keeps on the wire (10 us / 0.82 us per frame),
+  // so resuming senders refill the port before it runs dry.
+  net.switch_buffer_frames = 32;
+  const SimResult r = run_script(plan, net, script);
+  // The receiver's port is the bottleneck either way ...
+  EXPECT_EQ(r.last_receive[3], free_buffer.last_receive[3]);
+  // ... but the senders cannot run ahead of it.
+  EXPECT_EQ(std::max(free_buffer.finish[1], free_buffer.finish[2]), n * kTd);
+  EXPECT_GE(std::max(r.finish[1], r.finish[2]), 3 * n * kTd / 2);
+  // Pipelines that never queue are unaffected.
+  const Plan chain = plan_of(8, 1 << 20, 8192);
+  EXPECT_EQ(run<toy::Chain>(chain, net).completion, run<toy::Chain>(chain, net_us(10)).completion);
+  net.tx_order = TxOrder::RoundRobin;
+  EXPECT_THROW(run<toy::Chain>(chain, net), std::invalid_argument);
+}
+
 TEST(Model, PortCapacityAndFrameOverhead) {
   const uint64_t n = 1 << 20, s = 8192;
   const Plan plan = plan_of(4, n, s);
