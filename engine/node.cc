@@ -51,6 +51,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools,
                           reliable::RecvChannel{}, SegmentFifo(owed), false});
   }
   ack_list_.reserve(cfg.nodes);
+  send_order_.reserve(cfg.nodes);
   store_.resize(max_segments);
   stash_.resize(cfg.stash_frames);
 }
@@ -255,6 +256,10 @@ void Node::owe(Rank to, SegmentIndex seg) {
     return;
   }
   ++owed_total_;
+  if (!peers_[to].in_send_order) {
+    peers_[to].in_send_order = true;
+    send_order_.push_back(to);  // capacity reserved for every member
+  }
 }
 
 void Node::deliver(SegmentIndex seg) {
@@ -360,16 +365,15 @@ void Node::send_acks() {
   ack_list_.clear();
 }
 
+// Sends in the machine's order: the peer owed first is served first, as far
+// as its windows allow, and later peers take what capacity is left. (Round
+// robin over peers instead made a 64-node binomial broadcast of 8 MiB 3.5x
+// slower in the simulator: every child finished last instead of one by one.)
 void Node::pump_sends(uint64_t now) {
-  // One frame per peer per pass, so every peer's pipeline advances together.
-  const uint32_t n = cfg_.nodes;
-  bool progressed = true;
-  while (progressed && owed_total_ > 0 && tx_count_ < kTxCap) {
-    progressed = false;
-    for (uint32_t i = 0; i < n && tx_count_ < kTxCap; ++i) {
-      const Rank r = (rr_peer_ + i) % n;
-      Peer& peer = peers_[r];
-      if (peer.owed.empty() || !peer.tx.window_open()) continue;
+  for (size_t i = 0; i < send_order_.size() && owed_total_ > 0 && tx_count_ < kTxCap; ++i) {
+    const Rank r = send_order_[i];
+    Peer& peer = peers_[r];
+    while (!peer.owed.empty() && peer.tx.window_open() && tx_count_ < kTxCap) {
       const SegmentIndex seg = peer.owed.front();
       if (store_[seg].payload == nullptr && !materialize(seg)) {
         if (op_.sub.root != cfg_.rank) internal_error_ = true;  // sending what it lacks
@@ -383,10 +387,8 @@ void Node::pump_sends(uint64_t now) {
       ++unacked_total_;
       tx_[tx_count_++] = m;
       counters_.tx_data.add();
-      progressed = true;
     }
   }
-  rr_peer_ = (rr_peer_ + 1) % n;
 }
 
 uint32_t Node::flush_tx() {
@@ -525,6 +527,8 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
     unacked_total_ = 0;
   }
   release_store();
+  for (Rank r : send_order_) peers_[r].in_send_order = false;
+  send_order_.clear();
   op_.active = false;
   op_.machine.reset();
   if (!completions_.push(rec)) pending_completion_ = rec;

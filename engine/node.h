@@ -76,6 +76,7 @@ class Node final : public PollTask {
     reliable::RecvChannel rx;
     SegmentFifo owed;  // segments the machine asked us to send, not yet sent
     bool ack_listed = false;
+    bool in_send_order = false;
   };
   struct StoreEntry {
     rte_mbuf* payload = nullptr;  // the segment's bytes (shared by reference)
@@ -142,7 +143,10 @@ class Node final : public PollTask {
   size_t stash_count_ = 0;
   Op op_;
   uint32_t next_op_ = 1;  // the operation this node runs next
-  uint32_t rr_peer_ = 0;  // round-robin start for fair sending
+  // Peers in the order the machine first owed them a segment in this
+  // operation: the order it meant its sends to go out (largest subtree first,
+  // and so on). pump_sends() serves them by that priority.
+  std::vector<algos::Rank> send_order_;
   uint64_t next_scan_ns_ = 0;
   uint64_t owed_total_ = 0;     // sum of every peer's owed segments
   uint64_t unacked_total_ = 0;  // frames in flight over every channel
