@@ -10,7 +10,7 @@ bool OptionTable::parse(int argc, char** argv, int first) const {
   for (int i = first; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--help" || arg == "-h") return true;
-    if (arg.substr(0, 2) != "--") throw UsageError("unexpected argument '" + std::string(arg) + "'");
+    if (arg.substr(0, 2) != "--") throw UsageError("unexpected argument '" + std::string(arg) + "' (see --help)");
     std::string_view name = arg.substr(2);
     std::string_view value;
     bool inline_value = false;
@@ -41,8 +41,8 @@ std::string OptionTable::help() const {
   std::string out;
   for (const auto& o : options_) {
     std::string left = "  --" + o.name + (o.value_name.empty() ? "" : " " + o.value_name);
-    if (left.size() < 26) left.resize(26, ' ');
-    else left += "\n" + std::string(26, ' ');
+    if (left.size() < 30) left.resize(30, ' ');
+    else left += "\n" + std::string(30, ' ');
     out += left + o.doc;
     if (!o.default_text.empty()) out += " [default: " + o.default_text + "]";
     out += "\n";
@@ -67,7 +67,7 @@ double parse_double(std::string_view t, std::string_view what, double min, doubl
   if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v))
     throw UsageError(std::string(what) + ": '" + s + "' is not a number");
   if (v < min || v > max) {
-    char buf[128];
+    char buf[160];
     std::snprintf(buf, sizeof buf, "%s: %s is outside [%g, %g]", std::string(what).c_str(), s.c_str(), min, max);
     throw UsageError(buf);
   }

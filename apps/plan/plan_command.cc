@@ -10,11 +10,10 @@
 
 #include "algos/hypercube.h"
 #include "algos/sim/simulator.h"
-#include "apps/plan/plan_args.h"
+#include "apps/common/options.h"
 #include "apps/plan/plan_options.h"
 
 namespace lanecast::apps {
-using namespace plan;
 namespace {
 
 using algos::sim::Picos;

@@ -3,10 +3,9 @@
 #include <cmath>
 #include <optional>
 
-#include "apps/plan/plan_args.h"
+#include "apps/common/options.h"
 
 namespace lanecast::apps {
-using namespace plan;
 namespace {
 
 // What the command line said, before it is checked as a whole.

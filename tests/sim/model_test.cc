@@ -129,9 +129,11 @@ TEST(Model, BoundedSwitchBufferPausesSenders) {
   const auto script = std::vector<std::vector<toy::Script::Send>>{{}, whole(3, m), whole(3, m)};
   Network net = net_us(10);
   const SimResult free_buffer = run_script(plan, net, script);
-  // 32 frames: more than what t0 keeps on the wire (10 us / 0.82 us per frame),
-  // so resuming senders refill the port before it runs dry.
-  net.switch_buffer_frames = 32;
+  // 64 frames: more than a pause/resume round trip keeps on the wire (the
+  // resume reaches a sender and its next frame reaches the switch 2 t0 later:
+  // 20 us / 0.82 us per frame, ~25 frames, per sender), so resuming senders
+  // refill the port before it runs dry. 32 frames measured 11% slower.
+  net.switch_buffer_frames = 64;
   const SimResult r = run_script(plan, net, script);
   // The receiver's port is the bottleneck either way ...
   EXPECT_EQ(r.last_receive[3], free_buffer.last_receive[3]);
