@@ -123,7 +123,7 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
     rte_pktmbuf_free(m);
     return;
   }
-  handle_data(m, p.src, lane, p.data, p.payload_offset, now);
+  handle_data(m, p.src, lane, p.data, p.flags, p.payload_offset, now);
 }
 
 void Node::handle_ack(Rank src, const wire::AckBody& ack, uint64_t now) {
@@ -154,7 +154,7 @@ bool Node::segment_valid(const wire::DataBody& d) const {
 }
 
 void Node::handle_data(rte_mbuf* m, Rank src, uint16_t lane, const wire::DataBody& d,
-                       uint32_t payload_offset, uint64_t now) {
+                       uint16_t flags, uint32_t payload_offset, uint64_t now) {
   Peer& peer = peers_[src];
   switch (peer.rx.check(d.seq)) {
     case reliable::RecvChannel::Check::Duplicate:
@@ -169,6 +169,14 @@ void Node::handle_data(rte_mbuf* m, Rank src, uint16_t lane, const wire::DataBod
       return;
     case reliable::RecvChannel::Check::New:
       break;
+  }
+  if (flags & wire::kFlagAbandoned) {
+    // Its broadcast failed at the sender: keep the channel in step, drop it.
+    peer.rx.accept(d.seq);
+    list_ack(src);
+    counters_.rx_abandoned.add();
+    rte_pktmbuf_free(m);
+    return;
   }
 
   const uint32_t current = op_.active ? op_.sub.op : next_op_;
@@ -300,14 +308,24 @@ bool Node::materialize(SegmentIndex seg) {
   return true;
 }
 
-rte_mbuf* Node::build_data(Peer& peer, SegmentIndex seg, uint32_t seq) {
+// A header mbuf holding the link header to `peer` and room for `header_bytes`
+// of lanecast headers at *body.
+rte_mbuf* Node::alloc_frame(Peer& peer, uint16_t header_bytes, uint8_t** body) {
   rte_mbuf* h = rte_pktmbuf_alloc(pools_.header);
   if (h == nullptr) {
     counters_.tx_alloc_failures.add();
     return nullptr;
   }
-  auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(h, link_bytes_ + wire::kDataHeaderBytes));
+  auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(h, link_bytes_ + header_bytes));
   port_.write_link_header(p, peer.address);
+  *body = p + link_bytes_;
+  return h;
+}
+
+rte_mbuf* Node::build_data(Peer& peer, SegmentIndex seg, uint32_t seq) {
+  uint8_t* at;
+  rte_mbuf* h = alloc_frame(peer, wire::kDataHeaderBytes, &at);
+  if (h == nullptr) return nullptr;
   const algos::Segment s = op_.plan->segment(seg);
   wire::DataBody b{};
   b.op = op_.sub.op;
@@ -321,7 +339,7 @@ rte_mbuf* Node::build_data(Peer& peer, SegmentIndex seg, uint32_t seq) {
   b.segment_bytes = cfg_.segment_bytes;
   b.algo = static_cast<uint8_t>(op_.sub.algo);
   b.lane = 0;
-  wire::write_data(p + link_bytes_, cfg_.group_id, cfg_.rank, b);
+  wire::write_data(at, cfg_.group_id, cfg_.rank, b);
 
   // Zero-copy: the payload is shared by reference, never copied.
   rte_mbuf* payload = store_[seg].payload;
@@ -333,14 +351,22 @@ rte_mbuf* Node::build_data(Peer& peer, SegmentIndex seg, uint32_t seq) {
 }
 
 rte_mbuf* Node::build_ack(Peer& peer) {
-  rte_mbuf* h = rte_pktmbuf_alloc(pools_.header);
-  if (h == nullptr) {
-    counters_.tx_alloc_failures.add();
-    return nullptr;
-  }
-  auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(h, link_bytes_ + wire::kAckHeaderBytes));
-  port_.write_link_header(p, peer.address);
-  wire::write_ack(p + link_bytes_, cfg_.group_id, cfg_.rank, peer.rx.make_ack());
+  uint8_t* at;
+  rte_mbuf* h = alloc_frame(peer, wire::kAckHeaderBytes, &at);
+  if (h != nullptr) wire::write_ack(at, cfg_.group_id, cfg_.rank, peer.rx.make_ack());
+  return h;
+}
+
+rte_mbuf* Node::build_abandoned(Peer& peer, uint32_t seq, const reliable::SendChannel::Entry& e) {
+  uint8_t* at;
+  rte_mbuf* h = alloc_frame(peer, wire::kDataHeaderBytes, &at);
+  if (h == nullptr) return nullptr;
+  wire::DataBody b{};
+  b.op = e.op;
+  b.seq = seq;
+  b.segment = e.segment;
+  b.segment_bytes = cfg_.segment_bytes;
+  wire::write_data(at, cfg_.group_id, cfg_.rank, b, wire::kFlagAbandoned);
   return h;
 }
 
@@ -413,10 +439,17 @@ void Node::scan(uint64_t now) {
       return;
     }
     peer.tx.collect_due(now, [&](uint32_t seq, const reliable::SendChannel::Entry& e) {
-      // A frame of a finished broadcast cannot be rebuilt; nothing waits for it.
-      if (!op_.active || e.op != op_.sub.op || store_[e.segment].payload == nullptr) return true;
       if (tx_count_ == kTxCap) flush_tx();
       if (tx_count_ == kTxCap) return false;  // stays due for the next scan
+      if (e.abandoned) {
+        rte_mbuf* m = build_abandoned(peer, seq, e);
+        if (m == nullptr) return false;
+        tx_[tx_count_++] = m;
+        counters_.tx_abandoned.add();
+        return true;
+      }
+      // Only frames of the running broadcast are in flight unabandoned.
+      if (!op_.active || e.op != op_.sub.op || store_[e.segment].payload == nullptr) return true;
       rte_mbuf* m = build_data(peer, e.segment, seq);
       if (m == nullptr) return false;
       tx_[tx_count_++] = m;
@@ -518,13 +551,13 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
     counters_.ops_completed.add();
   } else {
     counters_.ops_failed.add();
-    // What was owed or in flight belongs to a broadcast that no longer exists.
+    // What was owed is dropped; what is in flight is abandoned: re-sent empty
+    // until acknowledged, so every channel stays in step for the next broadcast.
     for (auto& p : peers_) {
       p.owed.clear();
-      p.tx.reset_in_flight();
+      p.tx.abandon_in_flight(now);
     }
     owed_total_ = 0;
-    unacked_total_ = 0;
   }
   release_store();
   for (Rank r : send_order_) peers_[r].in_send_order = false;

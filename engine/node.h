@@ -104,7 +104,7 @@ class Node final : public PollTask {
   void handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now);
   void handle_ack(algos::Rank src, const wire::AckBody& ack, uint64_t now);
   void handle_data(rte_mbuf* m, algos::Rank src, uint16_t lane, const wire::DataBody& d,
-                   uint32_t payload_offset, uint64_t now);
+                   uint16_t flags, uint32_t payload_offset, uint64_t now);
   void accept_segment(rte_mbuf* payload, algos::Rank src, uint16_t lane, const wire::DataBody& d,
                       uint64_t now);
   bool plan_agrees(const wire::DataBody& d) const;   // same broadcast as posted
@@ -120,6 +120,8 @@ class Node final : public PollTask {
   bool materialize(algos::SegmentIndex seg);  // root: copy a segment into a frame buffer
   rte_mbuf* build_data(Peer& peer, algos::SegmentIndex seg, uint32_t seq);
   rte_mbuf* build_ack(Peer& peer);
+  rte_mbuf* build_abandoned(Peer& peer, uint32_t seq, const reliable::SendChannel::Entry& e);
+  rte_mbuf* alloc_frame(Peer& peer, uint16_t header_bytes, uint8_t** body);
   void queue_tx(rte_mbuf* m);
   void pump_sends(uint64_t now);
   void send_acks();

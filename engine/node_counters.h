@@ -26,9 +26,11 @@ struct NodeCounters {
   Counter rx_early_dropped;   // data of an operation too far ahead; sender retries
   Counter rx_stashed;         // data of the next operation, kept for it
   Counter rx_bad_segment;     // header disagrees with the operation's plan
+  Counter rx_abandoned;       // frames of a broadcast that failed at its sender
   Counter tx_data;
   Counter tx_retransmits;
   Counter tx_acks;
+  Counter tx_abandoned;       // in-flight frames of a failed broadcast, re-sent empty
   Counter tx_alloc_failures;  // header mbuf pool empty: retried next iteration
   Counter root_copy_bytes;    // root: user buffer -> frames (the one copy a send needs)
   Counter forward_copy_bytes; // forwarding: payload bytes copied; zero by design
@@ -61,9 +63,11 @@ struct NodeCounters {
     f("rx_early_dropped", rx_early_dropped.get());
     f("rx_stashed", rx_stashed.get());
     f("rx_bad_segment", rx_bad_segment.get());
+    f("rx_abandoned", rx_abandoned.get());
     f("tx_data", tx_data.get());
     f("tx_retransmits", tx_retransmits.get());
     f("tx_acks", tx_acks.get());
+    f("tx_abandoned", tx_abandoned.get());
     f("tx_alloc_failures", tx_alloc_failures.get());
     f("root_copy_bytes", root_copy_bytes.get());
     f("forward_copy_bytes", forward_copy_bytes.get());

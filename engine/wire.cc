@@ -40,11 +40,11 @@ void ack_to_wire(AckBody& b) {
 }
 
 void write_common(uint8_t* at, FrameType type, uint32_t group, uint32_t src,
-                  const void* body, size_t body_len) {
+                  const void* body, size_t body_len, uint16_t flags) {
   FrameHeader h{};
   h.version = kVersion;
   h.type = static_cast<uint8_t>(type);
-  h.flags = 0;
+  h.flags = le(flags);
   h.group = le(group);
   h.src = le(src);
   h.header_crc = 0;
@@ -71,16 +71,16 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
-void write_data(uint8_t* at, uint32_t group, uint32_t src, const DataBody& body) {
+void write_data(uint8_t* at, uint32_t group, uint32_t src, const DataBody& body, uint16_t flags) {
   DataBody b = body;
   data_to_wire(b);
-  write_common(at, FrameType::Data, group, src, &b, sizeof b);
+  write_common(at, FrameType::Data, group, src, &b, sizeof b, flags);
 }
 
 void write_ack(uint8_t* at, uint32_t group, uint32_t src, const AckBody& body) {
   AckBody b = body;
   ack_to_wire(b);
-  write_common(at, FrameType::Ack, group, src, &b, sizeof b);
+  write_common(at, FrameType::Ack, group, src, &b, sizeof b, 0);
 }
 
 Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
@@ -112,6 +112,7 @@ Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
     return Verdict::BadHeaderCrc;
 
   out->type = static_cast<FrameType>(h.type);
+  out->flags = le(h.flags);
   out->group = le(h.group);
   out->src = le(h.src);
   out->payload_offset = headers;

@@ -19,6 +19,11 @@ inline constexpr uint8_t kVersion = 1;
 
 enum class FrameType : uint8_t { Data = 1, Ack = 2 };
 
+// FrameHeader::flags
+inline constexpr uint16_t kFlagAbandoned = 1;  // data of a failed broadcast: ack, drop
+
+
+
 struct FrameHeader {
   uint8_t version;
   uint8_t type;
@@ -75,6 +80,7 @@ const char* verdict_name(Verdict v);
 // A validated view of a received frame (host byte order).
 struct Parsed {
   FrameType type;
+  uint16_t flags;
   uint32_t group;
   uint32_t src;
   DataBody data;  // valid when type == Data
@@ -87,7 +93,8 @@ struct Parsed {
 Verdict parse(const rte_mbuf* frame, uint16_t link_bytes, Parsed* out);
 
 // Writes a data header (header_crc filled in) at `at`.
-void write_data(uint8_t* at, uint32_t group, uint32_t src, const DataBody& body);
+void write_data(uint8_t* at, uint32_t group, uint32_t src, const DataBody& body,
+                uint16_t flags = 0);
 void write_ack(uint8_t* at, uint32_t group, uint32_t src, const AckBody& body);
 
 }  // namespace lanecast::engine::wire

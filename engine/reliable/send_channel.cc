@@ -119,6 +119,8 @@ void SendChannel::on_acked(uint32_t newly) {
 
 uint64_t SendChannel::next_due_ns() const {
   if (fast_pending_) return 0;
+  for (uint32_t s = base_; s != next_; ++s)
+    if (slot(s).resend_now) return 0;
   uint64_t due = UINT64_MAX;
   for (uint32_t s = base_; s != next_; ++s) {
     const Entry& e = slot(s);
@@ -127,9 +129,14 @@ uint64_t SendChannel::next_due_ns() const {
   return due;
 }
 
-void SendChannel::reset_in_flight() {
-  for (auto& e : ring_) e = Entry{};
-  base_ = next_;
+void SendChannel::abandon_in_flight(uint64_t now_ns) {
+  for (uint32_t s = base_; s != next_; ++s) {
+    Entry& e = slot(s);
+    if (e.acked) continue;
+    e.abandoned = true;
+    e.resend_now = true;
+  }
+  last_progress_ns_ = now_ns;
   fast_pending_ = false;
 }
 

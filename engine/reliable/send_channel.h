@@ -35,6 +35,8 @@ class SendChannel {
     uint16_t tries = 0;       // transmissions so far
     bool fast_done = false;   // fast retransmit already used for this hole
     bool acked = false;
+    bool abandoned = false;   // its broadcast failed: re-sent without payload
+    bool resend_now = false;  // abandoned and not yet re-sent as such
   };
 
   SendChannel(uint32_t window, const RttParams& rtt);
@@ -69,7 +71,9 @@ class SendChannel {
     for (uint32_t s = base_; s != next_; ++s) {
       Entry& e = slot(s);
       if (e.acked) continue;
-      const bool fast = fast_pending_ && e.fast_done && e.tries == 1;
+      // Holes the receiver reported, and frames just abandoned, go at once
+      // and are not timeouts.
+      const bool fast = (fast_pending_ && e.fast_done && e.tries == 1) || e.resend_now;
       if (!fast) {
         if (now_ns < e.sent_ns + backoff(e.tries)) continue;
         if (timeouts == kTimeoutBurst) continue;
@@ -79,6 +83,7 @@ class SendChannel {
         break;
       }
       if (!fast) ++timeouts;
+      e.resend_now = false;
       e.tries++;
       e.sent_ns = now_ns;
       ++n;
@@ -99,8 +104,11 @@ class SendChannel {
   // Last time an ack moved the window, or the first send after idle.
   uint64_t last_progress_ns() const { return last_progress_ns_; }
   uint64_t rto_ns() const { return rto_ns_; }
-  // Forget everything in flight (the operation failed).
-  void reset_in_flight();
+  // The broadcast these frames belong to failed and its data is gone. They stay
+  // in flight, due at once, to be re-sent as payload-less "abandoned" frames
+  // that the receiver acknowledges and drops: the channel's sequence space
+  // stays in step with the receiver's window, so the group remains usable.
+  void abandon_in_flight(uint64_t now_ns);
 
  private:
   Entry& slot(uint32_t seq) { return ring_[seq & mask_]; }

@@ -196,5 +196,56 @@ TEST_F(HostileFrames, EveryBadFrameIsCountedAndTheNodeStillWorks) {
   EXPECT_EQ(rte_mempool_avail_count(header_), free_header_);
 }
 
+// A receiver that hears nothing for longer than the deadline makes the root
+// fail; the frames the root had in flight are abandoned (re-sent empty) so
+// that, once the receiver is back, both ends of the channel agree again and
+// the next broadcast goes through.
+TEST_F(HostileFrames, AFailedBroadcastLeavesTheChannelsUsable) {
+  std::vector<std::byte> a(32 * kSeg), b(32 * kSeg);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::byte>(i * 13 + 1);
+  Submission s;
+  s.op = 1; s.root = 0; s.algo = algos::Algo::Chain; s.size = a.size();
+  s.buffer = a.data();
+  nodes_[0]->submit(s);
+  s.buffer = b.data();
+  nodes_[1]->submit(s);
+  auto drain_rank1 = [&] {
+    rte_mbuf* burst[32];
+    uint16_t n;
+    while ((n = fabric_->port(1).rx_burst(0, burst, 32)) > 0)
+      for (uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(burst[i]);
+  };
+  auto deaf_rank1 = [&](int iterations) {
+    for (int i = 0; i < iterations; ++i) {
+      now_ += 1000;
+      fabric_->poll(now_);
+      nodes_[0]->poll(now_);
+      drain_rank1();
+    }
+  };
+  deaf_rank1(200);
+  now_ += 3'000'000'000;  // past the 2 s deadline
+  deaf_rank1(10);
+  CompletionRecord rec;
+  ASSERT_TRUE(nodes_[0]->take_completion(&rec));
+  EXPECT_EQ(rec.error, OpError::PeerSilent);
+  EXPECT_EQ(rec.peer, 1u);
+
+  // Rank 1 is back: it hears the abandoned frames, and gives op 1 up itself.
+  run(200);
+  now_ += 3'000'000'000;
+  run(50);
+  ASSERT_TRUE(nodes_[1]->take_completion(&rec));
+  EXPECT_EQ(rec.error, OpError::NoProgress);
+  EXPECT_GT(nodes_[0]->counters().tx_abandoned.get(), 0u);
+  EXPECT_GT(nodes_[1]->counters().rx_abandoned.get(), 0u);
+  EXPECT_EQ(nodes_[1]->counters().rx_out_of_window.get(), 0u);
+
+  // The next broadcast goes through with the root's bytes.
+  std::fill(b.begin(), b.end(), std::byte{0});
+  ASSERT_TRUE(broadcast(a, b, 2));
+  EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size()));
+}
+
 }  // namespace
 }  // namespace lanecast::engine
