@@ -297,7 +297,7 @@ int bench_main(int argc, char** argv) {
       all_ok = all_ok && r.verified && r.error.empty();
       if (!c.json) print_row(r);
       rows.push_back(r);
-      if (!r.error.empty()) break;  // the group is unusable after a failure
+      if (!r.error.empty()) break;  // later sizes would only repeat the failure
     }
     if (c.counters && !c.json) print_counters(*g);
     if (!c.json) std::printf("\n");
