@@ -14,10 +14,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "algos/auto/rules.h"
 #include "algos/registry.h"
 #include "engine/node_counters.h"
 #include "engine/op_types.h"
@@ -58,7 +60,8 @@ struct FabricOptions {
 
 struct GroupOptions {
   uint32_t nodes = 8;
-  std::string algo = "chain";
+  std::string algo = "chain";              // or "auto": chosen per broadcast
+  std::string auto_rules_file;              // rules for "auto"; empty = built in
   uint32_t segment_bytes = 1400;            // payload per frame
   uint64_t max_message_bytes = 16u << 20;   // sizes buffers and pools
   uint32_t window = 128;                    // frames in flight per peer
@@ -93,10 +96,14 @@ class Completion {
 class Member {
  public:
   // Posts this member's part of a broadcast of `buffer.size()` bytes from
-  // `root`. Throws std::invalid_argument for a root outside the group, a size
-  // over the group's limit, or an unknown algorithm; the buffer must stay
-  // untouched until the completion is ready.
+  // `root`. `algo` overrides the group's algorithm for this broadcast ("auto"
+  // lets the rules choose from size and group; every member chooses alike).
+  // Throws std::invalid_argument for a root outside the group, a size over the
+  // group's limit, or an unknown algorithm; the buffer must stay untouched
+  // until the completion is ready.
   Completion broadcast(Rank root, std::span<std::byte> buffer, std::string_view algo = {});
+  // The algorithm a broadcast of `size` bytes runs when posted with `algo`.
+  algos::Algo resolve(std::string_view algo, uint64_t size) const;
   Rank rank() const;
   const engine::NodeCounters& counters() const;
 
@@ -104,10 +111,12 @@ class Member {
   friend class Engine;
   friend class LocalGroup;
   friend class Completion;
-  Member(engine::Node* n, algos::Algo algo) : node_(n), default_algo_(algo) {}
+  Member(engine::Node* n, std::optional<algos::Algo> algo, const algos::autoselect::Rules* rules)
+      : node_(n), default_algo_(algo), rules_(rules) {}
   bool collect(uint32_t op, engine::CompletionRecord* out);
   engine::Node* node_;
-  algos::Algo default_algo_;
+  std::optional<algos::Algo> default_algo_;  // empty: the group runs "auto"
+  const algos::autoselect::Rules* rules_;
   uint32_t next_op_ = 1;
   std::vector<engine::CompletionRecord> early_;  // completions taken while waiting for another
 };

@@ -3,6 +3,8 @@
 #include <rte_mempool.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <cmath>
 #include <stdexcept>
 
@@ -59,7 +61,7 @@ void validate(const GroupOptions& o) {
     throw std::invalid_argument("group: segment size must be 1..9000 bytes");
   if (o.max_message_bytes > (uint64_t{1} << 32))
     throw std::invalid_argument("group: messages of at most 4 GiB");
-  if (!algos::algo_by_name(o.algo))
+  if (o.algo != "auto" && !algos::algo_by_name(o.algo))
     throw std::invalid_argument("group: unknown algorithm '" + o.algo + "'");
   if (!(o.fabric.loss >= 0 && o.fabric.loss < 1))
     throw std::invalid_argument("group: loss must be in [0, 1)");
@@ -68,6 +70,14 @@ void validate(const GroupOptions& o) {
   if (!(o.peer_timeout_ms > 0)) throw std::invalid_argument("group: peer timeout must be positive");
   if (o.window == 0 || o.window > (engine::wire::kSackBits + 1))
     throw std::invalid_argument("group: window must be 1.." + std::to_string((engine::wire::kSackBits + 1)));
+}
+
+algos::autoselect::Rules load_rules(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("auto rules: cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return algos::autoselect::Rules::parse(text.str(), path);  // RulesError is an invalid_argument
 }
 
 }  // namespace
@@ -80,6 +90,7 @@ struct LocalGroup::Impl {
   std::unique_ptr<FabricTask> fabric_task;
   std::vector<std::unique_ptr<engine::Node>> nodes;
   std::vector<std::pair<engine::Poller*, engine::PollTask*>> placement;
+  std::optional<algos::autoselect::Rules> rules;  // from GroupOptions::auto_rules_file
 };
 
 std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
@@ -151,11 +162,14 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   nc.window = o.window;
   nc.peer_timeout_ns = static_cast<uint64_t>(o.peer_timeout_ms * 1e6);
   const engine::Pools pools{im.payload_pool.get(), im.header_pool.get()};
-  const algos::Algo algo = *algos::algo_by_name(o.algo);
+  const std::optional<algos::Algo> algo =
+      o.algo == "auto" ? std::nullopt : algos::algo_by_name(o.algo);
+  if (!o.auto_rules_file.empty()) im.rules = load_rules(o.auto_rules_file);
+  const algos::autoselect::Rules* rules = im.rules ? &*im.rules : &algos::autoselect::Rules::defaults();
   for (uint32_t r = 0; r < o.nodes; ++r) {
     nc.rank = r;
     im.nodes.push_back(std::make_unique<engine::Node>(nc, *ports[r], pools, addrs));
-    g->members_.push_back(std::unique_ptr<Member>(new Member(im.nodes.back().get(), algo)));
+    g->members_.push_back(std::unique_ptr<Member>(new Member(im.nodes.back().get(), algo, rules)));
   }
 
   // The switch on the first core; members spread round-robin over all cores.

@@ -25,17 +25,27 @@ Completion Member::broadcast(Rank root, std::span<std::byte> buffer, std::string
   s.root = root;
   s.buffer = buffer.data();
   s.size = buffer.size();
-  if (!algo.empty()) {
-    auto id = algos::algo_by_name(algo);
-    if (!id) throw std::invalid_argument("broadcast: unknown algorithm '" + std::string(algo) + "'");
-    s.algo = *id;
-  } else {
-    s.algo = default_algo_;
-  }
+  s.algo = resolve(algo, buffer.size());
   if (!node_->submit(s))
     throw std::runtime_error("broadcast: too many broadcasts posted and not yet waited for");
   ++next_op_;
   return Completion(this, s.op);
+}
+
+algos::Algo Member::resolve(std::string_view algo, uint64_t size) const {
+  if (algo.empty()) {
+    if (default_algo_) return *default_algo_;
+    algo = "auto";
+  }
+  if (algo == "auto") {
+    algos::autoselect::Situation st;
+    st.message_bytes = size;
+    st.nodes = node_->config().nodes;
+    return rules_->choose(st);
+  }
+  auto id = algos::algo_by_name(algo);
+  if (!id) throw std::invalid_argument("broadcast: unknown algorithm '" + std::string(algo) + "'");
+  return *id;
 }
 
 Rank Member::rank() const { return node_->rank(); }

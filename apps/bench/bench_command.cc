@@ -37,10 +37,12 @@ struct BenchConfig {
   bool json = false;
   bool counters = false;
   std::vector<std::string> ports;
+  std::string auto_rules;
 };
 
 struct Row {
   std::string algo;
+  std::string chosen;  // what "auto" picked for this size
   uint32_t nodes;
   uint64_t size;
   uint32_t iters;
@@ -53,7 +55,8 @@ OptionTable make_table(BenchConfig& c) {
   OptionTable t;
   t.add({"nodes", "N", "8", "group size, root included (1..1024)",
          [&](std::string_view v) { c.nodes = static_cast<uint32_t>(parse_uint(v, "--nodes", 1024)); }});
-  t.add({"algo", "NAME", "chain", "algorithm, or 'all' for every one in turn",
+  t.add({"algo", "NAME", "chain",
+         "algorithm, 'auto' (chosen per size by rules), or 'all' for every one in turn",
          [&](std::string_view v) { c.algo = std::string(v); }});
   t.add({"sizes", "LIST", "1:16M",
          "message sizes: 'a,b,c' and/or 'lo:hi' (powers of two); K/M/G suffixes",
@@ -92,6 +95,8 @@ OptionTable make_table(BenchConfig& c) {
            }
            if (c.ports.empty()) throw UsageError("--ports: no devargs given");
          }});
+  t.add({"auto-rules", "FILE", "built in", "rules for --algo auto (format: config/auto.rules)",
+         [&](std::string_view v) { c.auto_rules = std::string(v); }});
   t.add({"json", "", "", "print results as a JSON array, one object per (algo, nodes, size)",
          [&](std::string_view) { c.json = true; }});
   t.add({"counters", "", "", "print every node's counters after each algorithm",
@@ -131,7 +136,8 @@ uint64_t physical_memory() {
 
 Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint64_t size,
              std::vector<std::vector<std::byte>>& bufs) {
-  Row row{algo, c.nodes, size, c.iters, 0, 0, 0, 0, 0, true, {}};
+  Row row{algo, std::string(algos::algo_info(g.member(0).resolve(algo, size)).name),
+          c.nodes, size, c.iters, 0, 0, 0, 0, 0, true, {}};
   std::vector<Completion> done(c.nodes);
   double sum = 0, spread_sum = 0, mn = 1e300, mx = 0;
   for (uint32_t it = 0; it < c.warmup + c.iters; ++it) {
@@ -190,8 +196,9 @@ void print_row(const Row& r) {
     std::printf("%10s  FAILED: %s\n", format_size(r.size).c_str(), r.error.c_str());
     return;
   }
-  std::printf("%10s %6u %12.1f %12.1f %12.1f %10.1f %12.1f %9s\n", format_size(r.size).c_str(),
-              r.iters, r.avg_us, r.min_us, r.max_us, r.mbps, r.spread_us, r.verified ? "yes" : "NO");
+  std::printf("%10s %6u %12.1f %12.1f %12.1f %10.1f %12.1f %9s%s%s\n", format_size(r.size).c_str(),
+              r.iters, r.avg_us, r.min_us, r.max_us, r.mbps, r.spread_us, r.verified ? "yes" : "NO",
+              r.algo == r.chosen ? "" : "  ", r.algo == r.chosen ? "" : r.chosen.c_str());
   std::fflush(stdout);
 }
 
@@ -217,10 +224,10 @@ void print_json(const std::vector<Row>& rows) {
   std::printf("[\n");
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    std::printf("  {\"algo\": \"%s\", \"nodes\": %u, \"size\": %" PRIu64
+    std::printf("  {\"algo\": \"%s\", \"chosen\": \"%s\", \"nodes\": %u, \"size\": %" PRIu64
                 ", \"iters\": %u, \"avg_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
                 "\"mbps\": %.3f, \"spread_us\": %.3f, \"verified\": %s%s%s%s}%s\n",
-                r.algo.c_str(), r.nodes, r.size, r.iters, r.avg_us, r.min_us, r.max_us, r.mbps,
+                r.algo.c_str(), r.chosen.c_str(), r.nodes, r.size, r.iters, r.avg_us, r.min_us, r.max_us, r.mbps,
                 r.spread_us, r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"",
                 r.error.c_str(), r.error.empty() ? "" : "\"", i + 1 < rows.size() ? "," : "");
   }
@@ -243,12 +250,12 @@ int bench_main(int argc, char** argv) {
   std::vector<std::string> algos_to_run;
   if (c.algo == "all") {
     for (const auto& a : algos::algorithms()) algos_to_run.emplace_back(a.name);
-  } else if (algos::algo_by_name(c.algo)) {
+  } else if (c.algo == "auto" || algos::algo_by_name(c.algo)) {
     algos_to_run.push_back(c.algo);
   } else {
     std::string names;
     for (const auto& a : algos::algorithms()) names += " " + std::string(a.name);
-    throw UsageError("--algo: unknown algorithm '" + c.algo + "' (known:" + names + ", all)");
+    throw UsageError("--algo: unknown algorithm '" + c.algo + "' (known:" + names + ", auto, all)");
   }
   if (c.nodes == 0) throw UsageError("--nodes must be at least 1");
   if (c.window == 0) throw UsageError("--window must be at least 1");
@@ -288,6 +295,7 @@ int bench_main(int argc, char** argv) {
     go.fabric.loss = c.loss;
     go.fabric.seed = c.seed;
     go.ports = c.ports;
+    go.auto_rules_file = c.auto_rules;
     go.window = c.window;
     go.peer_timeout_ms = c.timeout_ms;
     auto g = engine.create_local_group(go);
