@@ -203,11 +203,12 @@ void print_row(const Row& r) {
 }
 
 void print_counters(LocalGroup& g) {
-  std::printf("# counters (nonzero)\n");
+  std::printf("# counters (nonzero, and the zero-copy ones always)\n");
   for (uint32_t r = 0; r < g.size(); ++r) {
     std::printf("rank %u:", r);
     g.member(r).counters().for_each([](std::string_view name, uint64_t v) {
-      if (v) std::printf(" %.*s=%" PRIu64, static_cast<int>(name.size()), name.data(), v);
+      if (v || name == "forward_copy_bytes" || name == "payload_mbufs_allocated")
+        std::printf(" %.*s=%" PRIu64, static_cast<int>(name.size()), name.data(), v);
     });
     const PortCounters p = g.port_counters(r);
     std::printf("\n  port: rx=%" PRIu64 " tx=%" PRIu64 " missed=%" PRIu64 " rx_errors=%" PRIu64
