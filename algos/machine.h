@@ -17,6 +17,13 @@ class Actions {
   // Send segment `seg` (which this node must hold) to rank `to` on `lane`.
   // The channel is reliable, but segments may arrive in any order.
   virtual void send(Rank to, SegmentIndex seg, Lane lane) = 0;
+  // Multicast segment `seg` (which this node must hold) on `lane` to every other
+  // member of the group: one unreliable datagram. Each receiver gets one copy or
+  // none (lost independently per receiver); the network never duplicates it, but
+  // a copy may arrive after, or alongside, a send() of the same segment. A
+  // machine that multicasts repairs losses itself; no executor requires a
+  // multicast copy to arrive. At most once per segment per sender.
+  virtual void multicast(SegmentIndex seg, Lane lane) = 0;
   // Segment `seg` is part of this node's result. Exactly once per segment on
   // every non-root node; never on the root (it already holds the message).
   virtual void deliver(SegmentIndex seg) = 0;
@@ -32,8 +39,9 @@ class Machine {
   // any on_segment. The root emits its first sends here.
   virtual void start(Actions& out) = 0;
   // A segment arrived from `from` on `lane`. Called for every arrival the
-  // reliable channel accepts; an algorithm in which a segment can reach a node
-  // twice must ignore the second copy itself.
+  // reliable channel accepts, and for every multicast copy that arrives; an
+  // algorithm in which a segment can reach a node twice must ignore the second
+  // copy itself.
   virtual void on_segment(SegmentIndex seg, Rank from, Lane lane, Actions& out) = 0;
   // True once this node holds every segment and has emitted every send it owes.
   virtual bool done() const = 0;

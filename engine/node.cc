@@ -19,6 +19,18 @@ class Node::Sink final : public algos::Actions {
  public:
   explicit Sink(Node& n) : n_(n) {}
   void send(Rank to, SegmentIndex seg, algos::Lane) override { n_.owe(to, seg); }
+  // Emulated multicast: the engine has no multicast on its ports yet (a separate
+  // issue: a group address on the port, sent once, received unreliably). Until
+  // then a multicast is an owed reliable send to every other member. A copy is
+  // a datagram, so it may be dropped: it is, when owing it would leave a peer's
+  // owed queue less room than one point-to-point send of every segment (what
+  // the queue is sized for); the multicasting machine repairs its losses.
+  void multicast(SegmentIndex seg, algos::Lane) override {
+    // Every owed queue holds at least store_.size() (the most segments of a message).
+    const uint64_t room = n_.store_.size(), reserve = n_.op_.plan->segments();
+    for (Rank r = 0; r < n_.cfg_.nodes; ++r)
+      if (r != n_.cfg_.rank && uint64_t{n_.peers_[r].owed.size()} + reserve + 1 <= room) n_.owe(r, seg);
+  }
   void deliver(SegmentIndex seg) override { n_.deliver(seg); }
 
  private:

@@ -16,6 +16,7 @@ struct InFlight {
   SegmentIndex seg;
   Lane lane;
   std::vector<uint8_t> bytes;  // copied from the sender's buffer at send time
+  bool multicast = false;      // a multicast copy: may be lost, never required
 };
 
 class Run {
@@ -28,6 +29,7 @@ class Run {
    public:
     Sink(Run& run, Rank me) : run_(run), me_(me) {}
     void send(Rank to, SegmentIndex seg, Lane lane) override { run_.on_send(me_, to, seg, lane); }
+    void multicast(SegmentIndex seg, Lane lane) override { run_.on_multicast(me_, seg, lane); }
     void deliver(SegmentIndex seg) override { run_.on_deliver(me_, seg); }
 
    private:
@@ -48,6 +50,7 @@ class Run {
   void start(Rank r);
   void arrive(InFlight& x);
   void on_send(Rank me, Rank to, SegmentIndex seg, Lane lane);
+  void on_multicast(Rank me, SegmentIndex seg, Lane lane);
   void on_deliver(Rank me, SegmentIndex seg);
   void finish();
 
@@ -55,6 +58,7 @@ class Run {
   Options opt_;
   uint32_t p_, m_;
   std::mt19937_64 rng_;
+  std::mt19937_64 loss_rng_;  // multicast losses, apart from the event order
   std::vector<std::unique_ptr<Machine>> machines_;
   std::vector<Sink> sinks_;
   std::vector<bool> started_;
@@ -67,18 +71,21 @@ class Run {
   std::vector<uint32_t> arrived_;             // rank * m + seg: arrivals
   std::vector<uint8_t> delivered_;            // rank * m + seg: deliveries
   std::vector<Bitmap> sent_;                  // per sender: to * m + seg
+  std::vector<Bitmap> multicast_;             // per sender: seg
   std::vector<uint8_t> sent_to_, received_from_;  // a * p + b
 
   // The machine being driven: emissions are checked against its state.
   Rank acting_ = kNoRank;
   bool acting_was_done_ = false;
 
-  uint64_t steps_ = 0, max_steps_ = 0, arrivals_ = 0;
+  uint64_t steps_ = 0, max_steps_ = 0, arrivals_ = 0, multicast_arrivals_ = 0;
   Result res_;
 };
 
 Run::Run(const Plan& plan, const MachineFactory& make, const Options& opt)
-    : plan_(plan), opt_(opt), p_(plan.nodes()), m_(plan.segments()), rng_(opt.seed) {
+    : plan_(plan), opt_(opt), p_(plan.nodes()), m_(plan.segments()), rng_(opt.seed),
+      loss_rng_(opt.seed * 0x9e3779b97f4a7c15ull ^ opt.mcast_seed ^ 0x6d63617374ull) {  // "mcast"
+  if (!(opt.mcast_loss >= 0 && opt.mcast_loss <= 1)) fail("options: mcast_loss must be in 0..1");
   res_.seed = opt.seed;
   res_.nodes.resize(p_);
   for (auto& n : res_.nodes) n.lane_bytes_sent.assign(plan.lanes(), 0);
@@ -101,7 +108,10 @@ Run::Run(const Plan& plan, const MachineFactory& make, const Options& opt)
   arrived_.assign(size_t{p_} * m_, 0);
   delivered_.assign(size_t{p_} * m_, 0);
   if (!opt.allow_duplicate_sends)
-    for (Rank r = 0; r < p_; ++r) sent_.emplace_back(uint64_t{p_} * m_);
+    for (Rank r = 0; r < p_; ++r) {
+      sent_.emplace_back(uint64_t{p_} * m_);
+      multicast_.emplace_back(m_);
+    }
   sent_to_.assign(size_t{p_} * p_, 0);
   received_from_.assign(size_t{p_} * p_, 0);
 
@@ -134,7 +144,12 @@ void Run::arrive(InFlight& x) {
   NodeStats& st = res_.nodes[x.to];
   st.bytes_received += x.bytes.size();
   ++st.segments_received;
-  received_from_[size_t{x.to} * p_ + x.from] = 1;
+  if (x.multicast) {
+    ++multicast_arrivals_;
+    ++st.multicast_received;
+  } else {
+    received_from_[size_t{x.to} * p_ + x.from] = 1;
+  }
   const Segment s = plan_.segment(x.seg);
   if (holds(x.to, x.seg)) {
     ++st.duplicates_received;
@@ -171,7 +186,7 @@ void Run::on_send(Rank me, Rank to, SegmentIndex seg, Lane lane) {
   if (!holds(me, seg)) return fail(at() + what + " without holding it");
   if (!opt_.allow_duplicate_sends && !sent_[me].test_and_set(uint64_t{to} * m_ + seg))
     return fail(at() + what + " a second time");
-  if (++res_.sends > max_steps_)
+  if (++res_.sends + res_.multicasts > max_steps_)
     return fail(at() + "more than " + std::to_string(max_steps_) + " sends: livelock?");
 
   const Segment s = plan_.segment(seg);
@@ -182,6 +197,41 @@ void Run::on_send(Rank me, Rank to, SegmentIndex seg, Lane lane) {
   st.lane_bytes_sent[lane] += s.length;
   ++st.segments_sent;
   sent_to_[size_t{me} * p_ + to] = 1;
+}
+
+void Run::on_multicast(Rank me, SegmentIndex seg, Lane lane) {
+  const std::string what = "rank " + std::to_string(me) + " multicast segment " + std::to_string(seg) +
+                           " on lane " + std::to_string(lane);
+  if (me != acting_) return fail(at() + what + " outside its own event");
+  if (acting_was_done_) return fail(at() + what + " after it reported done()");
+  if (lane >= plan_.lanes())
+    return fail(at() + what + ": no such lane (lanes = " + std::to_string(plan_.lanes()) + ")");
+  if (seg >= m_)
+    return fail(at() + what + ": no such segment (segments = " + std::to_string(m_) + ")");
+  if (!holds(me, seg)) return fail(at() + what + " without holding it");
+  if (!opt_.allow_duplicate_sends && !multicast_[me].test_and_set(seg))
+    return fail(at() + what + " a second time");
+  if (res_.sends + ++res_.multicasts > max_steps_)
+    return fail(at() + "more than " + std::to_string(max_steps_) + " sends: livelock?");
+
+  const Segment s = plan_.segment(seg);
+  const uint8_t* src = bytes_of(me) + s.offset;
+  NodeStats& st = res_.nodes[me];
+  st.bytes_sent += s.length;  // one datagram on the sender's port
+  st.lane_bytes_sent[lane] += s.length;
+  ++st.segments_sent;
+  ++st.multicasts_sent;
+  std::bernoulli_distribution lost(opt_.mcast_loss);
+  for (Rank to = 0; to < p_; ++to) {
+    if (to == me) continue;
+    ++res_.multicast_copies;
+    if (opt_.mcast_loss > 0 && lost(loss_rng_)) {
+      ++res_.multicast_lost;
+      ++res_.nodes[to].multicast_lost;
+      continue;
+    }
+    pool_.push_back(InFlight{me, to, seg, lane, std::vector<uint8_t>(src, src + s.length), true});
+  }
 }
 
 void Run::on_deliver(Rank me, SegmentIndex seg) {
@@ -198,9 +248,12 @@ void Run::on_deliver(Rank me, SegmentIndex seg) {
 }
 
 void Run::finish() {
-  if (arrivals_ != res_.sends)
+  if (arrivals_ - multicast_arrivals_ != res_.sends)
     return fail("quiescence: " + std::to_string(res_.sends) + " sends but " +
-                std::to_string(arrivals_) + " arrivals");
+                std::to_string(arrivals_ - multicast_arrivals_) + " arrivals");
+  if (multicast_arrivals_ != res_.multicast_copies - res_.multicast_lost)
+    return fail("quiescence: " + std::to_string(res_.multicast_copies - res_.multicast_lost) +
+                " multicast copies not lost but " + std::to_string(multicast_arrivals_) + " arrived");
   for (Rank r = 0; r < p_; ++r) {
     const std::string who = "quiescence: rank " + std::to_string(r);
     if (!started_[r]) return fail(who + " never started");

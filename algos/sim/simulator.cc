@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -90,9 +91,12 @@ class Sim final : public Actions {
  public:
   Sim(const Plan& plan, const Network& net, const SimOptions& opt)
       : plan_(plan), net_(net), opt_(opt), p_(plan.nodes()), lanes_(plan.lanes()),
-        ports_per_node_(net.lanes_share_port ? 1 : plan.lanes()), m_(plan.segments()), peers_(p_) {
+        ports_per_node_(net.lanes_share_port ? 1 : plan.lanes()), m_(plan.segments()), peers_(p_),
+        loss_rng_(net.multicast_seed) {
     net_.latency.check_fits(p_);
     if (!(net.bytes_per_second > 0)) throw std::invalid_argument("network: link rate must be positive");
+    if (!(net.multicast_loss >= 0 && net.multicast_loss <= 1))
+      throw std::invalid_argument("network: multicast loss must be in 0..1");
     const double link = net.bytes_per_second;
     const double port = net.port_capacity > 0 ? std::min(link, net.port_capacity) : link;
     const double ps_per_byte = 1e12 / port;
@@ -127,6 +131,7 @@ class Sim final : public Actions {
     res_.bytes_sent.assign(p_, 0);
     res_.bytes_received.assign(p_, 0);
     res_.frames_sent.assign(p_, 0);
+    res_.multicast_lost.assign(p_, 0);
     res_.last_receive.assign(p_, 0);
     res_.lane_bytes_sent.assign(size_t{p_} * lanes_, 0);
     if (opt.validate) {
@@ -177,15 +182,30 @@ class Sim final : public Actions {
       bad("sends segment " + std::to_string(seg) + " to rank " + std::to_string(to) + " on lane " +
           std::to_string(lane) + " (p=" + std::to_string(p_) + ", segments=" + std::to_string(m_) +
           ", lanes=" + std::to_string(lanes_) + ")");
+    peers_.add(me_, to);
+    emit(Send{to, seg, lane});
+  }
+
+  // One frame on the sender's tx port (queued like a send, its destination
+  // kMulticast); start_frame fans it out to every other rank's rx port.
+  void multicast(SegmentIndex seg, Lane lane) override {
+    if (seg >= m_ || lane >= lanes_)
+      bad("multicasts segment " + std::to_string(seg) + " on lane " + std::to_string(lane) +
+          " (segments=" + std::to_string(m_) + ", lanes=" + std::to_string(lanes_) + ")");
+    emit(Send{kMulticast, seg, lane});
+  }
+
+  void emit(const Send& s) {
+    const SegmentIndex seg = s.seg;
+    const Lane lane = s.lane;
     if (opt_.validate && !held_.test(me_, seg))
-      bad("sends segment " + std::to_string(seg) + " it does not hold");
+      bad((s.dst == kMulticast ? "multicasts segment " : "sends segment ") + std::to_string(seg) +
+          " it does not hold");
     const uint32_t len = len_[seg + 1 == m_];
     res_.bytes_sent[me_] += len;
     res_.lane_bytes_sent[size_t{me_} * lanes_ + lane] += len;
     ++res_.frames_sent[me_];
-    peers_.add(me_, to);
     const size_t port = port_of(me_, lane);
-    const Send s{to, seg, lane};
     if (net_.tx_order == TxOrder::Fifo) {
       FifoBacklog& b = fifo_[port];
       if (b.empty() && tx_free_[port] <= now_ + horizon_ && !full(s)) {
@@ -214,6 +234,7 @@ class Sim final : public Actions {
 
  private:
   static constexpr Picos kNever = ~Picos{0};
+  static constexpr Rank kMulticast = kNoRank;  // a Send's destination: every other rank
   static constexpr size_t kKeepCapacity = 256;  // rx queue entries kept after a burst
 
   size_t port_of(Rank r, Lane lane) const {
@@ -233,6 +254,21 @@ class Sim final : public Actions {
     const Picos d = d_port_[seg + 1 == m_];
     tx_free_[port] = start + d;
     last_tx_end_[src] = std::max(last_tx_end_[src], start + d);
+    if (dst != kMulticast) return to_switch(src, dst, seg, lane, start, d);
+    // The switch copies a multicast to every other port; each copy may be lost.
+    std::bernoulli_distribution lost(net_.multicast_loss);
+    for (Rank r = 0; r < p_; ++r) {
+      if (r == src) continue;
+      if (net_.multicast_loss > 0 && lost(loss_rng_)) {
+        ++res_.multicast_lost[r];
+        continue;
+      }
+      to_switch(src, r, seg, lane, start, d);
+    }
+  }
+
+  // A frame whose first bit leaves `src` at `start` (port time d) heads for `dst`.
+  void to_switch(Rank src, Rank dst, SegmentIndex seg, Lane lane, Picos start, Picos d) {
     const Picos first_bit = start + net_.latency.latency(src, dst);
     if (net_.switch_capacity > 0) {
       // The backplane serves frames in the order they reach the switch: wait for that.
@@ -352,8 +388,10 @@ class Sim final : public Actions {
     return static_cast<size_t>(arrived - begin);
   }
 
+  // A multicast is a datagram: never paused (a real switch would drop it instead).
   bool full(const Send& s) const {
-    return net_.switch_buffer_frames > 0 && queued(rx_[port_of(s.dst, s.lane)]) >= net_.switch_buffer_frames;
+    return net_.switch_buffer_frames > 0 && s.dst != kMulticast &&
+           queued(rx_[port_of(s.dst, s.lane)]) >= net_.switch_buffer_frames;
   }
 
   // A frame left rx port `port`: wake the tx ports waiting for room there.
@@ -436,6 +474,7 @@ class Sim final : public Actions {
   std::vector<uint32_t> delivered_;
   BitTable held_, got_;
   PeerSet peers_;
+  std::mt19937_64 loss_rng_;  // multicast losses
   SimResult res_;
 };
 

@@ -12,6 +12,12 @@
 // overlapping along a pipeline. The switch buffers without bound (no loss, no
 // backpressure): the reliable channel's window is not modelled.
 //
+// A multicast occupies the sender's tx port once and, per receiver, a copy
+// crosses the switch and that receiver's rx port like a frame sent to it alone
+// (t0 of the pair); each copy is lost with Network::multicast_loss,
+// independently, drawn from a generator seeded with Network::multicast_seed.
+// Multicast copies are datagrams: a bounded switch buffer never pauses them.
+//
 // The simulator moves descriptors, never bytes. Time is integer picoseconds, every
 // tie is broken by event creation order: runs are deterministic.
 #pragma once
@@ -54,6 +60,9 @@ struct Network {
   // port's head-of-line frame blocks the frames behind it.
   uint32_t switch_buffer_frames = 0;
   TxOrder tx_order = TxOrder::Fifo;
+  // Probability that a multicast copy is lost, per receiver (0..1).
+  double multicast_loss = 0;
+  uint64_t multicast_seed = 1;
 };
 
 struct SimOptions {
@@ -72,8 +81,10 @@ struct SimResult {
   std::vector<Picos> last_receive;       // when each rank's last frame arrived (0: none)
   std::vector<uint64_t> bytes_sent;      // payload bytes, every lane
   std::vector<uint64_t> bytes_received;  // payload bytes, every lane
-  std::vector<uint64_t> frames_sent;
+  std::vector<uint64_t> frames_sent;       // a multicast counts once
+  std::vector<uint64_t> multicast_lost;    // per receiver: multicast copies lost
   std::vector<uint32_t> peers;           // distinct ranks sent to or received from
+                                         // (point-to-point; multicast copies do not count)
   std::vector<uint64_t> lane_bytes_sent;  // rank * lanes + lane
   uint64_t events = 0;                    // processed events (for benchmarks)
 };

@@ -105,7 +105,8 @@ void print_json(const PlanConfig& c, const Run& r) {
             << ",\"root\":" << c.root << ",\"order\":\"" << c.order << "\",\"t0_us\":" << fmt("%g", c.t0_us)
             << ",\"bw_mbytes_per_s\":" << fmt("%g", c.bw_mbytes) << ",\"tx_order\":\""
             << (c.net.tx_order == algos::sim::TxOrder::Fifo ? "fifo" : "rr") << "\",\"topology\":\""
-            << json_escape(c.topology_file) << "\",\"complete\":" << (s.complete ? "true" : "false");
+            << json_escape(c.topology_file) << "\",\"mcast_loss\":" << fmt("%g", c.net.multicast_loss)
+            << ",\"complete\":" << (s.complete ? "true" : "false");
   if (!s.complete) std::cout << ",\"problem\":\"" << json_escape(s.problem) << '"';
   std::cout << ",\"predicted_us\":" << us(s.completion) << ",\"rank_finish_us\":";
   json_list(s.finish, true);
@@ -130,6 +131,8 @@ void print_header(const PlanConfig& c) {
   if (c.net.port_capacity > 0) std::cout << ", port " << fmt("%g", c.net.port_capacity / 1e6) << " MB/s";
   if (c.net.switch_capacity > 0) std::cout << ", switch " << fmt("%g", c.net.switch_capacity / 1e6) << " MB/s";
   if (c.net.switch_buffer_frames > 0) std::cout << ", switch buffer " << c.net.switch_buffer_frames << " frames/port";
+  if (c.net.multicast_loss > 0)
+    std::cout << ", multicast loss " << fmt("%g", c.net.multicast_loss) << " (seed " << c.net.multicast_seed << ")";
   std::cout << "\n";
 }
 

@@ -15,6 +15,7 @@ struct Raw {
   std::string order = "id";
   std::string tx_order = "fifo";
   std::optional<double> mcast_loss;
+  uint64_t mcast_seed = 1;
   double port_mbytes = 0, switch_mbytes = 0, frame_ns = 0;
   uint32_t frame_bytes = 0;
   uint32_t buffer_frames = 0;
@@ -52,8 +53,10 @@ OptionTable make_table(PlanConfig& c, Raw& raw) {
          "latencies ('form' = the double version; form1, form2, form3: single passes)",
          [&](std::string_view v) { raw.order = std::string(v); }});
   t.add({"mcast-loss", "FRACTION", "none",
-         "per-receiver multicast loss probability, for multicast algorithms (none registered yet)",
+         "per-receiver multicast loss probability, for multicast algorithms (mcast_chain)",
          [&](std::string_view v) { raw.mcast_loss = parse_double(v, "--mcast-loss", 0, 1); }});
+  t.add({"mcast-seed", "N", "1", "seed of the simulated multicast losses",
+         [&](std::string_view v) { raw.mcast_seed = parse_uint(v, "--mcast-seed", UINT64_MAX); }});
   t.add({"tx-order", "fifo|rr", "fifo",
          "how a port orders emitted sends: emission order, or per-destination round robin (engine)",
          [&](std::string_view v) { raw.tx_order = std::string(v); }});
@@ -145,9 +148,6 @@ PlanConfig parse_plan_options(int argc, char** argv) {
   else if (raw.order == "form3") c.form_passes = algos::topology::form_single(3);
   else if (raw.order != "id")
     throw UsageError("--order: want id, form (form-double), form1, form2 or form3, not '" + raw.order + "'");
-  if (raw.mcast_loss)
-    throw UsageError("--mcast-loss: no multicast algorithm is registered yet (mcast_chain), and "
-                     "the simulator has no multicast to lose; leave it out");
 
   if (raw.tx_order == "fifo") c.net.tx_order = algos::sim::TxOrder::Fifo;
   else if (raw.tx_order == "rr") c.net.tx_order = algos::sim::TxOrder::RoundRobin;
@@ -168,6 +168,14 @@ PlanConfig parse_plan_options(int argc, char** argv) {
   if (raw.buffer_frames > 0 && c.net.tx_order != algos::sim::TxOrder::Fifo)
     throw UsageError("--switch-buffer needs --tx-order fifo (a paused round-robin port is not modelled)");
   c.algos = resolve_algos(raw.algo);
+  if (raw.mcast_loss) {
+    for (algos::Algo a : c.algos)
+      if (a != algos::Algo::McastChain)
+        throw UsageError("--mcast-loss applies to multicast algorithms only (mcast_chain), not to " +
+                         std::string(algos::algo_info(a).name) + " (it never multicasts)");
+    c.net.multicast_loss = *raw.mcast_loss;
+  }
+  c.net.multicast_seed = raw.mcast_seed;
   if (!c.form_passes.empty())
     for (algos::Algo a : c.algos)
       if (a != algos::Algo::Hypercube)

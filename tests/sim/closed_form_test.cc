@@ -63,6 +63,12 @@ const std::map<std::string, std::function<double(const Model&)>>& closed_forms()
          if (x.p <= 2) return (x.p - 1) * (x.t0 + x.n * x.td);
          return x.n * x.td + x.t0 + heap_path_max(x.p - 1, x);
        }},
+      // No multicast loss: the root's port carries every segment twice (its
+      // multicast, its ring send), so segment i reaches everyone at 2 i s td +
+      // t0 + s td; the next-to-last ring node forwards the last one (s td).
+      // With p = 2 the only receiver forwards nothing.
+      {"mcast_chain",
+       [](const Model& x) { return 2 * x.n * x.td + x.t0 - (x.p <= 2 ? x.s * x.td : 0); }},
   };
   return f;
 }
@@ -115,7 +121,7 @@ TEST_P(ClosedForm, WithinFivePercent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, ClosedForm, ::testing::Values("linear", "binomial", "chain", "binary", "bintree",
-                                                             "hypercube"),
+                                                             "hypercube", "mcast_chain"),
                          [](const auto& info) { return info.param; });
 
 // Juhasz's own analysis: the root sends every receiver its whole piece (n/(p-1)
