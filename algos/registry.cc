@@ -10,6 +10,7 @@
 #include "algos/chain.h"
 #include "algos/hypercube.h"
 #include "algos/linear.h"
+#include "algos/multilane.h"
 #include "algos/mcast_chain.h"
 #include "algos/scatter_allgather.h"
 #include "algos/symmetric.h"
@@ -45,6 +46,9 @@ constexpr std::array kAlgos{
     Entry{{Algo::Hypercube, "hypercube",
            "dimension-ordered hypercube, store-and-forward (Figueira; rank order here)"},
           static_cast<Factory>(&make_hypercube)},
+    Entry{{Algo::Multilane, "multilane",
+           "two trees on two lanes, halves swapped at the leaves, chained across sites (one site here)"},
+          static_cast<Factory>(&make_multilane)},
     Entry{{Algo::McastChain, "mcast_chain",
            "root multicasts every segment, a reliable ring repairs losses (Hoefler, Siebert & Rehm)"},
           &make_mcast_chain},

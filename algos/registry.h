@@ -21,6 +21,7 @@ enum class Algo : uint8_t {
   Symmetric = 6,
   ScatterAllgather = 7,
   Hypercube = 8,
+  Multilane = 9,
   McastChain = 10,  // 9 is multilane's
 };
 
