@@ -69,6 +69,11 @@ const std::map<std::string, std::function<double(const Model&)>>& closed_forms()
       // With p = 2 the only receiver forwards nothing.
       {"mcast_chain",
        [](const Model& x) { return 2 * x.n * x.td + x.t0 - (x.p <= 2 ? x.s * x.td : 0); }},
+      // One lane (two queues on one port): the root sends half A and half B
+      // interleaved, one segment per s td, into two heaps over the p-1
+      // receivers, like bintree. The two-lane form is MultilaneTwoLanes below.
+      {"multilane",
+       [](const Model& x) { return x.n * x.td + x.t0 + heap_path_max(x.p - 1, x); }},
   };
   return f;
 }
@@ -87,13 +92,14 @@ std::vector<Row>& rows() {
 
 void check(const std::string& name, uint32_t p, uint64_t n, uint32_t s,
            const std::function<double(const Model&)>& form = nullptr, const std::string& label = "",
-           double tolerance_pct = 5.0) {
+           double tolerance_pct = 5.0, uint16_t lanes = 1) {
   const auto id = algo_by_name(name);
   ASSERT_TRUE(id.has_value());
   PlanParams pp;
   pp.nodes = p;
   pp.message_bytes = n;
   pp.segment_bytes = s;
+  pp.lanes = lanes;
   const Plan plan(pp);
   Network net;
   net.latency = Topology(10 * kPicosPerMicro);
@@ -121,8 +127,27 @@ TEST_P(ClosedForm, WithinFivePercent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, ClosedForm, ::testing::Values("linear", "binomial", "chain", "binary", "bintree",
-                                                             "hypercube", "mcast_chain"),
+                                                             "hypercube", "mcast_chain", "multilane"),
                          [](const auto& info) { return info.param; });
+
+// multilane on two lanes with a port each: half A (the first h = ceil(m/2)
+// segments) and half B leave the root on two lanes at once, one segment per
+// s td each; the last segment of a half leaves the root (h-1) s td after the
+// first and then crosses D + 1 hops of t0 + s td, D = floor(log2(p-1)) the
+// depth of the heap over the p-1 receivers (its own part, then the leaf swap
+// into the other part). Every rx port hears one parent per lane: exact.
+TEST(ClosedForm, MultilaneTwoLanes) {
+  if (!algo_by_name("multilane")) GTEST_SKIP() << "multilane is not registered yet";
+  const auto form = [](const Model& x) {
+    const double h = std::ceil(x.m / 2), d = std::floor(std::log2(x.p - 1) + 1e-12);
+    return (h - 1) * x.s * x.td + (d + 1) * (x.t0 + x.s * x.td);
+  };
+  for (uint32_t p : {2u, 3u, 8u, 17u, 64u})
+    for (uint64_t n : {uint64_t{1} << 20, uint64_t{8} << 20}) {
+      check("multilane", p, n, 8192, form, "multilane, 2 lanes", 5.0, 2);
+      EXPECT_LE(std::abs(rows().back().error_pct), 1e-6) << "p=" << p << " n=" << n << ": not exact";
+    }
+}
 
 // Juhasz's own analysis: the root sends every receiver its whole piece (n/(p-1)
 // bytes, here one segment) at once, then every receiver forwards its piece to
