@@ -60,6 +60,7 @@ struct FabricOptions {
 
 struct GroupOptions {
   uint32_t nodes = 8;
+  uint16_t lanes = 1;                       // lanes per member: queues of its port (1..4)
   std::string algo = "chain";              // or "auto": chosen per broadcast
   std::string auto_rules_file;              // rules for "auto"; empty = built in
   uint32_t segment_bytes = 1400;            // payload per frame

@@ -56,6 +56,7 @@ void validate(const GroupOptions& o) {
     throw std::invalid_argument("group: " + std::to_string(o.ports.size()) + " ports given for " +
                                 std::to_string(o.nodes) + " nodes");
   if (o.nodes == 0) throw std::invalid_argument("group: --nodes must be at least 1");
+  if (o.lanes == 0 || o.lanes > 4) throw std::invalid_argument("group: lanes must be 1..4");
   if (o.nodes > 1024) throw std::invalid_argument("group: at most 1024 nodes in one process");
   if (o.segment_bytes < 1 || o.segment_bytes > 9000)
     throw std::invalid_argument("group: segment size must be 1..9000 bytes");
@@ -130,7 +131,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   if (o.ports.empty()) {
     drivers::Fabric::Options fo;
     fo.nodes = o.nodes;
-    fo.lanes = 1;
+    fo.lanes = o.lanes;
     fo.rate_mbit = o.fabric.rate_mbit;
     fo.latency_ns = static_cast<uint64_t>(std::llround(o.fabric.latency_us * 1000.0));
     fo.loss = o.fabric.loss;
@@ -146,6 +147,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
     drivers::DpdkPortOptions po;
     po.max_frame_bytes = max_frame;
     po.rx_pool = im.payload_pool.get();
+    po.lanes = o.lanes;
     for (const auto& devargs : o.ports) {
       im.own_ports.push_back(drivers::DpdkPort::open(devargs, po));
       ports.push_back(im.own_ports.back().get());
@@ -157,6 +159,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   engine::NodeConfig nc;
   nc.group_id = gid;
   nc.nodes = o.nodes;
+  nc.lanes = o.lanes;
   nc.segment_bytes = o.segment_bytes;
   nc.max_message_bytes = o.max_message_bytes;
   nc.window = o.window;

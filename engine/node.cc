@@ -18,18 +18,18 @@ using algos::SegmentIndex;
 class Node::Sink final : public algos::Actions {
  public:
   explicit Sink(Node& n) : n_(n) {}
-  void send(Rank to, SegmentIndex seg, algos::Lane) override { n_.owe(to, seg); }
+  void send(Rank to, SegmentIndex seg, algos::Lane lane) override { n_.owe(to, seg, lane); }
   // Emulated multicast: the engine has no multicast on its ports yet (a separate
   // issue: a group address on the port, sent once, received unreliably). Until
   // then a multicast is an owed reliable send to every other member. A copy is
   // a datagram, so it may be dropped: it is, when owing it would leave a peer's
   // owed queue less room than one point-to-point send of every segment (what
   // the queue is sized for); the multicasting machine repairs its losses.
-  void multicast(SegmentIndex seg, algos::Lane) override {
+  void multicast(SegmentIndex seg, algos::Lane lane) override {
     // Every owed queue holds at least store_.size() (the most segments of a message).
     const uint64_t room = n_.store_.size(), reserve = n_.op_.plan->segments();
     for (Rank r = 0; r < n_.cfg_.nodes; ++r)
-      if (r != n_.cfg_.rank && uint64_t{n_.peers_[r].owed.size()} + reserve + 1 <= room) n_.owe(r, seg);
+      if (r != n_.cfg_.rank && uint64_t{n_.peers_[r].owed.size()} + reserve + 1 <= room) n_.owe(r, seg, lane);
   }
   void deliver(SegmentIndex seg) override { n_.deliver(seg); }
 
@@ -54,7 +54,11 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools,
                                 std::to_string(port.max_frame_bytes()));
   const uint64_t max_segments =
       (cfg.max_message_bytes + cfg.segment_bytes - 1) / cfg.segment_bytes;
-  if (max_segments > UINT32_MAX / 2) throw std::invalid_argument("node: message limit too large");
+  if (max_segments > kSegmentMask) throw std::invalid_argument("node: message limit too large");
+  if (cfg.lanes == 0 || cfg.lanes > kMaxLanes || cfg.lanes > port.lanes())
+    throw std::invalid_argument("node: " + std::to_string(cfg.lanes) + " lanes requested, port " +
+                                port.name() + " has " + std::to_string(port.lanes()) +
+                                " (at most " + std::to_string(kMaxLanes) + ")");
   peers_.reserve(cfg.nodes);
   for (uint32_t r = 0; r < cfg.nodes; ++r) {
     // Our own entry is never used for traffic; keep it small.
@@ -71,7 +75,8 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools,
 Node::~Node() {
   release_store();
   for (size_t i = 0; i < stash_count_; ++i) rte_pktmbuf_free(stash_[i].frame);
-  for (uint16_t i = 0; i < tx_count_; ++i) rte_pktmbuf_free(tx_[i]);
+  for (TxQueue& q : tx_)
+    for (uint16_t i = 0; i < q.count; ++i) rte_pktmbuf_free(q.frames[i]);
 }
 
 // ---------------------------------------------------------------- poll loop
@@ -98,7 +103,7 @@ uint32_t Node::poll(uint64_t now) {
 }
 
 uint64_t Node::next_wakeup_ns() const {
-  if (tx_count_ > 0 || owed_total_ > 0 || pending_completion_ || submissions_.read_available() > 0) return 0;
+  if (tx_pending() || owed_total_ > 0 || pending_completion_ || submissions_.read_available() > 0) return 0;
   if (op_.active || unacked_total_ > 0) return next_scan_ns_;
   return UINT64_MAX;
 }
@@ -269,9 +274,9 @@ void Node::accept_segment(rte_mbuf* payload, Rank src, uint16_t lane, const wire
 
 // ---------------------------------------------------------------- machine actions
 
-void Node::owe(Rank to, SegmentIndex seg) {
-  if (to >= cfg_.nodes || to == cfg_.rank || seg >= op_.plan->segments() ||
-      !peers_[to].owed.push(seg)) {
+void Node::owe(Rank to, SegmentIndex seg, algos::Lane lane) {
+  if (to >= cfg_.nodes || to == cfg_.rank || seg >= op_.plan->segments() || lane >= cfg_.lanes ||
+      !peers_[to].owed.push(seg | uint32_t{lane} << kLaneShift)) {
     internal_error_ = true;
     return;
   }
@@ -334,7 +339,7 @@ rte_mbuf* Node::alloc_frame(Peer& peer, uint16_t header_bytes, uint8_t** body) {
   return h;
 }
 
-rte_mbuf* Node::build_data(Peer& peer, SegmentIndex seg, uint32_t seq) {
+rte_mbuf* Node::build_data(Peer& peer, SegmentIndex seg, uint32_t seq, uint16_t lane) {
   uint8_t* at;
   rte_mbuf* h = alloc_frame(peer, wire::kDataHeaderBytes, &at);
   if (h == nullptr) return nullptr;
@@ -350,7 +355,7 @@ rte_mbuf* Node::build_data(Peer& peer, SegmentIndex seg, uint32_t seq) {
   b.payload_crc = store_[seg].crc;
   b.segment_bytes = cfg_.segment_bytes;
   b.algo = static_cast<uint8_t>(op_.sub.algo);
-  b.lane = 0;
+  b.lane = static_cast<uint8_t>(lane);
   wire::write_data(at, cfg_.group_id, cfg_.rank, b);
 
   // Zero-copy: the payload is shared by reference, never copied.
@@ -385,8 +390,7 @@ rte_mbuf* Node::build_abandoned(Peer& peer, uint32_t seq, const reliable::SendCh
 void Node::send_acks() {
   for (size_t i = 0; i < ack_list_.size(); ++i) {
     Peer& peer = peers_[ack_list_[i]];
-    if (tx_count_ == kTxCap) flush_tx();
-    if (tx_count_ == kTxCap) {
+    if (!tx_room(0)) {
       // Keep the rest listed for the next iteration.
       ack_list_.erase(ack_list_.begin(), ack_list_.begin() + static_cast<long>(i));
       return;
@@ -397,7 +401,7 @@ void Node::send_acks() {
       return;
     }
     peer.ack_listed = false;
-    tx_[tx_count_++] = a;
+    tx_push(0, a);  // acks go on lane 0
     counters_.tx_acks.add();
   }
   ack_list_.clear();
@@ -408,36 +412,53 @@ void Node::send_acks() {
 // robin over peers instead made a 64-node binomial broadcast of 8 MiB 3.5x
 // slower in the simulator: every child finished last instead of one by one.)
 void Node::pump_sends(uint64_t now) {
-  for (size_t i = 0; i < send_order_.size() && owed_total_ > 0 && tx_count_ < kTxCap; ++i) {
+  for (size_t i = 0; i < send_order_.size() && owed_total_ > 0; ++i) {
     const Rank r = send_order_[i];
     Peer& peer = peers_[r];
-    while (!peer.owed.empty() && peer.tx.window_open() && tx_count_ < kTxCap) {
-      const SegmentIndex seg = peer.owed.front();
+    while (!peer.owed.empty() && peer.tx.window_open()) {
+      const SegmentIndex seg = peer.owed.front() & kSegmentMask;
+      const uint16_t lane = static_cast<uint16_t>(peer.owed.front() >> kLaneShift);
+      if (tx_[lane].count == kTxCap) return;  // full: the rest next iteration
       if (store_[seg].payload == nullptr && !materialize(seg)) {
         if (op_.sub.root != cfg_.rank) internal_error_ = true;  // sending what it lacks
         return;
       }
-      rte_mbuf* m = build_data(peer, seg, peer.tx.next_seq());
+      rte_mbuf* m = build_data(peer, seg, peer.tx.next_seq(), lane);
       if (m == nullptr) return;
-      peer.tx.push(op_.sub.op, seg, now);
+      peer.tx.push(op_.sub.op, seg, now, lane);
       peer.owed.pop();
       --owed_total_;
       ++unacked_total_;
-      tx_[tx_count_++] = m;
+      tx_push(lane, m);
       counters_.tx_data.add();
+      counters_.tx_data_lane[lane].add();
     }
   }
 }
 
 uint32_t Node::flush_tx() {
-  if (tx_count_ == 0) return 0;
-  const uint16_t sent = port_.tx_burst(0, tx_, tx_count_);
-  if (sent < tx_count_) {
+  uint32_t sent_total = 0;
+  for (uint16_t lane = 0; lane < cfg_.lanes; ++lane) {
+    TxQueue& q = tx_[lane];
+    if (q.count == 0) continue;
+    const uint16_t sent = port_.tx_burst(lane, q.frames, q.count);
     // Never spin on a full queue: keep the tail for the next iteration.
-    std::copy(tx_ + sent, tx_ + tx_count_, tx_);
+    if (sent < q.count) std::copy(q.frames + sent, q.frames + q.count, q.frames);
+    q.count = static_cast<uint16_t>(q.count - sent);
+    sent_total += sent;
   }
-  tx_count_ = static_cast<uint16_t>(tx_count_ - sent);
-  return sent;
+  return sent_total;
+}
+
+bool Node::tx_room(uint16_t lane) {
+  if (tx_[lane].count == kTxCap) flush_tx();
+  return tx_[lane].count < kTxCap;
+}
+
+bool Node::tx_pending() const {
+  for (const TxQueue& q : tx_)
+    if (q.count > 0) return true;
+  return false;
 }
 
 // ---------------------------------------------------------------- timers
@@ -451,20 +472,19 @@ void Node::scan(uint64_t now) {
       return;
     }
     peer.tx.collect_due(now, [&](uint32_t seq, const reliable::SendChannel::Entry& e) {
-      if (tx_count_ == kTxCap) flush_tx();
-      if (tx_count_ == kTxCap) return false;  // stays due for the next scan
+      if (!tx_room(e.lane)) return false;  // stays due for the next scan
       if (e.abandoned) {
         rte_mbuf* m = build_abandoned(peer, seq, e);
         if (m == nullptr) return false;
-        tx_[tx_count_++] = m;
+        tx_push(e.lane, m);
         counters_.tx_abandoned.add();
         return true;
       }
       // Only frames of the running broadcast are in flight unabandoned.
       if (!op_.active || e.op != op_.sub.op || store_[e.segment].payload == nullptr) return true;
-      rte_mbuf* m = build_data(peer, e.segment, seq);
+      rte_mbuf* m = build_data(peer, e.segment, seq, e.lane);
       if (m == nullptr) return false;
-      tx_[tx_count_++] = m;
+      tx_push(e.lane, m);
       counters_.tx_retransmits.add();
       return true;
     });
@@ -485,6 +505,7 @@ void Node::try_start(uint64_t now) {
 
   algos::PlanParams pp;
   pp.nodes = cfg_.nodes;
+  pp.lanes = cfg_.lanes;
   pp.root = sub.root;
   pp.message_bytes = sub.size;
   pp.segment_bytes = cfg_.segment_bytes;

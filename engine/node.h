@@ -34,6 +34,7 @@ struct NodeConfig {
   uint32_t group_id = 1;
   algos::Rank rank = 0;
   uint32_t nodes = 1;
+  uint16_t lanes = 1;                    // lanes the algorithms may use (<= the port's)
   uint32_t segment_bytes = 1400;
   uint64_t max_message_bytes = 16u << 20;
   uint32_t window = 128;                 // frames in flight per peer
@@ -113,12 +114,12 @@ class Node final : public PollTask {
   rte_mbuf* detach_payload(rte_mbuf* m, uint32_t payload_offset);
 
   // machine actions
-  void owe(algos::Rank to, algos::SegmentIndex seg);
+  void owe(algos::Rank to, algos::SegmentIndex seg, algos::Lane lane);
   void deliver(algos::SegmentIndex seg);
 
   // tx path
   bool materialize(algos::SegmentIndex seg);  // root: copy a segment into a frame buffer
-  rte_mbuf* build_data(Peer& peer, algos::SegmentIndex seg, uint32_t seq);
+  rte_mbuf* build_data(Peer& peer, algos::SegmentIndex seg, uint32_t seq, uint16_t lane);
   rte_mbuf* build_ack(Peer& peer);
   rte_mbuf* build_abandoned(Peer& peer, uint32_t seq, const reliable::SendChannel::Entry& e);
   rte_mbuf* alloc_frame(Peer& peer, uint16_t header_bytes, uint8_t** body);
@@ -156,9 +157,19 @@ class Node final : public PollTask {
   std::optional<CompletionRecord> pending_completion_;  // completion queue was full
 
   static constexpr uint16_t kBurst = 32;
+  // Owed entries carry their lane in the top bits.
+  static constexpr uint32_t kLaneShift = 28;
+  static constexpr uint32_t kSegmentMask = (1u << kLaneShift) - 1;
+  static constexpr uint16_t kMaxLanes = 4;
   static constexpr uint16_t kTxCap = 256;
-  rte_mbuf* tx_[kTxCap];
-  uint16_t tx_count_ = 0;
+  struct TxQueue {  // frames for one lane, sent by the next flush
+    rte_mbuf* frames[kTxCap];
+    uint16_t count = 0;
+  };
+  bool tx_room(uint16_t lane);  // flushes that lane first if it is full
+  void tx_push(uint16_t lane, rte_mbuf* m) { tx_[lane].frames[tx_[lane].count++] = m; }
+  bool tx_pending() const;
+  TxQueue tx_[kMaxLanes];
 
   boost::lockfree::spsc_queue<Submission, boost::lockfree::capacity<64>> submissions_;
   boost::lockfree::spsc_queue<CompletionRecord, boost::lockfree::capacity<64>> completions_;

@@ -28,6 +28,7 @@ struct NodeCounters {
   Counter rx_bad_segment;     // header disagrees with the operation's plan
   Counter rx_abandoned;       // frames of a broadcast that failed at its sender
   Counter tx_data;
+  std::array<Counter, 4> tx_data_lane;  // first transmissions per lane
   Counter tx_retransmits;
   Counter tx_acks;
   Counter tx_abandoned;       // in-flight frames of a failed broadcast, re-sent empty
@@ -65,6 +66,9 @@ struct NodeCounters {
     f("rx_bad_segment", rx_bad_segment.get());
     f("rx_abandoned", rx_abandoned.get());
     f("tx_data", tx_data.get());
+    static constexpr std::string_view kLaneNames[] = {"tx_data_lane0", "tx_data_lane1",
+                                                      "tx_data_lane2", "tx_data_lane3"};
+    for (size_t l = 0; l < tx_data_lane.size(); ++l) f(kLaneNames[l], tx_data_lane[l].get());
     f("tx_retransmits", tx_retransmits.get());
     f("tx_acks", tx_acks.get());
     f("tx_abandoned", tx_abandoned.get());

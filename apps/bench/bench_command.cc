@@ -33,6 +33,7 @@ struct BenchConfig {
   uint64_t seed = 1;
   uint32_t cores = 0;
   uint32_t window = 128;
+  uint16_t lanes = 1;
   double timeout_ms = 3000;
   bool json = false;
   bool counters = false;
@@ -77,6 +78,8 @@ OptionTable make_table(BenchConfig& c) {
          [&](std::string_view v) { c.loss = parse_double(v, "--loss", 0, 0.5); }});
   t.add({"seed", "S", "1", "seed of the fabric's loss and of the data pattern",
          [&](std::string_view v) { c.seed = parse_uint(v, "--seed", UINT64_MAX); }});
+  t.add({"lanes", "L", "1", "lanes per member: queues of its port, 1..4 (multilane uses 2)",
+         [&](std::string_view v) { c.lanes = static_cast<uint16_t>(parse_uint(v, "--lanes", 4)); }});
   t.add({"window", "FRAMES", "128", "frames in flight per peer (1..129)",
          [&](std::string_view v) { c.window = static_cast<uint32_t>(parse_uint(v, "--window", 129)); }});
   t.add({"timeout", "MS", "3000", "a peer silent this long fails the broadcast",
@@ -177,8 +180,8 @@ Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint6
 }
 
 void print_header(const BenchConfig& c, const std::string& algo, uint32_t cores) {
-  std::printf("# lanecast bench: algo %s, %u nodes, root %u, segment %u B, %u polling cores\n",
-              algo.c_str(), c.nodes, c.root, c.segment, cores);
+  std::printf("# lanecast bench: algo %s, %u nodes, root %u, segment %u B, %u lane%s, %u polling cores\n",
+              algo.c_str(), c.nodes, c.root, c.segment, c.lanes, c.lanes > 1 ? "s" : "", cores);
   if (!c.ports.empty()) {
     std::printf("# ports:");
     for (const auto& p : c.ports) std::printf(" %s", p.c_str());
@@ -260,6 +263,7 @@ int bench_main(int argc, char** argv) {
   }
   if (c.nodes == 0) throw UsageError("--nodes must be at least 1");
   if (c.window == 0) throw UsageError("--window must be at least 1");
+  if (c.lanes == 0) throw UsageError("--lanes must be 1..4");
   if (c.root >= c.nodes)
     throw UsageError("--root " + std::to_string(c.root) + " is outside the group of " +
                      std::to_string(c.nodes) + " nodes (ranks 0.." + std::to_string(c.nodes - 1) + ")");
@@ -298,6 +302,7 @@ int bench_main(int argc, char** argv) {
     go.ports = c.ports;
     go.auto_rules_file = c.auto_rules;
     go.window = c.window;
+    go.lanes = c.lanes;
     go.peer_timeout_ms = c.timeout_ms;
     auto g = engine.create_local_group(go);
     if (!c.json) print_header(c, algo, engine.polling_cores());

@@ -20,11 +20,16 @@ SendChannel::SendChannel(uint32_t window, const RttParams& rtt)
   mask_ = size - 1;
 }
 
-uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns) {
+uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns, uint16_t lane) {
   if (idle()) last_progress_ns_ = now_ns;
   const uint32_t seq = next_++;
   Entry& e = slot(seq);
-  e = Entry{segment, op, now_ns, 1, false, false};
+  e = Entry{};
+  e.segment = segment;
+  e.op = op;
+  e.sent_ns = now_ns;
+  e.tries = 1;
+  e.lane = lane;
   return seq;
 }
 

@@ -33,6 +33,7 @@ class SendChannel {
     uint32_t op = 0;
     uint64_t sent_ns = 0;
     uint16_t tries = 0;       // transmissions so far
+    uint16_t lane = 0;        // the lane the machine chose for it
     bool fast_done = false;   // fast retransmit already used for this hole
     bool acked = false;
     bool abandoned = false;   // its broadcast failed: re-sent without payload
@@ -51,7 +52,7 @@ class SendChannel {
 
   // Records a first transmission and returns its sequence number.
   // Precondition: window_open().
-  uint32_t push(uint32_t op, uint32_t segment, uint64_t now_ns);
+  uint32_t push(uint32_t op, uint32_t segment, uint64_t now_ns, uint16_t lane = 0);
 
   // Applies an ack. Returns the number of frames newly acknowledged.
   // Acks for sequence numbers never sent are ignored (and counted by caller

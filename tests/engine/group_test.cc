@@ -130,6 +130,41 @@ TEST(Group, SurvivesFivePercentLossOnEveryLink) {
   }
 }
 
+TEST(Group, TwoLanesEveryAlgorithmAndMultilaneUsesBoth) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (const auto& info : algos::algorithms()) {
+    SCOPED_TRACE(std::string(info.name));
+    GroupOptions o;
+    o.nodes = 7;
+    o.lanes = 2;
+    o.algo = std::string(info.name);
+    o.segment_bytes = 700;
+    o.max_message_bytes = 256 << 10;
+    auto g = engine().create_local_group(o);
+    for (uint64_t size : {uint64_t{1}, uint64_t{701}, uint64_t{256 << 10}}) {
+      std::vector<std::vector<std::byte>> bufs(7, std::vector<std::byte>(size));
+      fill(bufs[2], rng);
+      ASSERT_EQ(broadcast_all(*g, 2, bufs), "") << "size " << size;
+      for (Rank r = 0; r < 7; ++r) ASSERT_EQ(0, std::memcmp(bufs[r].data(), bufs[2].data(), size));
+    }
+    if (info.name == "multilane") {
+      // The root sends half A on lane 0 and half B on lane 1; so do the members
+      // that forward on both of their trees' edges.
+      const auto& root = g->member(2).counters();
+      EXPECT_GT(root.tx_data_lane[0].get(), 0u);
+      EXPECT_GT(root.tx_data_lane[1].get(), 0u);
+      uint64_t lane1 = 0;
+      for (Rank r = 0; r < 7; ++r) lane1 += g->member(r).counters().tx_data_lane[1].get();
+      EXPECT_GT(lane1, root.tx_data_lane[1].get());
+    }
+  }
+  GroupOptions bad;
+  bad.lanes = 5;
+  EXPECT_THROW(engine().create_local_group(bad), std::invalid_argument);
+}
+
 TEST(Group, ForwardingNodesCopyNoPayload) {
   GroupOptions o;
   o.nodes = 8;
