@@ -12,7 +12,6 @@ namespace lanecast::engine {
 namespace {
 
 std::once_flag g_once;
-bool g_running = false;
 
 // The CPUs this process may run on, in order.
 std::vector<int> allowed_cpus() {
@@ -80,14 +79,11 @@ bool eal_start(const EalOptions& opts) {
       error = std::string("DPDK EAL failed to start: ") + rte_strerror(rte_errno);
       return;
     }
-    g_running = true;
     started = true;
   });
   if (!error.empty()) throw std::runtime_error(error);
   return started;
 }
-
-bool eal_running() { return g_running; }
 
 std::vector<unsigned> eal_workers() {
   std::vector<unsigned> ids;

@@ -23,7 +23,6 @@ struct EalOptions {
 // reason on failure. A second call with EAL already up is a no-op that returns
 // false (EAL cannot be restarted within one process).
 bool eal_start(const EalOptions& opts);
-bool eal_running();
 // Worker lcore ids, in order (the main lcore is the caller's thread).
 std::vector<unsigned> eal_workers();
 // The argument vector eal_start() would pass, for --help and logs.

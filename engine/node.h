@@ -123,7 +123,6 @@ class Node final : public PollTask {
   rte_mbuf* build_ack(Peer& peer);
   rte_mbuf* build_abandoned(Peer& peer, uint32_t seq, const reliable::SendChannel::Entry& e);
   rte_mbuf* alloc_frame(Peer& peer, uint16_t header_bytes, uint8_t** body);
-  void queue_tx(rte_mbuf* m);
   void pump_sends(uint64_t now);
   void send_acks();
   void scan(uint64_t now);

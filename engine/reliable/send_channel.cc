@@ -122,17 +122,6 @@ void SendChannel::on_acked(uint32_t newly) {
   }
 }
 
-uint64_t SendChannel::next_due_ns() const {
-  if (fast_pending_) return 0;
-  for (uint32_t s = base_; s != next_; ++s)
-    if (slot(s).resend_now) return 0;
-  uint64_t due = UINT64_MAX;
-  for (uint32_t s = base_; s != next_; ++s) {
-    const Entry& e = slot(s);
-    if (!e.acked) due = std::min(due, e.sent_ns + backoff(e.tries));
-  }
-  return due;
-}
 
 void SendChannel::abandon_in_flight(uint64_t now_ns) {
   for (uint32_t s = base_; s != next_; ++s) {

@@ -100,8 +100,6 @@ class SendChannel {
     return n;
   }
 
-  // Earliest time a retransmit may be due (UINT64_MAX when idle).
-  uint64_t next_due_ns() const;
   // Last time an ack moved the window, or the first send after idle.
   uint64_t last_progress_ns() const { return last_progress_ns_; }
   uint64_t rto_ns() const { return rto_ns_; }
