@@ -10,7 +10,7 @@ packages=(
   libdpdk-dev dpdk-dev          # DPDK 22.11: libraries, PMDs, dpdk-testpmd
   libhwloc-dev libibverbs-dev   # placement; the verbs driver
   libboost-dev libgtest-dev     # Boost.Lockfree; GoogleTest
-  iproute2 python3 python3-matplotlib
+  iproute2 python3                # tests; tools/plot_plan.py also wants python3-matplotlib
 )
 
 missing=()
