@@ -10,6 +10,8 @@
 // is log2 p, and the time grows like binomial's ceil(log2 p)(t0 + n td).
 #include <gtest/gtest.h>
 
+#include "tests/sim/plan_runner.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -114,23 +116,8 @@ TEST(McastChainSim, SmallMessageTimeInP) {
   for (size_t j = 0; j < ps.size(); ++j) EXPECT_LE(mean[3][j], binomial[j] + 2 * T) << ps[j];
 }
 
-struct Outcome {
-  int rc;
-  std::string out, err;
-};
-
-Outcome plan(std::vector<std::string> args) {
-  args.insert(args.begin(), "plan");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream out, err;
-  auto* old_out = std::cout.rdbuf(out.rdbuf());
-  auto* old_err = std::cerr.rdbuf(err.rdbuf());
-  const int rc = apps::plan_main(static_cast<int>(argv.size()), argv.data());
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
-  return {rc, out.str(), err.str()};
-}
+using Outcome = test::PlanOutcome;
+Outcome plan(std::vector<std::string> args) { return test::run_plan(std::move(args)); }
 
 TEST(McastChainSim, PlanTakesMcastLoss) {
   Outcome o = plan({"--algo", "mcast_chain", "--nodes", "64", "--size", "1K", "--mcast-loss", "0.5", "--json"});

@@ -1,6 +1,8 @@
 // `lanecast plan` through plan_main: usage errors, help, and the JSON report.
 #include <gtest/gtest.h>
 
+#include "tests/sim/plan_runner.h"
+
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -13,23 +15,8 @@
 namespace lanecast::apps {
 namespace {
 
-struct Outcome {
-  int rc;
-  std::string out, err;
-};
-
-Outcome plan(std::vector<std::string> args) {
-  args.insert(args.begin(), "plan");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream out, err;
-  auto* old_out = std::cout.rdbuf(out.rdbuf());
-  auto* old_err = std::cerr.rdbuf(err.rdbuf());
-  const int rc = plan_main(static_cast<int>(argv.size()), argv.data());
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
-  return {rc, out.str(), err.str()};
-}
+using Outcome = test::PlanOutcome;
+Outcome plan(std::vector<std::string> args) { return test::run_plan(std::move(args)); }
 
 std::string first_algo() {
   return algos::algorithms().empty() ? "" : std::string(algos::algorithms()[0].name);
