@@ -164,6 +164,21 @@ bool Node::plan_agrees(const wire::DataBody& d) const {
          d.algo == static_cast<uint8_t>(op_.sub.algo) && d.segment_bytes == cfg_.segment_bytes;
 }
 
+// A data frame of the running broadcast, checked against its plan. A frame of
+// a different broadcast (root, size, algorithm, segment size) fails it; one
+// whose segment does not fit the plan is dropped and counted.
+bool Node::fits_op(const wire::DataBody& d, Rank src, uint64_t now) {
+  if (!plan_agrees(d)) {
+    finish(now, OpError::Mismatch, src);
+    return false;
+  }
+  if (!segment_valid(d)) {
+    counters_.rx_bad_segment.add();
+    return false;
+  }
+  return true;
+}
+
 bool Node::segment_valid(const wire::DataBody& d) const {
   if (d.segment >= op_.plan->segments()) return false;
   const algos::Segment s = op_.plan->segment(d.segment);
@@ -198,14 +213,7 @@ void Node::handle_data(rte_mbuf* m, Rank src, uint16_t lane, const wire::DataBod
 
   const uint32_t current = op_.active ? op_.sub.op : next_op_;
   if (op_.active && d.op == current) {
-    if (!plan_agrees(d)) {
-      // The root sends a different broadcast than this member posted.
-      rte_pktmbuf_free(m);
-      finish(now, OpError::Mismatch, src);
-      return;
-    }
-    if (!segment_valid(d)) {
-      counters_.rx_bad_segment.add();
+    if (!fits_op(d, src, now)) {
       rte_pktmbuf_free(m);
       return;
     }
@@ -545,13 +553,7 @@ void Node::try_start(uint64_t now) {
       }
       continue;
     }
-    if (!op_.active || !plan_agrees(s.data)) {
-      rte_pktmbuf_free(s.frame);
-      if (op_.active) finish(now, OpError::Mismatch, s.src);
-      continue;
-    }
-    if (!segment_valid(s.data)) {
-      counters_.rx_bad_segment.add();
+    if (!op_.active || !fits_op(s.data, s.src, now)) {
       rte_pktmbuf_free(s.frame);
       continue;
     }

@@ -110,6 +110,7 @@ class Node final : public PollTask {
                       uint64_t now);
   bool plan_agrees(const wire::DataBody& d) const;   // same broadcast as posted
   bool segment_valid(const wire::DataBody& d) const; // index, offset, length fit the plan
+  bool fits_op(const wire::DataBody& d, algos::Rank src, uint64_t now);  // both, or drop/fail
   void list_ack(algos::Rank src);
   rte_mbuf* detach_payload(rte_mbuf* m, uint32_t payload_offset);
 
