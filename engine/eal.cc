@@ -13,8 +13,9 @@ namespace {
 
 std::once_flag g_once;
 
-// The CPUs this process may run on, in order.
-std::vector<int> allowed_cpus() {
+}  // namespace
+
+std::vector<int> usable_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
   std::vector<int> cpus;
@@ -25,24 +26,14 @@ std::vector<int> allowed_cpus() {
   return cpus;
 }
 
-unsigned cpu_count() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  const int n = CPU_COUNT(&set);
-  return n > 0 ? static_cast<unsigned>(n) : 1;
-}
-
-}  // namespace
-
 std::vector<std::string> eal_arguments(const EalOptions& o) {
   std::vector<std::string> a{"lanecast"};
-  const unsigned workers = o.polling_cores ? o.polling_cores : cpu_count();
+  const std::vector<int> cpus = usable_cpus();
+  const unsigned workers = o.polling_cores ? o.polling_cores : static_cast<unsigned>(cpus.size());
   // The main lcore (the application's thread) floats over every CPU; each
   // polling lcore is pinned to one CPU, round robin. Floating pollers measured
   // badly: the scheduler stacked both on one CPU now and then, and a broadcast
   // of one byte across 8 members took 0.5-1 ms instead of 20 us.
-  const std::vector<int> cpus = allowed_cpus();
   std::string all = "(";
   for (size_t i = 0; i < cpus.size(); ++i) all += (i ? "," : "") + std::to_string(cpus[i]);
   all += ")";

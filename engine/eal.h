@@ -23,6 +23,8 @@ struct EalOptions {
 // reason on failure. A second call with EAL already up is a no-op that returns
 // false (EAL cannot be restarted within one process).
 bool eal_start(const EalOptions& opts);
+// The CPUs this process may run on (its affinity), in order; never empty.
+std::vector<int> usable_cpus();
 // Worker lcore ids, in order (the main lcore is the caller's thread).
 std::vector<unsigned> eal_workers();
 // The argument vector eal_start() would pass, for --help and logs.

@@ -1,8 +1,8 @@
 // Engine: EAL start-up, polling cores, and the groups they serve.
 #include <rte_launch.h>
 #include <rte_lcore.h>
-#include <sched.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "engine/eal.h"
@@ -17,27 +17,24 @@ int poller_main(void* arg) {
   return 0;
 }
 
-uint32_t default_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  const int n = CPU_COUNT(&set);
-  return n >= 2 ? 2 : 1;
-}
 
 }  // namespace
 
 Engine::Engine(const EngineOptions& opts) : opts_(opts) {
   if (opts.memory_mb < 64) throw std::invalid_argument("engine: memory_mb must be at least 64");
+  // By default one polling core per CPU, at most two: the application's
+  // threads need a CPU too.
+  const uint32_t want = opts.polling_cores
+                            ? opts.polling_cores
+                            : std::min<uint32_t>(2, static_cast<uint32_t>(engine::usable_cpus().size()));
   engine::EalOptions eal;
   eal.memory_mb = opts.memory_mb;
   eal.hugepages = opts.hugepages;
-  eal.polling_cores = opts.polling_cores ? opts.polling_cores : default_cores();
+  eal.polling_cores = want;
   eal.log_level = opts.log_level;
   engine::eal_start(eal);  // no-op when this process started EAL before
 
   lcores_ = engine::eal_workers();
-  const uint32_t want = opts.polling_cores ? opts.polling_cores : default_cores();
   if (lcores_.size() > want) lcores_.resize(want);
   if (lcores_.empty()) throw std::runtime_error("engine: DPDK has no worker lcore to poll on");
 
