@@ -145,6 +145,9 @@ class LocalGroup {
   const GroupOptions& options() const { return opts_; }
   FabricCounters fabric_counters() const;
   PortCounters port_counters(Rank r) const;
+  // DPDK memory the group's buffer pools take (to size EngineOptions::memory_mb).
+  // Throws std::invalid_argument for bad options, like create_local_group().
+  static uint64_t memory_bytes(const GroupOptions& opts);
 
  private:
   friend class Engine;

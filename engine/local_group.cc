@@ -81,7 +81,49 @@ algos::autoselect::Rules load_rules(const std::string& path) {
   return algos::autoselect::Rules::parse(text.str(), path);  // RulesError is an invalid_argument
 }
 
+// What a group's mempools hold, from its options alone.
+struct PoolPlan {
+  uint32_t payload_count, payload_room;
+  uint32_t header_count, header_room;
+  uint32_t max_frame;  // link header included
+};
+
+PoolPlan plan_pools(const GroupOptions& o) {
+  PoolPlan pp{};
+  const uint64_t max_segments = (o.max_message_bytes + o.segment_bytes - 1) / o.segment_bytes;
+  // Payload buffers. On the fabric only a root allocates them, one per segment
+  // it sends (receivers share the root's by reference); two messages' worth
+  // lets the next root start while the last one drains. On NIC-like ports
+  // every member receives into buffers of its own and keeps a message's
+  // worth until the broadcast ends, plus what its rx queue holds.
+  const uint64_t payload_count =
+      o.ports.empty() ? 2 * max_segments + 1024
+                      : (uint64_t{o.nodes} + 1) * max_segments + uint64_t{o.nodes} * 2048 + 1024;
+  if (payload_count > (1u << 24)) throw std::invalid_argument("group: message limit needs too many buffers");
+  pp.payload_count = static_cast<uint32_t>(payload_count);
+  // Payload buffers also receive whole frames on NIC-like ports (af_packet),
+  // and PMDs that copy into mbufs want at least DPDK's default room.
+  pp.max_frame = drivers::ethernet::kHeaderBytes + engine::wire::kDataHeaderBytes + o.segment_bytes;
+  pp.payload_room = RTE_PKTMBUF_HEADROOM + kMaxLinkHeader + pp.max_frame;
+  if (!o.ports.empty()) pp.payload_room = std::max<uint32_t>(pp.payload_room, RTE_MBUF_DEFAULT_BUF_SIZE);
+  // Header buffers: every frame in flight or queued in the switch holds one.
+  const uint64_t fanout = std::min<uint64_t>(o.nodes, 16);
+  pp.header_count = static_cast<uint32_t>(
+      std::min<uint64_t>(4 * uint64_t{o.nodes} * fanout * o.window + 8192, 1u << 22));
+  pp.header_room = RTE_PKTMBUF_HEADROOM + 128;
+  return pp;
+}
+
 }  // namespace
+
+uint64_t LocalGroup::memory_bytes(const GroupOptions& o) {
+  validate(o);
+  const PoolPlan pp = plan_pools(o);
+  // Each buffer also carries its rte_mbuf and the mempool's object header.
+  constexpr uint64_t kPerBuffer = sizeof(rte_mbuf) + 64;
+  return uint64_t{pp.payload_count} * (pp.payload_room + kPerBuffer) +
+         uint64_t{pp.header_count} * (pp.header_room + kPerBuffer);
+}
 
 struct LocalGroup::Impl {
   PoolPtr payload_pool;
@@ -103,29 +145,11 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   g->impl_ = std::make_unique<LocalGroup::Impl>();
   auto& im = *g->impl_;
 
-  const uint64_t max_segments = (o.max_message_bytes + o.segment_bytes - 1) / o.segment_bytes;
-  // Payload buffers. On the fabric only a root allocates them, one per segment
-  // it sends (receivers share the root's by reference); two messages' worth
-  // lets the next root start while the last one drains. On NIC-like ports
-  // every member receives into buffers of its own and keeps a message's
-  // worth until the broadcast ends, plus what its rx queue holds.
-  const uint64_t payload_count =
-      o.ports.empty() ? 2 * max_segments + 1024
-                      : (uint64_t{o.nodes} + 1) * max_segments + uint64_t{o.nodes} * 2048 + 1024;
-  // Header buffers: every frame in flight or queued in the switch holds one.
-  const uint64_t fanout = std::min<uint64_t>(o.nodes, 16);
-  const uint64_t header_count =
-      std::min<uint64_t>(4 * uint64_t{o.nodes} * fanout * o.window + 8192, 1u << 22);
-  if (payload_count > (1u << 24)) throw std::invalid_argument("group: message limit needs too many buffers");
+  const PoolPlan pp = plan_pools(o);
   const std::string tag = "g" + std::to_string(gid);
-  // Payload buffers also receive whole frames on NIC-like ports (af_packet).
-  const uint32_t max_frame = drivers::ethernet::kHeaderBytes + engine::wire::kDataHeaderBytes + o.segment_bytes;
-  // PMDs that copy into mbufs (af_packet) want at least DPDK's default room.
-  uint32_t room = RTE_PKTMBUF_HEADROOM + kMaxLinkHeader + max_frame;
-  if (!o.ports.empty()) room = std::max<uint32_t>(room, RTE_MBUF_DEFAULT_BUF_SIZE);
-  im.payload_pool = make_pool(tag + "_payload", static_cast<uint32_t>(payload_count), room);
-  im.header_pool = make_pool(tag + "_header", static_cast<uint32_t>(header_count),
-                             RTE_PKTMBUF_HEADROOM + 128);
+  im.payload_pool = make_pool(tag + "_payload", pp.payload_count, pp.payload_room);
+  im.header_pool = make_pool(tag + "_header", pp.header_count, pp.header_room);
+  const uint32_t max_frame = pp.max_frame;
 
   std::vector<drivers::Port*> ports;
   if (o.ports.empty()) {

@@ -179,6 +179,24 @@ Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint6
   return row;
 }
 
+GroupOptions group_options(const BenchConfig& c, const std::string& algo, uint64_t max_size) {
+  GroupOptions go;
+  go.nodes = c.nodes;
+  go.algo = algo;
+  go.segment_bytes = c.segment;
+  go.max_message_bytes = std::max<uint64_t>(max_size, 1);
+  go.fabric.rate_mbit = c.rate_mbit;
+  go.fabric.latency_us = c.latency_us;
+  go.fabric.loss = c.loss;
+  go.fabric.seed = c.seed;
+  go.ports = c.ports;
+  go.auto_rules_file = c.auto_rules;
+  go.window = c.window;
+  go.lanes = c.lanes;
+  go.peer_timeout_ms = c.timeout_ms;
+  return go;
+}
+
 void print_header(const BenchConfig& c, const std::string& algo, uint32_t cores) {
   std::printf("# lanecast bench: algo %s, %u nodes, root %u, segment %u B, %u lane%s, %u polling cores\n",
               algo.c_str(), c.nodes, c.root, c.segment, c.lanes, c.lanes > 1 ? "s" : "", cores);
@@ -278,11 +296,10 @@ int bench_main(int argc, char** argv) {
                      " members needs " + format_size(need) + ", more than half of this machine's " +
                      format_size(have) + " of memory");
 
+  // One group at a time; twice its pools leaves room for fragmentation.
+  const uint64_t pool_mb = LocalGroup::memory_bytes(group_options(c, algos_to_run[0], max_size)) >> 20;
   EngineOptions eo;
   eo.polling_cores = c.cores;
-  const uint64_t segs = (max_size + c.segment - 1) / c.segment;
-  const uint64_t pool_mb = (2 * segs + 1024) * (c.segment + 512) / (1 << 20) +
-                           (4ull * c.nodes * std::min<uint32_t>(c.nodes, 16) * 128 + 8192) * 512 / (1 << 20);
   eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(512, pool_mb * 2 + 256));
   Engine engine(eo);
 
@@ -290,20 +307,7 @@ int bench_main(int argc, char** argv) {
   std::vector<Row> rows;
   bool all_ok = true;
   for (const auto& algo : algos_to_run) {
-    GroupOptions go;
-    go.nodes = c.nodes;
-    go.algo = algo;
-    go.segment_bytes = c.segment;
-    go.max_message_bytes = std::max<uint64_t>(max_size, 1);
-    go.fabric.rate_mbit = c.rate_mbit;
-    go.fabric.latency_us = c.latency_us;
-    go.fabric.loss = c.loss;
-    go.fabric.seed = c.seed;
-    go.ports = c.ports;
-    go.auto_rules_file = c.auto_rules;
-    go.window = c.window;
-    go.lanes = c.lanes;
-    go.peer_timeout_ms = c.timeout_ms;
+    const GroupOptions go = group_options(c, algo, max_size);
     auto g = engine.create_local_group(go);
     if (!c.json) print_header(c, algo, engine.polling_cores());
     for (uint64_t size : c.sizes) {
