@@ -6,6 +6,23 @@
 namespace lanecast::algos {
 namespace {
 
+// The order in which receiver v (1..k, k = p - 1) forwards a segment of its own
+// piece: v + 2, v + 4, ... modulo an odd modulus. Why: the root hands out the
+// j-th segments of all pieces round robin, so receiver v starts forwarding one
+// frame time after receiver v - 1, and in steady state every receiver sends
+// one frame per frame time. With destinations v + c i at its i-th frame, the
+// receivers sending in one frame time t target (1 - c) v + c t: for c = 2 (and
+// an odd k) that is a permutation of the receivers, and the only one nobody
+// targets at t is the one the root is feeding then. Every rx port then takes
+// one frame per frame time and no queue forms. The naive order v + 1, v + 2,
+// ... (c = 1) sends every receiver's copy to the same port at the same time: a
+// (p - 2)-way incast. A cyclic group of even order has no such schedule (it
+// has no complete mapping, Hall and Paige 1955), so an even k counts modulo
+// k + 1 and skips the phantom residue 0: the one skipped frame shifts a sender
+// by one slot, which lets at most two senders meet at a port.
+// Our addition: Juhasz sends the pieces "all at once" and leaves the order open.
+constexpr uint32_t forward_order_modulus(uint32_t k) { return k % 2 == 1 ? k : k + 1; }
+
 class SymmetricMachine final : public Machine {
  public:
   SymmetricMachine(const Plan& plan, Rank me, const SymmetricOptions& opt)
@@ -42,10 +59,14 @@ class SymmetricMachine final : public Machine {
     ++held_;
     out.deliver(seg);
     if (one_phase_ || topology::piece_of(seg, p_ - 1, m_) + 1 != v_) return;
-    // My own piece: on to every other receiver, starting after me.
-    for (Rank i = 1; i + 1 < p_; ++i) {
-      const Rank to = (v_ - 1 + i) % (p_ - 1) + 1;
-      out.send(plan_.to_real(to), seg, 0);
+    // My own piece: on to every other receiver, in an order under which no two
+    // receivers send to the same one at once (see forward_order_modulus()).
+    const uint32_t k = p_ - 1, mod = forward_order_modulus(k);
+    uint32_t r = v_ % mod;
+    for (uint32_t i = 1; i < mod; ++i) {
+      r = (r + 2) % mod;  // v + 2i
+      if (r == 0 && mod != k) continue;  // the phantom receiver of an even k
+      out.send(plan_.to_real(r == 0 ? k : r), seg, 0);
     }
   }
 

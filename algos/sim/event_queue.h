@@ -5,7 +5,10 @@
 // moves it in place when its time changes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <new>
+#include <stdexcept>
 #include <vector>
 
 #include "algos/sim/topology.h"
@@ -103,90 +106,96 @@ class EventQueue {
 
 // One entry per key 0..keys-1 at most, ordered by (time, seq); set() inserts or
 // moves a key's entry (decrease- or increase-key) instead of leaving stale copies.
+//
+// A 4-ary heap of 16-byte entries whose sibling groups each fill one 64-byte
+// cache line: at 4096 rx ports a binary heap of 24-byte entries walks 12
+// levels touching a line each; this one walks 6. The key shares a word with the
+// creation order (seq << kKeyBits | key), which keeps the order exact: seqs are
+// unique, so comparing the packed word compares the seqs.
 class KeyedQueue {
  public:
-  explicit KeyedQueue(uint32_t keys = 0) : pos_(keys, kAbsent) {}
+  static constexpr uint32_t kKeyBits = 24;  // up to 16 M keys; seq below 2^40
 
-  bool empty() const { return heap_.empty(); }
-  uint32_t top_key() const { return heap_.front().key; }
-  Picos top_time() const { return heap_.front().time; }
-  uint64_t top_seq() const { return heap_.front().seq; }
+  explicit KeyedQueue(uint32_t keys = 0) : pos_(keys, kAbsent) {
+    if (keys > (uint32_t{1} << kKeyBits)) throw std::length_error("KeyedQueue: too many keys");
+    // Slot i lives at position i + kPad: children 4i+1..4i+4 then fill a line.
+    heap_.resize(1);
+  }
+
+  bool empty() const { return n_ == 0; }
+  uint32_t top_key() const { return static_cast<uint32_t>(at(0).order & kKeyMask); }
+  Picos top_time() const { return at(0).time; }
+  uint64_t top_seq() const { return at(0).order >> kKeyBits; }
 
   void set(uint32_t key, Picos time, uint64_t seq) {
-    const Entry e{time, seq, key};
+    const Entry e{time, (seq << kKeyBits) | key};
     uint32_t i = pos_[key];
     if (i == kAbsent) {
-      i = static_cast<uint32_t>(heap_.size());
-      heap_.push_back(e);
+      i = n_++;
+      if (4 * heap_.size() < n_ + kPad) heap_.resize(heap_.size() * 2);
       up(i, e);
-    } else if (before(e, heap_[i])) {
+    } else if (before(e, at(i))) {
       up(i, e);
-    } else if (i == 0) {
-      down_bottom_up(e);  // the usual case: the port just delivered moves back
     } else {
-      down(i, e);
+      down(i, e);  // the usual case: the port just delivered moves back
     }
   }
 
   void pop() {
-    pos_[heap_.front().key] = kAbsent;
-    const Entry last = heap_.back();
-    heap_.pop_back();
-    if (!heap_.empty()) down_bottom_up(last);
+    pos_[top_key()] = kAbsent;
+    const Entry last = at(--n_);
+    if (n_ > 0) down(0, last);
   }
 
  private:
   static constexpr uint32_t kAbsent = ~uint32_t{0};
-  struct Entry {
+  static constexpr uint64_t kKeyMask = (uint64_t{1} << kKeyBits) - 1;
+  static constexpr size_t kPad = 3;
+  struct alignas(16) Entry {
     Picos time;
-    uint64_t seq;
-    uint32_t key;
+    uint64_t order;  // seq << kKeyBits | key
   };
+  static_assert(sizeof(Entry) == 16);
+  // Cache-line storage (C++17 aligned new), so that a sibling group is one line.
+  struct alignas(64) Line {
+    Entry e[4];
+  };
+
   static bool before(const Entry& a, const Entry& b) {
-    return (a.time < b.time) | ((a.time == b.time) & (a.seq < b.seq));
+    return (a.time < b.time) | ((a.time == b.time) & (a.order < b.order));
   }
+  Entry& at(uint32_t i) { return heap_[(i + kPad) / 4].e[(i + kPad) % 4]; }
+  const Entry& at(uint32_t i) const { return heap_[(i + kPad) / 4].e[(i + kPad) % 4]; }
   void place(uint32_t i, const Entry& e) {
-    heap_[i] = e;
-    pos_[e.key] = i;
+    at(i) = e;
+    pos_[e.order & kKeyMask] = i;
   }
   void up(uint32_t i, const Entry& e) {
     while (i > 0) {
-      const uint32_t parent = (i - 1) / 2;
-      if (!before(e, heap_[parent])) break;
-      place(i, heap_[parent]);
+      const uint32_t parent = (i - 1) / 4;
+      if (!before(e, at(parent))) break;
+      place(i, at(parent));
       i = parent;
     }
     place(i, e);
   }
   void down(uint32_t i, const Entry& e) {
-    const uint32_t n = static_cast<uint32_t>(heap_.size());
     for (;;) {
-      uint32_t c = 2 * i + 1;
-      if (c >= n) break;
-      c += (c + 1 < n) & before(heap_[c + 1], heap_[c]);
-      if (!before(heap_[c], e)) break;
-      place(i, heap_[c]);
+      const uint32_t first = 4 * i + 1;
+      if (first >= n_) break;
+      uint32_t c = first;
+      const uint32_t last = std::min(first + 4, n_);
+      for (uint32_t j = first + 1; j < last; ++j) c = before(at(j), at(c)) ? j : c;
+      if (!before(at(c), e)) break;
+      place(i, at(c));
       i = c;
     }
     place(i, e);
   }
-  // Root replaced by `e`: walk the hole to a leaf along the smaller children,
-  // then sift `e` up from there (one comparison per level on the way down).
-  void down_bottom_up(const Entry& e) {
-    const uint32_t n = static_cast<uint32_t>(heap_.size());
-    uint32_t i = 0;
-    for (;;) {
-      uint32_t c = 2 * i + 1;
-      if (c >= n) break;
-      c += (c + 1 < n) & before(heap_[c + 1], heap_[c]);
-      place(i, heap_[c]);
-      i = c;
-    }
-    up(i, e);
-  }
 
-  std::vector<Entry> heap_;
+  std::vector<Line> heap_;
   std::vector<uint32_t> pos_;
+  uint32_t n_ = 0;
 };
 
 }  // namespace lanecast::algos::sim
