@@ -3,6 +3,9 @@
 // (the engine, the model executor, the simulator) owns those.
 #pragma once
 
+#include <cstdint>
+#include <stdexcept>
+
 #include "algos/plan.h"
 #include "algos/types.h"
 
@@ -27,6 +30,29 @@ class Actions {
   // Segment `seg` is part of this node's result. Exactly once per segment on
   // every non-root node; never on the root (it already holds the message).
   virtual void deliver(SegmentIndex seg) = 0;
+  // arm() and signal() are for the few machines that wait (mcast_chain's
+  // options). Every executor in the tree implements them; the default throws,
+  // so a sink written without them fails loudly instead of dropping a timer.
+  //
+  // Timer: on_timer(tag) is called on this machine once, after at least
+  // `after_ns` of the executor's time (the engine's clock, the simulator's
+  // virtual time; the model executor has no time and fires it at any legal
+  // point after this call, also before every other pending event). At most
+  // one timer pending per machine: arming a second before the first fired is
+  // an error, and so is reporting done() while one is pending.
+  virtual void arm(uint64_t after_ns, uint32_t tag) {
+    (void)after_ns, (void)tag;
+    throw std::logic_error("Actions::arm: this executor has no timers");
+  }
+  // Control message: on_signal(me, tag) is called on the machine of rank `to`
+  // (not this node). Reliable like send(), carries no payload, and arrives
+  // after `to` started, in any order relative to other sends. A signal to a
+  // machine that is already done() may be dropped: a machine that needs a
+  // signal must not report done() before it arrived.
+  virtual void signal(Rank to, uint32_t tag) {
+    (void)to, (void)tag;
+    throw std::logic_error("Actions::signal: this executor has no control messages");
+  }
 
  protected:
   ~Actions() = default;
@@ -43,6 +69,15 @@ class Machine {
   // algorithm in which a segment can reach a node twice must ignore the second
   // copy itself.
   virtual void on_segment(SegmentIndex seg, Rank from, Lane lane, Actions& out) = 0;
+  // The timer this machine armed with `tag` expired (see Actions::arm). Only
+  // machines that arm timers receive it.
+  virtual void on_timer(uint32_t tag, Actions& out) {
+    (void)tag, (void)out;
+    throw std::logic_error("Machine::on_timer: this machine arms no timers");
+  }
+  // A signal (Actions::signal) from rank `from`. A machine that expects none
+  // ignores it.
+  virtual void on_signal(Rank from, uint32_t tag, Actions& out) { (void)from, (void)tag, (void)out; }
   // True once this node holds every segment and has emitted every send it owes.
   virtual bool done() const = 0;
 };

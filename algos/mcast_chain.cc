@@ -1,28 +1,55 @@
 #include "algos/mcast_chain.h"
 
+#include <stdexcept>
+
 #include "algos/bitmap.h"
 
 namespace lanecast::algos {
 namespace {
 
+constexpr uint32_t kDelayTag = 1;  // the root's delay timer
+constexpr uint32_t kSyncTag = 1;   // the synchronising rank's "started" signal
+
 class McastChain final : public Machine {
  public:
   McastChain(const Plan& plan, Rank me)
-      : m_(plan.segments()), root_(me == plan.root()), have_(plan.segments()) {
+      : m_(plan.segments()), root_(me == plan.root()), root_rank_(plan.root()), have_(plan.segments()) {
     const Rank v = plan.to_virtual(me);
     if (v + 1 < plan.nodes()) next_ = plan.to_real(v + 1);  // none into the root
     multicast_ = plan.nodes() > 1;
     ring_lane_ = plan.lanes() > 1 ? 1 : 0;
+    const AlgoOptions& o = plan.params().algo;
+    if (!multicast_ || m_ == 0) return;  // nothing to multicast: no options
+    if (root_) delay_ns_ = o.root_delay_ns;
+    if (o.sync_seed != 0) {
+      const Rank c = mcast_sync_rank(o.sync_seed, plan.params().op, plan.nodes(), plan.root());
+      if (root_) sync_from_ = c;
+      else tell_root_ = c == me;
+    }
   }
 
   void start(Actions& out) override {
     started_ = true;
-    if (!root_) return;
-    for (SegmentIndex s = 0; s < m_; ++s) {
-      if (multicast_) out.multicast(s, 0);
-      if (next_ != kNoRank) out.send(next_, s, ring_lane_);
+    if (!root_) {
+      if (tell_root_) out.signal(root_rank_, kSyncTag);
+      return;
     }
-    held_ = m_;
+    wait_timer_ = delay_ns_ > 0;
+    wait_signal_ = sync_from_ != kNoRank;
+    if (wait_timer_) out.arm(delay_ns_, kDelayTag);
+    go(out);
+  }
+
+  void on_timer(uint32_t tag, Actions& out) override {
+    if (tag != kDelayTag || !wait_timer_) return;
+    wait_timer_ = false;
+    go(out);
+  }
+
+  void on_signal(Rank from, uint32_t tag, Actions& out) override {
+    if (tag != kSyncTag || from != sync_from_ || !wait_signal_) return;
+    wait_signal_ = false;
+    go(out);
   }
 
   void on_segment(SegmentIndex seg, Rank, Lane, Actions& out) override {
@@ -32,23 +59,61 @@ class McastChain final : public Machine {
     if (next_ != kNoRank) out.send(next_, seg, ring_lane_);
   }
 
-  bool done() const override { return started_ && held_ == m_; }
+  bool done() const override { return started_ && held_ == m_ && !wait_timer_ && !wait_signal_; }
 
  private:
+  // The root's stage 1 and its part of stage 2, once nothing holds it back.
+  void go(Actions& out) {
+    if (wait_timer_ || wait_signal_) return;
+    for (SegmentIndex s = 0; s < m_; ++s) {
+      if (multicast_) out.multicast(s, 0);
+      if (next_ != kNoRank) out.send(next_, s, ring_lane_);
+    }
+    held_ = m_;
+  }
+
   uint32_t m_;
   bool root_;
+  Rank root_rank_;
   bool started_ = false;
   bool multicast_ = false;
   Lane ring_lane_ = 0;
   Rank next_ = kNoRank;
   uint32_t held_ = 0;
   Bitmap have_;
+  // Options (root): the delay still to wait, the rank whose signal it awaits.
+  uint64_t delay_ns_ = 0;
+  Rank sync_from_ = kNoRank;
+  bool wait_timer_ = false, wait_signal_ = false;
+  bool tell_root_ = false;  // this node synchronises the root in this operation
 };
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
 
 }  // namespace
 
 std::unique_ptr<Machine> make_mcast_chain(const Plan& plan, Rank me) {
   return std::make_unique<McastChain>(plan, me);
+}
+
+Rank mcast_sync_rank(uint64_t seed, uint64_t op, uint32_t p, Rank root) {
+  if (p < 2) throw std::invalid_argument("mcast_sync_rank: a group of one has no rank to wait for");
+  if (root >= p) throw std::invalid_argument("mcast_sync_rank: root is outside the group");
+  // A splitmix64 stream keyed by (seed, op); rejection sampling makes the draw
+  // exactly uniform over the p-1 non-root ranks.
+  uint64_t state = seed;
+  state = splitmix64(state) ^ op;
+  const uint64_t n = p - 1;
+  const uint64_t reject_below = (0 - n) % n;  // 2^64 mod n
+  uint64_t x;
+  do x = splitmix64(state);
+  while (x < reject_below);
+  return static_cast<Rank>((root + 1 + x % n) % p);
 }
 
 }  // namespace lanecast::algos

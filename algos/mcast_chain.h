@@ -16,10 +16,23 @@
 // The root emits, per segment, its multicast and then its ring send. With two
 // lanes or more the ring runs on lane 1 and the multicast on lane 0.
 //
-// Not here (yet): the paper's root delay and randomized single-process
-// synchronisation, which need timers in the machine interface.
+// The paper's two options against process skew (an InfiniBand multicast copy
+// that reaches a process before it posted its receive, i.e. entered the
+// broadcast, is lost), both from PlanParams::algo, both off by default, either
+// or both on (the root then waits for both):
+//  - root delay (AlgoOptions::root_delay_ns): the root arms a timer in start()
+//    and emits nothing, multicast or ring send, before it fires;
+//  - randomized single-process synchronisation (AlgoOptions::sync_seed): per
+//    operation every member computes the same non-root rank c =
+//    mcast_sync_rank(seed, op, p, root); c signals the root from its start(),
+//    and the root emits nothing before that signal arrived. The paper's
+//    argument: processes enter at random times, so waiting for a random one
+//    makes the root start after about half of them, at the cost of one
+//    message latency instead of a barrier's log p.
+// Neither applies to an empty message or a group of one (nothing to multicast).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "algos/machine.h"
@@ -27,5 +40,10 @@
 namespace lanecast::algos {
 
 std::unique_ptr<Machine> make_mcast_chain(const Plan& plan, Rank me);
+
+// The rank that synchronises with the root in operation `op`: uniform over the
+// p-1 non-root ranks, a pure function of (seed, op, p, root), so every member
+// computes it alike. Throws std::invalid_argument for p < 2 or a root outside.
+Rank mcast_sync_rank(uint64_t seed, uint64_t op, uint32_t p, Rank root);
 
 }  // namespace lanecast::algos

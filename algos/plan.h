@@ -15,12 +15,29 @@ struct Segment {
   uint32_t length;  // bytes; every segment but the last is segment_bytes long
 };
 
+// Settings of a group's algorithms, equal on every member: set once at group
+// creation (engine GroupOptions, `lanecast plan` options), never sent per frame.
+// Algorithms that do not use a field ignore it.
+struct AlgoOptions {
+  // mcast_chain (Hoefler, Siebert & Rehm): the root waits this long after its
+  // start before it multicasts anything. 0: off.
+  uint64_t root_delay_ns = 0;
+  // mcast_chain: randomized single-process synchronisation. Nonzero: per
+  // operation, mcast_sync_rank(sync_seed, op, p, root) tells the root when it
+  // has started, and the root waits for that before it multicasts. 0: off.
+  uint64_t sync_seed = 0;
+};
+
 struct PlanParams {
   uint32_t nodes = 1;           // group size p, root included
   Rank root = 0;
   uint16_t lanes = 1;           // lanes per node
   uint64_t message_bytes = 0;   // n
   uint32_t segment_bytes = 1024;  // s: the payload of one frame
+  // Which operation of the group this is (the engine's operation id, from 1),
+  // equal on every member: what per-operation random choices are drawn from.
+  uint64_t op = 0;
+  AlgoOptions algo;
 };
 
 class Plan {

@@ -12,11 +12,13 @@ namespace lanecast::algos::model {
 namespace {
 
 struct InFlight {
+  enum Kind : uint8_t { Segment, Multicast, Signal, Timer };
   Rank from, to;
-  SegmentIndex seg;
+  SegmentIndex seg;            // the tag of a signal or a timer
   Lane lane;
   std::vector<uint8_t> bytes;  // copied from the sender's buffer at send time
-  bool multicast = false;      // a multicast copy: may be lost, never required
+  Kind kind = Segment;         // a Multicast copy may be lost, is never required;
+                               // a Timer goes from a rank to itself
 };
 
 class Run {
@@ -31,6 +33,8 @@ class Run {
     void send(Rank to, SegmentIndex seg, Lane lane) override { run_.on_send(me_, to, seg, lane); }
     void multicast(SegmentIndex seg, Lane lane) override { run_.on_multicast(me_, seg, lane); }
     void deliver(SegmentIndex seg) override { run_.on_deliver(me_, seg); }
+    void arm(uint64_t after_ns, uint32_t tag) override { run_.on_arm(me_, after_ns, tag); }
+    void signal(Rank to, uint32_t tag) override { run_.on_signal(me_, to, tag); }
 
    private:
     Run& run_;
@@ -52,6 +56,10 @@ class Run {
   void on_send(Rank me, Rank to, SegmentIndex seg, Lane lane);
   void on_multicast(Rank me, SegmentIndex seg, Lane lane);
   void on_deliver(Rank me, SegmentIndex seg);
+  void on_arm(Rank me, uint64_t after_ns, uint32_t tag);
+  void on_signal(Rank me, Rank to, uint32_t tag);
+  void fire(const InFlight& x);    // a timer or a signal
+  void check_timer_vs_done(Rank r);
   void finish();
 
   const Plan& plan_;
@@ -62,6 +70,7 @@ class Run {
   std::vector<std::unique_ptr<Machine>> machines_;
   std::vector<Sink> sinks_;
   std::vector<bool> started_;
+  std::vector<bool> timer_pending_;
   std::vector<Rank> unstarted_;
   std::deque<InFlight> pool_;
 
@@ -78,7 +87,7 @@ class Run {
   Rank acting_ = kNoRank;
   bool acting_was_done_ = false;
 
-  uint64_t steps_ = 0, max_steps_ = 0, arrivals_ = 0, multicast_arrivals_ = 0;
+  uint64_t steps_ = 0, max_steps_ = 0, arrivals_ = 0, multicast_arrivals_ = 0, signal_arrivals_ = 0;
   Result res_;
 };
 
@@ -90,7 +99,7 @@ Run::Run(const Plan& plan, const MachineFactory& make, const Options& opt)
   res_.nodes.resize(p_);
   for (auto& n : res_.nodes) n.lane_bytes_sent.assign(plan.lanes(), 0);
   const uint64_t m1 = std::max<uint32_t>(m_, 1);
-  max_steps_ = opt.max_steps ? opt.max_steps : uint64_t{p_} + uint64_t{p_} * p_ * m1 + 64;
+  max_steps_ = opt.max_steps ? opt.max_steps : 3 * uint64_t{p_} + uint64_t{p_} * p_ * m1 + 64;
 
   std::mt19937_64 pattern(opt.seed ^ 0x6c616e6563617374ull);  // "lanecast"
   root_bytes_.resize(plan.message_bytes());
@@ -116,6 +125,7 @@ Run::Run(const Plan& plan, const MachineFactory& make, const Options& opt)
   received_from_.assign(size_t{p_} * p_, 0);
 
   started_.assign(p_, false);
+  timer_pending_.assign(p_, false);
   sinks_.reserve(p_);
   for (Rank r = 0; r < p_; ++r) {
     machines_.push_back(make(r));
@@ -137,6 +147,33 @@ void Run::start(Rank r) {
   acting_was_done_ = false;  // done() before start() means nothing
   machines_[r]->start(sinks_[r]);
   acting_ = kNoRank;
+  check_timer_vs_done(r);
+}
+
+void Run::check_timer_vs_done(Rank r) {
+  if (timer_pending_[r] && machines_[r]->done())
+    fail(at() + "rank " + std::to_string(r) + " reported done() with a timer pending");
+}
+
+// Timers fire, and signals arrive, like segments: at a random legal point.
+void Run::fire(const InFlight& x) {
+  Machine& m = *machines_[x.to];
+  acting_ = x.to;
+  acting_was_done_ = m.done();
+  if (x.kind == InFlight::Timer) {
+    timer_pending_[x.to] = false;
+    ++res_.timers;
+    m.on_timer(x.seg, sinks_[x.to]);
+  } else {
+    ++signal_arrivals_;
+    m.on_signal(x.from, x.seg, sinks_[x.to]);
+  }
+  acting_ = kNoRank;
+  if (acting_was_done_ && !m.done())
+    fail(at() + "rank " + std::to_string(x.to) + " was done() but no longer is after " +
+         (x.kind == InFlight::Timer ? "its timer " : "a signal from rank " + std::to_string(x.from) + " with tag ") +
+         std::to_string(x.seg));
+  check_timer_vs_done(x.to);
 }
 
 void Run::arrive(InFlight& x) {
@@ -144,7 +181,7 @@ void Run::arrive(InFlight& x) {
   NodeStats& st = res_.nodes[x.to];
   st.bytes_received += x.bytes.size();
   ++st.segments_received;
-  if (x.multicast) {
+  if (x.kind == InFlight::Multicast) {
     ++multicast_arrivals_;
     ++st.multicast_received;
   } else {
@@ -170,6 +207,7 @@ void Run::arrive(InFlight& x) {
   if (acting_was_done_ && !m.done())
     fail(at() + "rank " + std::to_string(x.to) + " was done() but no longer is after segment " +
          std::to_string(x.seg) + " from rank " + std::to_string(x.from));
+  check_timer_vs_done(x.to);
 }
 
 void Run::on_send(Rank me, Rank to, SegmentIndex seg, Lane lane) {
@@ -186,7 +224,7 @@ void Run::on_send(Rank me, Rank to, SegmentIndex seg, Lane lane) {
   if (!holds(me, seg)) return fail(at() + what + " without holding it");
   if (!opt_.allow_duplicate_sends && !sent_[me].test_and_set(uint64_t{to} * m_ + seg))
     return fail(at() + what + " a second time");
-  if (++res_.sends + res_.multicasts > max_steps_)
+  if (++res_.sends + res_.multicasts + res_.arms + res_.signals > max_steps_)
     return fail(at() + "more than " + std::to_string(max_steps_) + " sends: livelock?");
 
   const Segment s = plan_.segment(seg);
@@ -211,7 +249,7 @@ void Run::on_multicast(Rank me, SegmentIndex seg, Lane lane) {
   if (!holds(me, seg)) return fail(at() + what + " without holding it");
   if (!opt_.allow_duplicate_sends && !multicast_[me].test_and_set(seg))
     return fail(at() + what + " a second time");
-  if (res_.sends + ++res_.multicasts > max_steps_)
+  if (res_.sends + ++res_.multicasts + res_.arms + res_.signals > max_steps_)
     return fail(at() + "more than " + std::to_string(max_steps_) + " sends: livelock?");
 
   const Segment s = plan_.segment(seg);
@@ -230,7 +268,7 @@ void Run::on_multicast(Rank me, SegmentIndex seg, Lane lane) {
       ++res_.nodes[to].multicast_lost;
       continue;
     }
-    pool_.push_back(InFlight{me, to, seg, lane, std::vector<uint8_t>(src, src + s.length), true});
+    pool_.push_back(InFlight{me, to, seg, lane, std::vector<uint8_t>(src, src + s.length), InFlight::Multicast});
   }
 }
 
@@ -247,10 +285,38 @@ void Run::on_deliver(Rank me, SegmentIndex seg) {
   std::memcpy(result_[me].data() + s.offset, held_[me].data() + s.offset, s.length);
 }
 
+void Run::on_arm(Rank me, uint64_t after_ns, uint32_t tag) {
+  const std::string what = "rank " + std::to_string(me) + " armed a timer (tag " + std::to_string(tag) +
+                           ", " + std::to_string(after_ns) + " ns)";
+  if (me != acting_) return fail(at() + what + " outside its own event");
+  if (acting_was_done_) return fail(at() + what + " after it reported done()");
+  if (timer_pending_[me]) return fail(at() + what + " while another is pending");
+  if (res_.sends + res_.multicasts + ++res_.arms + res_.signals > max_steps_)
+    return fail(at() + "more than " + std::to_string(max_steps_) + " actions: livelock?");
+  timer_pending_[me] = true;
+  pool_.push_back(InFlight{me, me, tag, 0, {}, InFlight::Timer});
+}
+
+void Run::on_signal(Rank me, Rank to, uint32_t tag) {
+  const std::string what = "rank " + std::to_string(me) + " signalled rank " + std::to_string(to) +
+                           " (tag " + std::to_string(tag) + ")";
+  if (me != acting_) return fail(at() + what + " outside its own event");
+  if (acting_was_done_) return fail(at() + what + " after it reported done()");
+  if (to >= p_) return fail(at() + what + ": no such rank (p = " + std::to_string(p_) + ")");
+  if (to == me) return fail(at() + what + ": a signal to itself");
+  if (res_.sends + res_.multicasts + res_.arms + ++res_.signals > max_steps_)
+    return fail(at() + "more than " + std::to_string(max_steps_) + " actions: livelock?");
+  ++res_.nodes[me].signals_sent;
+  pool_.push_back(InFlight{me, to, tag, 0, {}, InFlight::Signal});
+}
+
 void Run::finish() {
   if (arrivals_ - multicast_arrivals_ != res_.sends)
     return fail("quiescence: " + std::to_string(res_.sends) + " sends but " +
                 std::to_string(arrivals_ - multicast_arrivals_) + " arrivals");
+  if (signal_arrivals_ != res_.signals)
+    return fail("quiescence: " + std::to_string(res_.signals) + " signals but " +
+                std::to_string(signal_arrivals_) + " arrived");
   if (multicast_arrivals_ != res_.multicast_copies - res_.multicast_lost)
     return fail("quiescence: " + std::to_string(res_.multicast_copies - res_.multicast_lost) +
                 " multicast copies not lost but " + std::to_string(multicast_arrivals_) + " arrived");
@@ -317,7 +383,8 @@ Result Run::go() {
       start(x.to);
     }
     if (!res_.error.empty()) break;
-    arrive(x);
+    if (x.kind == InFlight::Timer || x.kind == InFlight::Signal) fire(x);
+    else arrive(x);
   }
   if (res_.error.empty()) finish();
   res_.steps = steps_;
