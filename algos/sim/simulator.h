@@ -18,6 +18,21 @@
 // independently, drawn from a generator seeded with Network::multicast_seed.
 // Multicast copies are datagrams: a bounded switch buffer never pauses them.
 //
+// Process skew: rank r enters the broadcast (its machine's start()) at its
+// start time (Network::start_times, or drawn from Network::start_skew). A
+// multicast copy that reaches a rank before that is lost, like an InfiniBand
+// UD datagram for which no receive is posted yet, and counted apart
+// (SimResult::multicast_unposted); it reaches the rank t0 + d after the
+// multicast left the root (its uncontended arrival: decided when the switch
+// copies it). A reliable frame that arrives early waits for the start (the
+// reliable channel would retransmit it), then reaches the machine.
+//
+// Timers (Actions::arm) fire after exactly their delay of virtual time. A
+// signal (Actions::signal) is a header-only frame: it reaches its receiver
+// t0 + d0 after it was emitted, d0 the port time of a frame of no payload
+// (frame overhead only), and neither waits for nor delays the data frames of
+// the ports it crosses (a simplification: control frames are rare and small).
+//
 // The simulator moves descriptors, never bytes. Time is integer picoseconds, every
 // tie is broken by event creation order: runs are deterministic.
 #pragma once
@@ -63,7 +78,18 @@ struct Network {
   // Probability that a multicast copy is lost, per receiver (0..1).
   double multicast_loss = 0;
   uint64_t multicast_seed = 1;
+  // Process skew: when each rank enters the broadcast. Either one start time
+  // per rank (start_times, p entries), or, when that is empty, every non-root
+  // rank's drawn uniformly from [0, start_skew] with a generator seeded with
+  // skew_seed (the root starts at 0). 0 and empty: every rank at 0.
+  Picos start_skew = 0;
+  uint64_t skew_seed = 1;
+  std::vector<Picos> start_times;
 };
+
+// Each rank's start time on `net` in a group of p with this root (see Network).
+// Throws std::invalid_argument when start_times does not have p entries.
+std::vector<Picos> start_times(const Network& net, uint32_t p, Rank root);
 
 struct SimOptions {
   // Check every action: sends only of held segments, to valid ranks and lanes;
@@ -81,8 +107,12 @@ struct SimResult {
   std::vector<Picos> last_receive;       // when each rank's last frame arrived (0: none)
   std::vector<uint64_t> bytes_sent;      // payload bytes, every lane
   std::vector<uint64_t> bytes_received;  // payload bytes, every lane
-  std::vector<uint64_t> frames_sent;       // a multicast counts once
-  std::vector<uint64_t> multicast_lost;    // per receiver: multicast copies lost
+  std::vector<uint64_t> frames_sent;       // a multicast counts once; signals do not count
+  std::vector<uint64_t> multicast_lost;    // per receiver: multicast copies lost (network)
+  std::vector<uint64_t> multicast_unposted;  // per receiver: copies that came before its start
+  std::vector<Picos> start;              // per rank: when its machine started
+  uint64_t signals = 0;                  // signal() calls, every rank
+  uint64_t timers = 0;                   // timers fired, every rank
   std::vector<uint32_t> peers;           // distinct ranks sent to or received from
                                          // (point-to-point; multicast copies do not count)
   std::vector<uint64_t> lane_bytes_sent;  // rank * lanes + lane
