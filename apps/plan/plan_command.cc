@@ -148,19 +148,37 @@ void print_summary(const std::vector<Summary>& runs) {
   }
 }
 
-// Figueira's form-hypercube order for p nodes from the topology's latencies.
-std::vector<algos::Rank> form_order(const PlanConfig& c, uint32_t p) {
+// The hypercube's order for the plan from the topology's latencies (picoseconds):
+// Figueira's passes (--order form-double, form1, form2, form3), or, for --order
+// form, form_hypercube_best with the port time of the whole message on one hop
+// as the simulator sees it (two nodes, no latency).
+std::vector<algos::Rank> form_order(const PlanConfig& c, const algos::Plan& plan) {
+  const uint32_t p = plan.nodes();
   std::vector<double> latency(size_t{p} * p, 0);
   for (algos::Rank a = 0; a < p; ++a)
     for (algos::Rank b = 0; b < p; ++b)
-      if (a != b) latency[size_t{a} * p + b] = static_cast<double>(c.net.latency.latency(a, b)) / 1e6;
-  return algos::topology::form_hypercube(p, latency, c.form_passes);
+      if (a != b) latency[size_t{a} * p + b] = static_cast<double>(c.net.latency.latency(a, b));
+  if (!c.form_best) return algos::topology::form_hypercube(p, latency, c.form_passes);
+  algos::PlanParams two;
+  two.nodes = 2;
+  two.lanes = plan.lanes();
+  two.message_bytes = plan.message_bytes();
+  two.segment_bytes = plan.segment_bytes();
+  algos::sim::Network flat = c.net;
+  flat.latency = algos::sim::Topology(0);
+  algos::sim::SimOptions quick;
+  quick.validate = false;
+  const double hop = static_cast<double>(
+      algos::sim::simulate(algos::Algo::Hypercube, algos::Plan(two), flat, quick).completion);
+  algos::topology::FormBestOptions o;
+  o.root = plan.root();
+  return algos::topology::form_hypercube_best(p, latency, hop, o).order;
 }
 
 SimResult simulate_one(const PlanConfig& c, algos::Algo a, const algos::Plan& plan,
                        const algos::sim::SimOptions& opt) {
-  if (c.form_passes.empty() || a != algos::Algo::Hypercube) return algos::sim::simulate(a, plan, c.net, opt);
-  const std::vector<algos::Rank> order = form_order(c, plan.nodes());
+  if (c.order == "id" || a != algos::Algo::Hypercube) return algos::sim::simulate(a, plan, c.net, opt);
+  const std::vector<algos::Rank> order = form_order(c, plan);
   return algos::sim::simulate(
       plan, [&](algos::Rank r) { return algos::make_hypercube(plan, r, order); }, c.net, opt);
 }

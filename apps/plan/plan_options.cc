@@ -48,9 +48,11 @@ OptionTable make_table(PlanConfig& c, Raw& raw) {
   t.add({"topology", "FILE", "none (uniform t0)",
          "latency per pair: sites, pairs or a matrix (docs/algorithms.md; config/topologies/)",
          [&](std::string_view v) { c.topology_file = std::string(v); }});
-  t.add({"order", "id|form", "id",
-         "hypercube's node order: identifiers, or Figueira's form-hypercube from the topology's "
-         "latencies ('form' = the double version; form1, form2, form3: single passes)",
+  t.add({"order", "id|form|form-double|form1|form2|form3", "id",
+         "hypercube's node order: identifiers, or from the topology's latencies: 'form' = the "
+         "fastest the cost model predicts of id and Figueira's form-hypercube variants, refined by "
+         "swaps (lanecast's addition); form-double, form1, form2, form3 = Figueira's double "
+         "version and single passes at dimension 1, 2, 3, as in the paper",
          [&](std::string_view v) { raw.order = std::string(v); }});
   t.add({"mcast-loss", "FRACTION", "none",
          "per-receiver multicast loss probability, for multicast algorithms (mcast_chain)",
@@ -142,12 +144,13 @@ PlanConfig parse_plan_options(int argc, char** argv) {
   for (uint32_t p : c.nodes)
     if (c.root >= p) throw UsageError("--root " + std::to_string(c.root) + " is outside a group of " + std::to_string(p));
   c.order = raw.order;
-  if (raw.order == "form" || raw.order == "form-double") c.form_passes = algos::topology::form_double();
+  if (raw.order == "form") c.form_best = true;
+  else if (raw.order == "form-double") c.form_passes = algos::topology::form_double();
   else if (raw.order == "form1") c.form_passes = algos::topology::form_single(1);
   else if (raw.order == "form2") c.form_passes = algos::topology::form_single(2);
   else if (raw.order == "form3") c.form_passes = algos::topology::form_single(3);
   else if (raw.order != "id")
-    throw UsageError("--order: want id, form (form-double), form1, form2 or form3, not '" + raw.order + "'");
+    throw UsageError("--order: want id, form, form-double, form1, form2 or form3, not '" + raw.order + "'");
 
   if (raw.tx_order == "fifo") c.net.tx_order = algos::sim::TxOrder::Fifo;
   else if (raw.tx_order == "rr") c.net.tx_order = algos::sim::TxOrder::RoundRobin;
@@ -176,7 +179,7 @@ PlanConfig parse_plan_options(int argc, char** argv) {
     c.net.multicast_loss = *raw.mcast_loss;
   }
   c.net.multicast_seed = raw.mcast_seed;
-  if (!c.form_passes.empty())
+  if (c.order != "id")
     for (algos::Algo a : c.algos)
       if (a != algos::Algo::Hypercube)
         throw UsageError("--order " + raw.order + " applies to --algo hypercube only, not to " +

@@ -22,8 +22,11 @@ struct PlanConfig {
   double t0_us = 10;
   double bw_mbytes = 1250;
   std::string topology_file;
-  // --order: empty = identifiers; else form-hypercube's passes (hypercube only).
+  // --order (hypercube only): "id" = identifiers; "form" = form_best, lanecast's
+  // choice (algos::topology::form_hypercube_best); form-double, form1, form2,
+  // form3 = Figueira's passes, as in the paper, in form_passes.
   std::string order = "id";
+  bool form_best = false;
   std::vector<algos::topology::FormPass> form_passes;
   bool validate = true;               // --no-validate turns it off
   bool json = false;

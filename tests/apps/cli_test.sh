@@ -51,6 +51,8 @@ printf 'size < 1K -> chain\nalways -> nope\n' >"$rules"
 expect 2 "$rules:2: unknown algorithm 'nope'" bench --algo auto --auto-rules "$rules" --sizes 1K
 expect 2 "auto rules: cannot read /nonexistent" bench --algo auto --auto-rules /nonexistent --sizes 1K
 expect 0 '"chosen": "linear"' bench --algo auto --nodes 3 --sizes 1K --iters 1 --warmup 0 --json
+expect 0 "order form" plan --algo hypercube --nodes 16 --size 64K --order form \
+  --topology "$(dirname "$0")/../../config/topologies/islands4.topo"
 # A tiny real run still works and is verified.
 expect 0 "verified" bench --nodes 3 --sizes 1,1K --iters 2 --warmup 0
 expect 0 '"verified": true' bench --nodes 2 --sizes 100 --iters 1 --warmup 0 --json
