@@ -67,6 +67,13 @@ struct GroupOptions {
   uint64_t max_message_bytes = 16u << 20;   // sizes buffers and pools
   uint32_t window = 128;                    // frames in flight per peer
   double peer_timeout_ms = 3000;            // silence that fails a broadcast
+  // mcast_chain's options (Hoefler, Siebert & Rehm; docs/algorithms.md), for
+  // groups whose algorithm is mcast_chain or auto: the root waits this long
+  // before it multicasts (0: off; below peer_timeout_ms), and, when the seed
+  // is nonzero, for one non-root member drawn per broadcast from it to tell
+  // the root that it has posted the broadcast.
+  double mcast_root_delay_us = 0;
+  uint64_t mcast_sync_seed = 0;
   FabricOptions fabric;                     // used when `ports` is empty
   // DPDK devargs, one per member (e.g. "net_af_packet0,iface=veth0"): members
   // talk over these ports instead of the in-process fabric.

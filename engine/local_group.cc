@@ -69,6 +69,13 @@ void validate(const GroupOptions& o) {
   if (!(o.fabric.rate_mbit >= 0) || !(o.fabric.latency_us >= 0))
     throw std::invalid_argument("group: rate and latency must not be negative");
   if (!(o.peer_timeout_ms > 0)) throw std::invalid_argument("group: peer timeout must be positive");
+  const bool mcast_options = o.mcast_root_delay_us != 0 || o.mcast_sync_seed != 0;
+  if (mcast_options && o.algo != "mcast_chain" && o.algo != "auto")
+    throw std::invalid_argument("group: mcast_root_delay_us and mcast_sync_seed apply to algorithm mcast_chain "
+                                "(or auto), not to '" + o.algo + "'");
+  if (!(o.mcast_root_delay_us >= 0) || !(o.mcast_root_delay_us * 1e-3 < o.peer_timeout_ms))
+    throw std::invalid_argument("group: mcast_root_delay_us must be at least 0 and below the peer timeout (" +
+                                std::to_string(o.peer_timeout_ms) + " ms)");
   if (o.window == 0 || o.window > (engine::wire::kSackBits + 1))
     throw std::invalid_argument("group: window must be 1.." + std::to_string((engine::wire::kSackBits + 1)));
 }
@@ -188,6 +195,8 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   nc.max_message_bytes = o.max_message_bytes;
   nc.window = o.window;
   nc.peer_timeout_ns = static_cast<uint64_t>(o.peer_timeout_ms * 1e6);
+  nc.algo_options.root_delay_ns = static_cast<uint64_t>(std::llround(o.mcast_root_delay_us * 1e3));
+  nc.algo_options.sync_seed = o.mcast_sync_seed;
   const engine::Pools pools{im.payload_pool.get(), im.header_pool.get()};
   const std::optional<algos::Algo> algo =
       o.algo == "auto" ? std::nullopt : algos::algo_by_name(o.algo);

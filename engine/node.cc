@@ -14,10 +14,11 @@ namespace lanecast::engine {
 using algos::Rank;
 using algos::SegmentIndex;
 
-// The machine's view of this node: actions become owed sends and deliveries.
+// The machine's view of this node: actions become owed sends, deliveries, a
+// timer on the polling core's clock, and signals.
 class Node::Sink final : public algos::Actions {
  public:
-  explicit Sink(Node& n) : n_(n) {}
+  Sink(Node& n, uint64_t now) : n_(n), now_(now) {}
   void send(Rank to, SegmentIndex seg, algos::Lane lane) override { n_.owe(to, seg, lane); }
   // Emulated multicast: the engine has no multicast on its ports yet (a separate
   // issue: a group address on the port, sent once, received unreliably). Until
@@ -32,9 +33,16 @@ class Node::Sink final : public algos::Actions {
       if (r != n_.cfg_.rank && uint64_t{n_.peers_[r].owed.size()} + reserve + 1 <= room) n_.owe(r, seg, lane);
   }
   void deliver(SegmentIndex seg) override { n_.deliver(seg); }
+  // Fires in the first poll() at or after now + after_ns.
+  void arm(uint64_t after_ns, uint32_t tag) override {
+    n_.arm(after_ns > UINT64_MAX - now_ ? UINT64_MAX - 1 : now_ + after_ns, tag);
+  }
+  // An owed header-only frame through the reliable channel (wire::kFlagSignal).
+  void signal(Rank to, uint32_t tag) override { n_.owe_signal(to, tag); }
 
  private:
   Node& n_;
+  uint64_t now_;  // the time of the event being handled
 };
 
 Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools,
@@ -92,6 +100,7 @@ uint32_t Node::poll(uint64_t now) {
     work += n;
   }
   send_acks();
+  if (op_.active && now >= op_.timer_at_ns) fire_timer(now);
   if (now >= next_scan_ns_) {
     scan(now);
     next_scan_ns_ = now + cfg_.scan_interval_ns;
@@ -104,7 +113,7 @@ uint32_t Node::poll(uint64_t now) {
 
 uint64_t Node::next_wakeup_ns() const {
   if (tx_pending() || owed_total_ > 0 || pending_completion_ || submissions_.read_available() > 0) return 0;
-  if (op_.active || unacked_total_ > 0) return next_scan_ns_;
+  if (op_.active || unacked_total_ > 0) return std::min(next_scan_ns_, op_.timer_at_ns);
   return UINT64_MAX;
 }
 
@@ -167,12 +176,12 @@ bool Node::plan_agrees(const wire::DataBody& d) const {
 // A data frame of the running broadcast, checked against its plan. A frame of
 // a different broadcast (root, size, algorithm, segment size) fails it; one
 // whose segment does not fit the plan is dropped and counted.
-bool Node::fits_op(const wire::DataBody& d, Rank src, uint64_t now) {
+bool Node::fits_op(const wire::DataBody& d, Rank src, uint64_t now, bool signal) {
   if (!plan_agrees(d)) {
     finish(now, OpError::Mismatch, src);
     return false;
   }
-  if (!segment_valid(d)) {
+  if (signal ? d.payload_len != 0 || d.segment > kSegmentMask : !segment_valid(d)) {
     counters_.rx_bad_segment.add();
     return false;
   }
@@ -211,14 +220,20 @@ void Node::handle_data(rte_mbuf* m, Rank src, uint16_t lane, const wire::DataBod
     return;
   }
 
+  const bool signal = (flags & wire::kFlagSignal) != 0;
   const uint32_t current = op_.active ? op_.sub.op : next_op_;
   if (op_.active && d.op == current) {
-    if (!fits_op(d, src, now)) {
+    if (!fits_op(d, src, now, signal)) {
       rte_pktmbuf_free(m);
       return;
     }
     peer.rx.accept(d.seq);
     list_ack(src);
+    if (signal) {
+      rte_pktmbuf_free(m);
+      accept_signal(src, d, now);
+      return;
+    }
     counters_.rx_data.add();
     accept_segment(detach_payload(m, payload_offset), src, lane, d, now);
     return;
@@ -233,7 +248,8 @@ void Node::handle_data(rte_mbuf* m, Rank src, uint16_t lane, const wire::DataBod
     }
     peer.rx.accept(d.seq);
     list_ack(src);
-    stash_[stash_count_++] = Stashed{detach_payload(m, payload_offset), src, lane, d};
+    if (signal) rte_pktmbuf_free(m);
+    stash_[stash_count_++] = Stashed{signal ? nullptr : detach_payload(m, payload_offset), src, lane, d, signal};
     counters_.rx_stashed.add();
     return;
   }
@@ -276,8 +292,15 @@ void Node::accept_segment(rte_mbuf* payload, Rank src, uint16_t lane, const wire
     // receives (scatter_allgather's ring) just saves it one copy-in.
     if (op_.sub.root != cfg_.rank) ++op_.held;
   }
-  Sink sink(*this);
+  Sink sink(*this, now);
   op_.machine->on_segment(d.segment, src, lane, sink);
+}
+
+void Node::accept_signal(Rank src, const wire::DataBody& d, uint64_t now) {
+  op_.last_rx_ns = now;
+  counters_.rx_signals.add();
+  Sink sink(*this, now);
+  op_.machine->on_signal(src, d.segment, sink);
 }
 
 // ---------------------------------------------------------------- machine actions
@@ -293,6 +316,36 @@ void Node::owe(Rank to, SegmentIndex seg, algos::Lane lane) {
     peers_[to].in_send_order = true;
     send_order_.push_back(to);  // capacity reserved for every member
   }
+}
+
+void Node::owe_signal(Rank to, uint32_t tag) {
+  if (to >= cfg_.nodes || to == cfg_.rank || tag > kSegmentMask || !peers_[to].owed.push(kSignalBit | tag)) {
+    internal_error_ = true;
+    return;
+  }
+  ++owed_total_;
+  if (!peers_[to].in_send_order) {
+    peers_[to].in_send_order = true;
+    send_order_.push_back(to);
+  }
+}
+
+// One timer per machine (algos/machine.h): a second before the first fired is
+// the machine's error.
+void Node::arm(uint64_t at_ns, uint32_t tag) {
+  if (op_.timer_at_ns != kNoTimer) {
+    internal_error_ = true;
+    return;
+  }
+  op_.timer_at_ns = at_ns;
+  op_.timer_tag = tag;
+}
+
+void Node::fire_timer(uint64_t now) {
+  op_.timer_at_ns = kNoTimer;
+  counters_.timers_fired.add();
+  Sink sink(*this, now);
+  op_.machine->on_timer(op_.timer_tag, sink);
 }
 
 void Node::deliver(SegmentIndex seg) {
@@ -375,6 +428,24 @@ rte_mbuf* Node::build_data(Peer& peer, SegmentIndex seg, uint32_t seq, uint16_t 
   return h;
 }
 
+// A signal: the data header of the running broadcast (so the receiver checks
+// it against its plan like data), no payload, the tag in `segment`.
+rte_mbuf* Node::build_signal(Peer& peer, uint32_t tag, uint32_t seq) {
+  uint8_t* at;
+  rte_mbuf* h = alloc_frame(peer, wire::kDataHeaderBytes, &at);
+  if (h == nullptr) return nullptr;
+  wire::DataBody b{};
+  b.op = op_.sub.op;
+  b.root = op_.sub.root;
+  b.seq = seq;
+  b.segment = tag;
+  b.total_len = op_.sub.size;
+  b.segment_bytes = cfg_.segment_bytes;
+  b.algo = static_cast<uint8_t>(op_.sub.algo);
+  wire::write_data(at, cfg_.group_id, cfg_.rank, b, wire::kFlagSignal);
+  return h;
+}
+
 rte_mbuf* Node::build_ack(Peer& peer) {
   uint8_t* at;
   rte_mbuf* h = alloc_frame(peer, wire::kAckHeaderBytes, &at);
@@ -425,8 +496,19 @@ void Node::pump_sends(uint64_t now) {
     Peer& peer = peers_[r];
     while (!peer.owed.empty() && peer.tx.window_open()) {
       const SegmentIndex seg = peer.owed.front() & kSegmentMask;
-      const uint16_t lane = static_cast<uint16_t>(peer.owed.front() >> kLaneShift);
+      const uint16_t lane = static_cast<uint16_t>(peer.owed.front() >> kLaneShift & kLaneMask);
       if (tx_[lane].count == kTxCap) return;  // full: the rest next iteration
+      if (peer.owed.front() & kSignalBit) {
+        rte_mbuf* m = build_signal(peer, seg, peer.tx.next_seq());
+        if (m == nullptr) return;
+        peer.tx.push(op_.sub.op, seg, now, lane, /*signal=*/true);
+        peer.owed.pop();
+        --owed_total_;
+        ++unacked_total_;
+        tx_push(lane, m);
+        counters_.tx_signals.add();
+        continue;
+      }
       if (store_[seg].payload == nullptr && !materialize(seg)) {
         if (op_.sub.root != cfg_.rank) internal_error_ = true;  // sending what it lacks
         return;
@@ -489,7 +571,15 @@ void Node::scan(uint64_t now) {
         return true;
       }
       // Only frames of the running broadcast are in flight unabandoned.
-      if (!op_.active || e.op != op_.sub.op || store_[e.segment].payload == nullptr) return true;
+      if (!op_.active || e.op != op_.sub.op) return true;
+      if (e.signal) {
+        rte_mbuf* m = build_signal(peer, e.segment, seq);
+        if (m == nullptr) return false;
+        tx_push(e.lane, m);
+        counters_.tx_retransmits.add();
+        return true;
+      }
+      if (store_[e.segment].payload == nullptr) return true;
       rte_mbuf* m = build_data(peer, e.segment, seq, e.lane);
       if (m == nullptr) return false;
       tx_push(e.lane, m);
@@ -517,7 +607,10 @@ void Node::try_start(uint64_t now) {
   pp.root = sub.root;
   pp.message_bytes = sub.size;
   pp.segment_bytes = cfg_.segment_bytes;
+  pp.op = sub.op;  // equal on every member: broadcasts are posted in the same order
+  pp.algo = cfg_.algo_options;
   op_.sub = sub;
+  op_.timer_at_ns = kNoTimer;
   try {
     op_.plan.emplace(pp);  // parameters were checked when the broadcast was posted
     op_.machine = algos::make_machine(sub.algo, *op_.plan, cfg_.rank);
@@ -537,7 +630,7 @@ void Node::try_start(uint64_t now) {
   next_op_ = sub.op + 1;
   internal_error_ = false;
 
-  Sink sink(*this);
+  Sink sink(*this, now);
   op_.machine->start(sink);
 
   // Frames of this operation that arrived before it was posted.
@@ -553,8 +646,12 @@ void Node::try_start(uint64_t now) {
       }
       continue;
     }
-    if (!op_.active || !fits_op(s.data, s.src, now)) {
-      rte_pktmbuf_free(s.frame);
+    if (!op_.active || !fits_op(s.data, s.src, now, s.signal)) {
+      if (s.frame != nullptr) rte_pktmbuf_free(s.frame);
+      continue;
+    }
+    if (s.signal) {
+      accept_signal(s.src, s.data, now);
       continue;
     }
     counters_.rx_data.add();
@@ -598,6 +695,7 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
   for (Rank r : send_order_) peers_[r].in_send_order = false;
   send_order_.clear();
   op_.active = false;
+  op_.timer_at_ns = kNoTimer;
   op_.machine.reset();
   if (!completions_.push(rec)) pending_completion_ = rec;
 }

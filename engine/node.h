@@ -42,6 +42,7 @@ struct NodeConfig {
   uint64_t peer_timeout_ns = 3'000'000'000;  // silence that fails an operation
   uint32_t stash_frames = 4096;          // early frames of the next operation kept
   uint64_t scan_interval_ns = 20'000;    // retransmit and deadline scan period
+  algos::AlgoOptions algo_options;       // the group's (mcast_chain's root delay, sync seed)
 };
 
 struct Pools {
@@ -84,10 +85,11 @@ class Node final : public PollTask {
     uint32_t crc = 0;
   };
   struct Stashed {
-    rte_mbuf* frame;
+    rte_mbuf* frame;  // nullptr for a signal
     algos::Rank src;
     uint16_t lane;
     wire::DataBody data;
+    bool signal;
   };
   struct Op {
     bool active = false;
@@ -97,7 +99,10 @@ class Node final : public PollTask {
     uint32_t held = 0;
     uint64_t start_ns = 0;
     uint64_t last_rx_ns = 0;
+    uint64_t timer_at_ns = kNoTimer;  // the machine's one pending timer (Actions::arm)
+    uint32_t timer_tag = 0;
   };
+  static constexpr uint64_t kNoTimer = UINT64_MAX;
   class Sink;  // the Actions implementation
   friend class Sink;
 
@@ -110,17 +115,22 @@ class Node final : public PollTask {
                       uint64_t now);
   bool plan_agrees(const wire::DataBody& d) const;   // same broadcast as posted
   bool segment_valid(const wire::DataBody& d) const; // index, offset, length fit the plan
-  bool fits_op(const wire::DataBody& d, algos::Rank src, uint64_t now);  // both, or drop/fail
+  bool fits_op(const wire::DataBody& d, algos::Rank src, uint64_t now, bool signal = false);  // both, or drop/fail
+  void accept_signal(algos::Rank src, const wire::DataBody& d, uint64_t now);
   void list_ack(algos::Rank src);
   rte_mbuf* detach_payload(rte_mbuf* m, uint32_t payload_offset);
 
   // machine actions
   void owe(algos::Rank to, algos::SegmentIndex seg, algos::Lane lane);
+  void owe_signal(algos::Rank to, uint32_t tag);
+  void arm(uint64_t at_ns, uint32_t tag);
+  void fire_timer(uint64_t now);
   void deliver(algos::SegmentIndex seg);
 
   // tx path
   bool materialize(algos::SegmentIndex seg);  // root: copy a segment into a frame buffer
   rte_mbuf* build_data(Peer& peer, algos::SegmentIndex seg, uint32_t seq, uint16_t lane);
+  rte_mbuf* build_signal(Peer& peer, uint32_t tag, uint32_t seq);
   rte_mbuf* build_ack(Peer& peer);
   rte_mbuf* build_abandoned(Peer& peer, uint32_t seq, const reliable::SendChannel::Entry& e);
   rte_mbuf* alloc_frame(Peer& peer, uint16_t header_bytes, uint8_t** body);
@@ -157,9 +167,12 @@ class Node final : public PollTask {
   std::optional<CompletionRecord> pending_completion_;  // completion queue was full
 
   static constexpr uint16_t kBurst = 32;
-  // Owed entries carry their lane in the top bits.
+  // Owed entries carry their lane in bits 28-29, and bit 31 marks a signal
+  // (its tag in the segment bits).
   static constexpr uint32_t kLaneShift = 28;
   static constexpr uint32_t kSegmentMask = (1u << kLaneShift) - 1;
+  static constexpr uint32_t kLaneMask = 3;
+  static constexpr uint32_t kSignalBit = 1u << 31;
   static constexpr uint16_t kMaxLanes = 4;
   static constexpr uint16_t kTxCap = 256;
   struct TxQueue {  // frames for one lane, sent by the next flush

@@ -27,11 +27,14 @@ struct NodeCounters {
   Counter rx_stashed;         // data of the next operation, kept for it
   Counter rx_bad_segment;     // header disagrees with the operation's plan
   Counter rx_abandoned;       // frames of a broadcast that failed at its sender
+  Counter rx_signals;         // machine signals accepted (mcast_chain's synchronisation)
   Counter tx_data;
   std::array<Counter, 4> tx_data_lane;  // first transmissions per lane
   Counter tx_retransmits;
   Counter tx_acks;
   Counter tx_abandoned;       // in-flight frames of a failed broadcast, re-sent empty
+  Counter tx_signals;         // machine signals, first transmissions
+  Counter timers_fired;       // machine timers (mcast_chain's root delay)
   Counter tx_alloc_failures;  // header mbuf pool empty: retried next iteration
   Counter root_copy_bytes;    // root: user buffer -> frames (the one copy a send needs)
   Counter forward_copy_bytes; // forwarding: payload bytes copied; zero by design
@@ -65,6 +68,7 @@ struct NodeCounters {
     f("rx_stashed", rx_stashed.get());
     f("rx_bad_segment", rx_bad_segment.get());
     f("rx_abandoned", rx_abandoned.get());
+    f("rx_signals", rx_signals.get());
     f("tx_data", tx_data.get());
     static constexpr std::string_view kLaneNames[] = {"tx_data_lane0", "tx_data_lane1",
                                                       "tx_data_lane2", "tx_data_lane3"};
@@ -72,6 +76,8 @@ struct NodeCounters {
     f("tx_retransmits", tx_retransmits.get());
     f("tx_acks", tx_acks.get());
     f("tx_abandoned", tx_abandoned.get());
+    f("tx_signals", tx_signals.get());
+    f("timers_fired", timers_fired.get());
     f("tx_alloc_failures", tx_alloc_failures.get());
     f("root_copy_bytes", root_copy_bytes.get());
     f("forward_copy_bytes", forward_copy_bytes.get());

@@ -21,6 +21,9 @@ enum class FrameType : uint8_t { Data = 1, Ack = 2 };
 
 // FrameHeader::flags
 inline constexpr uint16_t kFlagAbandoned = 1;  // data of a failed broadcast: ack, drop
+// A machine's signal (algos Actions::signal): a data frame of the running
+// broadcast without payload, reliable like data; `segment` carries the tag.
+inline constexpr uint16_t kFlagSignal = 2;
 
 
 

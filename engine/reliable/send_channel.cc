@@ -20,7 +20,7 @@ SendChannel::SendChannel(uint32_t window, const RttParams& rtt)
   mask_ = size - 1;
 }
 
-uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns, uint16_t lane) {
+uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns, uint16_t lane, bool signal) {
   if (idle()) last_progress_ns_ = now_ns;
   const uint32_t seq = next_++;
   Entry& e = slot(seq);
@@ -30,6 +30,7 @@ uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns, uint1
   e.sent_ns = now_ns;
   e.tries = 1;
   e.lane = lane;
+  e.signal = signal;
   return seq;
 }
 

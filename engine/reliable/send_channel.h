@@ -38,6 +38,7 @@ class SendChannel {
     bool acked = false;
     bool abandoned = false;   // its broadcast failed: re-sent without payload
     bool resend_now = false;  // abandoned and not yet re-sent as such
+    bool signal = false;      // a machine's signal: `segment` is its tag, no payload
   };
 
   SendChannel(uint32_t window, const RttParams& rtt);
@@ -52,7 +53,7 @@ class SendChannel {
 
   // Records a first transmission and returns its sequence number.
   // Precondition: window_open().
-  uint32_t push(uint32_t op, uint32_t segment, uint64_t now_ns, uint16_t lane = 0);
+  uint32_t push(uint32_t op, uint32_t segment, uint64_t now_ns, uint16_t lane = 0, bool signal = false);
 
   // Applies an ack. Returns the number of frames newly acknowledged.
   // Acks for sequence numbers never sent are ignored (and counted by caller

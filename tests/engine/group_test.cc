@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "algos/mcast_chain.h"
 #include "algos/registry.h"
 #include "engine/lanecast.h"
 
@@ -212,6 +213,101 @@ TEST(Group, ManyBroadcastsBackToBackWithRotatingRoots) {
     ASSERT_EQ(broadcast_all(*g, root, bufs, i % 2 ? "chain" : ""), "") << "broadcast " << i;
     for (Rank r = 0; r < 5; ++r) ASSERT_EQ(0, std::memcmp(bufs[r].data(), bufs[root].data(), size));
   }
+}
+
+// mcast_chain's options on the engine: the root's delay timer and the
+// synchronising member's signal, which reaches the root before the root posted
+// the broadcast (the chosen member posts first): the signal waits in the stash
+// like early data. With and without frame loss (signals are retransmitted).
+TEST(Group, McastChainRootDelayAndSync) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  constexpr uint32_t p = 6;
+  constexpr uint64_t kDelayNs = 200'000, kSyncSeed = 99;
+  for (double loss : {0.0, 0.05}) {
+    SCOPED_TRACE("loss " + std::to_string(loss));
+    GroupOptions o;
+    o.nodes = p;
+    o.algo = "mcast_chain";
+    o.segment_bytes = 512;
+    o.max_message_bytes = 256 << 10;
+    o.mcast_root_delay_us = kDelayNs / 1000.0;
+    o.mcast_sync_seed = kSyncSeed;
+    o.fabric.loss = loss;
+    o.fabric.seed = seed;
+    auto g = engine().create_local_group(o);
+    uint64_t nonempty = 0;
+    std::vector<uint64_t> signals_to(p, 0);
+    for (uint32_t i = 0; i < 24; ++i) {
+      const uint32_t op = i + 1;  // the group's broadcasts are numbered from 1
+      const Rank root = i % p;
+      const uint64_t size = i % 8 == 0 ? i % 3 : rng() % (256 << 10);
+      const Rank c = algos::mcast_sync_rank(kSyncSeed, op, p, root);
+      std::vector<std::vector<std::byte>> bufs(p, std::vector<std::byte>(size));
+      fill(bufs[root], rng);
+      // The synchronising member first, the root last, a little later.
+      std::vector<Completion> done(p);
+      done[c] = g->member(c).broadcast(root, bufs[c]);
+      for (Rank r = 0; r < p; ++r)
+        if (r != c && r != root) done[r] = g->member(r).broadcast(root, bufs[r]);
+      timespec ts{0, 2'000'000};
+      nanosleep(&ts, nullptr);
+      done[root] = g->member(root).broadcast(root, bufs[root]);
+      for (Rank r = 0; r < p; ++r) {
+        const Status st = done[r].wait();
+        ASSERT_TRUE(st.ok()) << "broadcast " << op << " rank " << r << ": " << st.message;
+        ASSERT_EQ(0, std::memcmp(bufs[r].data(), bufs[root].data(), size)) << "broadcast " << op;
+      }
+      if (size > 0) {
+        ++nonempty;
+        ++signals_to[root];
+        // The timer fires no sooner than the delay (a lower bound, not a timing).
+        EXPECT_GE(done[root].finish_ns() - done[root].start_ns(), kDelayNs) << "broadcast " << op;
+      }
+    }
+    uint64_t tx_signals = 0, timers = 0, stashed = 0;
+    for (Rank r = 0; r < p; ++r) {
+      const auto& k = g->member(r).counters();
+      tx_signals += k.tx_signals.get();
+      timers += k.timers_fired.get();
+      stashed += k.rx_stashed.get();
+      EXPECT_EQ(k.rx_signals.get(), signals_to[r]) << "rank " << r;
+      EXPECT_EQ(k.forward_copy_bytes.get(), 0u);
+    }
+    EXPECT_EQ(tx_signals, nonempty);  // one per broadcast with something to multicast
+    EXPECT_EQ(timers, nonempty);
+    EXPECT_GT(stashed, 0u) << "no signal reached a root before it posted: the stash path went untested";
+  }
+}
+
+TEST(Group, McastChainOptionsAreCheckedAtCreation) {
+  GroupOptions o;
+  o.nodes = 3;
+  o.max_message_bytes = 4096;
+  o.algo = "chain";
+  o.mcast_sync_seed = 5;
+  try {
+    engine().create_local_group(o);
+    ADD_FAILURE() << "mcast options accepted for chain";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("apply to algorithm mcast_chain"), std::string::npos) << e.what();
+  }
+  o.algo = "mcast_chain";
+  o.mcast_root_delay_us = 5000;
+  o.peer_timeout_ms = 5;
+  try {
+    engine().create_local_group(o);
+    ADD_FAILURE() << "a root delay beyond the peer timeout accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("mcast_root_delay_us"), std::string::npos) << e.what();
+  }
+  o.mcast_root_delay_us = -1;
+  EXPECT_THROW(engine().create_local_group(o), std::invalid_argument);
+  o.mcast_root_delay_us = 10;
+  o.peer_timeout_ms = 3000;
+  o.algo = "auto";  // auto may choose mcast_chain
+  EXPECT_NO_THROW(engine().create_local_group(o));
 }
 
 TEST(Group, IdlePollingCoresBackOff) {
