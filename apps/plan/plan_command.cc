@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algos/hypercube.h"
+#include "algos/mcast_chain.h"
 #include "algos/sim/simulator.h"
 #include "apps/common/options.h"
 #include "apps/plan/plan_options.h"
@@ -55,6 +56,28 @@ std::string min_med_max(std::vector<T> v, bool as_us) {
   return "min " + show(v.front()) + "  median " + show(v[(v.size() - 1) / 2]) + "  max " + show(v.back());
 }
 
+uint64_t total(const std::vector<uint64_t>& v) { return std::accumulate(v.begin(), v.end(), uint64_t{0}); }
+
+// The rank that synchronises mcast_chain's root in this plan, or kNoRank.
+algos::Rank sync_rank(const PlanConfig& c, const Run& r) {
+  if (r.algo != algos::Algo::McastChain || c.algo_options.sync_seed == 0 || r.nodes < 2 || r.size == 0)
+    return algos::kNoRank;
+  return algos::mcast_sync_rank(c.algo_options.sync_seed, c.op, r.nodes, c.root);
+}
+
+// Process skew and mcast_chain's multicast: start times, copies lost, the
+// synchronising rank.
+void print_mcast_lines(const PlanConfig& c, const Run& r) {
+  const SimResult& s = r.result;
+  if (c.net.start_skew > 0 || !c.net.start_times.empty())
+    std::cout << "  rank start     " << min_med_max(s.start, true) << " us\n";
+  if (r.algo != algos::Algo::McastChain) return;
+  std::cout << "  multicast lost " << total(s.multicast_lost) << " copies to the network, "
+            << total(s.multicast_unposted) << " to skew (came before the receiver started)\n";
+  if (const algos::Rank k = sync_rank(c, r); k != algos::kNoRank)
+    std::cout << "  sync rank      " << k << " (operation " << c.op << ")\n";
+}
+
 void print_text(const PlanConfig& c, const Run& r) {
   const SimResult& s = r.result;
   std::cout << algos::algo_info(r.algo).name << ": " << r.nodes << " nodes, " << format_size(r.size)
@@ -66,6 +89,7 @@ void print_text(const PlanConfig& c, const Run& r) {
             << std::accumulate(s.bytes_sent.begin(), s.bytes_sent.end(), uint64_t{0}) << "\n"
             << "  bytes received " << min_med_max(s.bytes_received, false) << "\n"
             << "  peers          " << min_med_max(s.peers, false) << "\n";
+  print_mcast_lines(c, r);
   if (r.nodes > 16 && !c.per_rank) return;
   char line[160];
   std::snprintf(line, sizeof line, "  %6s %14s %14s %14s %6s\n", "rank", "finish_us", "sent", "received",
@@ -106,10 +130,19 @@ void print_json(const PlanConfig& c, const Run& r) {
             << ",\"bw_mbytes_per_s\":" << fmt("%g", c.bw_mbytes) << ",\"tx_order\":\""
             << (c.net.tx_order == algos::sim::TxOrder::Fifo ? "fifo" : "rr") << "\",\"topology\":\""
             << json_escape(c.topology_file) << "\",\"mcast_loss\":" << fmt("%g", c.net.multicast_loss)
+            << ",\"root_delay_us\":" << fmt("%g", double(c.algo_options.root_delay_ns) / 1e3)
+            << ",\"sync_seed\":" << c.algo_options.sync_seed << ",\"sync_rank\":";
+  if (const algos::Rank k = sync_rank(c, r); k != algos::kNoRank) std::cout << k;
+  else std::cout << "null";
+  std::cout << ",\"skew_us\":" << fmt("%g", double(c.net.start_skew) / 1e6) << ",\"skew_seed\":" << c.net.skew_seed
+            << ",\"multicast_lost\":" << total(s.multicast_lost)
+            << ",\"multicast_unposted\":" << total(s.multicast_unposted)
             << ",\"complete\":" << (s.complete ? "true" : "false");
   if (!s.complete) std::cout << ",\"problem\":\"" << json_escape(s.problem) << '"';
   std::cout << ",\"predicted_us\":" << us(s.completion) << ",\"rank_finish_us\":";
   json_list(s.finish, true);
+  std::cout << ",\"rank_start_us\":";
+  json_list(s.start, true);
   std::cout << ",\"bytes_sent\":";
   json_list(s.bytes_sent, false);
   std::cout << ",\"bytes_received\":";
@@ -133,6 +166,10 @@ void print_header(const PlanConfig& c) {
   if (c.net.switch_buffer_frames > 0) std::cout << ", switch buffer " << c.net.switch_buffer_frames << " frames/port";
   if (c.net.multicast_loss > 0)
     std::cout << ", multicast loss " << fmt("%g", c.net.multicast_loss) << " (seed " << c.net.multicast_seed << ")";
+  if (c.algo_options.root_delay_ns > 0) std::cout << ", root delay " << fmt("%g", double(c.algo_options.root_delay_ns) / 1e3) << " us";
+  if (c.algo_options.sync_seed != 0) std::cout << ", sync seed " << c.algo_options.sync_seed;
+  if (c.net.start_skew > 0)
+    std::cout << ", skew up to " << us(c.net.start_skew) << " us (seed " << c.net.skew_seed << ")";
   std::cout << "\n";
 }
 
@@ -197,6 +234,8 @@ int run_plan(const PlanConfig& c) {
         pp.lanes = c.lanes;
         pp.message_bytes = n;
         pp.segment_bytes = c.segment;
+        pp.op = c.op;
+        pp.algo = c.algo_options;
         const algos::Plan plan(pp);
         algos::sim::SimOptions opt;
         opt.validate = c.validate && uint64_t{p} * plan.segments() <= kValidateLimit;

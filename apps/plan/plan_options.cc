@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "apps/common/options.h"
 
@@ -16,6 +17,10 @@ struct Raw {
   std::string tx_order = "fifo";
   std::optional<double> mcast_loss;
   uint64_t mcast_seed = 1;
+  std::optional<double> root_delay_us;
+  std::optional<uint64_t> sync_seed;
+  double skew_us = 0;
+  uint64_t skew_seed = 1;
   double port_mbytes = 0, switch_mbytes = 0, frame_ns = 0;
   uint32_t frame_bytes = 0;
   uint32_t buffer_frames = 0;
@@ -59,6 +64,19 @@ OptionTable make_table(PlanConfig& c, Raw& raw) {
          [&](std::string_view v) { raw.mcast_loss = parse_double(v, "--mcast-loss", 0, 1); }});
   t.add({"mcast-seed", "N", "1", "seed of the simulated multicast losses",
          [&](std::string_view v) { raw.mcast_seed = parse_uint(v, "--mcast-seed", UINT64_MAX); }});
+  t.add({"root-delay", "US", "0 (off)",
+         "mcast_chain: the root waits this long before it multicasts (Hoefler et al.'s root delay), 0..1e6",
+         [&](std::string_view v) { raw.root_delay_us = parse_double(v, "--root-delay", 0, 1e6); }});
+  t.add({"sync-seed", "N", "0 (off)",
+         "mcast_chain: randomized synchronisation: the root waits until one non-root rank, drawn "
+         "from N per operation, has started",
+         [&](std::string_view v) { raw.sync_seed = parse_uint(v, "--sync-seed", UINT64_MAX); }});
+  t.add({"skew", "US", "0",
+         "process skew: each non-root rank starts at a time drawn uniformly from [0, US], 0..1e6 "
+         "(a multicast copy that comes earlier is lost; a reliable frame waits)",
+         [&](std::string_view v) { raw.skew_us = parse_double(v, "--skew", 0, 1e6); }});
+  t.add({"skew-seed", "N", "1", "seed of the drawn start times",
+         [&](std::string_view v) { raw.skew_seed = parse_uint(v, "--skew-seed", UINT64_MAX); }});
   t.add({"tx-order", "fifo|rr", "fifo",
          "how a port orders emitted sends: emission order, or per-destination round robin (engine)",
          [&](std::string_view v) { raw.tx_order = std::string(v); }});
@@ -118,7 +136,8 @@ std::string plan_help() {
   Raw raw;
   return "usage: lanecast plan --nodes P --size M [--algo NAME|all] [--segment S] [--t0 US]\n"
          "                     [--bw MBYTES_PER_S] [--lanes L] [--topology FILE] [--order id|form]\n"
-         "                     [--mcast-loss FRACTION] [--json] [more below]\n"
+         "                     [--mcast-loss FRACTION] [--root-delay US] [--sync-seed N]\n"
+         "                     [--skew US] [--json] [more below]\n"
          "\n"
          "Predicts a broadcast's completion time, each rank's finish time, bytes sent and\n"
          "received and peers per node, by running the algorithm's machines in a discrete-event\n"
@@ -179,6 +198,17 @@ PlanConfig parse_plan_options(int argc, char** argv) {
     c.net.multicast_loss = *raw.mcast_loss;
   }
   c.net.multicast_seed = raw.mcast_seed;
+  for (const auto& [given, name] : {std::pair{raw.root_delay_us.has_value(), "--root-delay"},
+                                    std::pair{raw.sync_seed.has_value(), "--sync-seed"}})
+    if (given)
+      for (algos::Algo a : c.algos)
+        if (a != algos::Algo::McastChain)
+          throw UsageError(std::string(name) + " applies to --algo mcast_chain only, not to " +
+                           std::string(algos::algo_info(a).name) + " (it has no multicast stage to hold back)");
+  c.algo_options.root_delay_ns = static_cast<uint64_t>(std::llround(raw.root_delay_us.value_or(0) * 1e3));
+  c.algo_options.sync_seed = raw.sync_seed.value_or(0);
+  c.net.start_skew = static_cast<algos::sim::Picos>(std::llround(raw.skew_us * 1e6));
+  c.net.skew_seed = raw.skew_seed;
   if (c.order != "id")
     for (algos::Algo a : c.algos)
       if (a != algos::Algo::Hypercube)

@@ -28,6 +28,10 @@ struct PlanConfig {
   std::string order = "id";
   bool form_best = false;
   std::vector<algos::topology::FormPass> form_passes;
+  // mcast_chain's options (--root-delay, --sync-seed), in every plan; the
+  // simulated broadcast is the group's operation `op` (what --sync-seed draws from).
+  algos::AlgoOptions algo_options;
+  uint64_t op = 1;
   bool validate = true;               // --no-validate turns it off
   bool json = false;
   bool per_rank = false;

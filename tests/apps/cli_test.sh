@@ -53,6 +53,21 @@ expect 2 "auto rules: cannot read /nonexistent" bench --algo auto --auto-rules /
 expect 0 '"chosen": "linear"' bench --algo auto --nodes 3 --sizes 1K --iters 1 --warmup 0 --json
 expect 0 "order form" plan --algo hypercube --nodes 16 --size 64K --order form \
   --topology "$(dirname "$0")/../../config/topologies/islands4.topo"
+# plan: mcast_chain's root delay and synchronisation, and process skew.
+expect 0 "--root-delay US.*root delay" plan --help
+expect 0 "--sync-seed N" plan --help
+expect 0 "--skew US" plan --help
+expect 2 "--root-delay: -1 is outside" plan --algo mcast_chain --nodes 8 --size 1K --root-delay -1
+expect 2 "--root-delay: 'abc' is not a number" plan --algo mcast_chain --nodes 8 --size 1K --root-delay abc
+expect 2 "--sync-seed: 'x' is not a whole number" plan --algo mcast_chain --nodes 8 --size 1K --sync-seed x
+expect 2 "--skew: 2e6 is outside" plan --algo mcast_chain --nodes 8 --size 1K --skew 2e6
+expect 2 "--skew-seed: '-3' is not a whole number" plan --algo mcast_chain --nodes 8 --size 1K --skew 5 --skew-seed -3
+expect 2 "--root-delay applies to --algo mcast_chain only, not to chain" plan --algo chain --nodes 8 --size 1K --root-delay 5
+expect 2 "--sync-seed applies to --algo mcast_chain only, not to linear" plan --algo all --nodes 8 --size 1K --sync-seed 3
+expect 0 "0 to skew" plan --algo mcast_chain --nodes 64 --size 1K --segment 1K --skew 20 --root-delay 20
+expect 0 "sync rank" plan --algo mcast_chain --nodes 64 --size 1K --skew 20 --sync-seed 7
+expect 0 '"sync_rank":[0-9]+' plan --algo mcast_chain --nodes 64 --size 1K --skew 20 --sync-seed 7 --json
+expect 0 "rank start" plan --algo chain --nodes 8 --size 1K --skew 20
 # A tiny real run still works and is verified.
 expect 0 "verified" bench --nodes 3 --sizes 1,1K --iters 2 --warmup 0
 expect 0 '"verified": true' bench --nodes 2 --sizes 100 --iters 1 --warmup 0 --json

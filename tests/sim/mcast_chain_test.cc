@@ -291,5 +291,33 @@ TEST(McastChainSim, PlanTakesMcastLoss) {
   }
 }
 
+// --root-delay, --sync-seed, --skew: in the JSON, and the root delay at the
+// maximum skew loses no copy to it, where no option loses some.
+TEST(McastChainSim, PlanTakesRootDelaySyncAndSkew) {
+  const std::vector<std::string> base = {"--algo", "mcast_chain", "--nodes", "64", "--size", "1K",
+                                         "--segment", "1K", "--skew", "20", "--json"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), base.begin(), base.end());
+    return plan(more);
+  };
+  Outcome o = with({});
+  EXPECT_EQ(o.rc, 0) << o.err;
+  EXPECT_NE(o.out.find("\"skew_us\":20"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("\"multicast_unposted\":0,"), std::string::npos) << o.out;  // some lost
+  o = with({"--root-delay", "20"});
+  EXPECT_EQ(o.rc, 0) << o.err;
+  EXPECT_NE(o.out.find("\"root_delay_us\":20,\"sync_seed\":0,\"sync_rank\":null"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"multicast_unposted\":0,"), std::string::npos) << o.out;
+  o = with({"--sync-seed", "7"});
+  EXPECT_EQ(o.rc, 0) << o.err;
+  EXPECT_NE(o.out.find("\"sync_seed\":7,\"sync_rank\":" + std::to_string(mcast_sync_rank(7, 1, 64, 0))),
+            std::string::npos)
+      << o.out;
+  o = plan({"--algo", "binomial", "--nodes", "8", "--size", "1K", "--root-delay", "5"});
+  EXPECT_EQ(o.rc, 2);
+  EXPECT_NE(o.err.find("--root-delay applies to --algo mcast_chain only, not to binomial"), std::string::npos)
+      << o.err;
+}
+
 }  // namespace
 }  // namespace lanecast::algos::sim
