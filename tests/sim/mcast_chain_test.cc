@@ -16,7 +16,9 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -207,6 +209,68 @@ TEST(McastChainSim, RootDelayAndSyncExactly) {
   o.root_delay_ns = 45'000;
   r = run_skewed(9, 1024, 1024, o, 5, net, 4);
   EXPECT_EQ(r.completion, 45'000'000 + 10'000'000 + 2 * d64);
+}
+
+// Skew is the network's, not mcast_chain's: every registered algorithm
+// completes when ranks start late, no rank finishes before it started, and a
+// rank that starts 1 ms late holds every broadcast back until then (its frames
+// wait for it).
+TEST(McastChainSim, EveryAlgorithmUnderSkew) {
+  for (const auto& info : algorithms()) {
+    PlanParams pp;
+    pp.nodes = 9;
+    pp.root = 2;
+    pp.lanes = info.id == Algo::Multilane ? 2 : 1;
+    pp.message_bytes = 64 << 10;
+    pp.segment_bytes = 1400;
+    const Plan plan(pp);
+    Network net;
+    net.start_skew = 50'000'000;
+    SimResult r = simulate(info.id, plan, net);
+    ASSERT_TRUE(r.complete) << info.name << ": " << r.problem;
+    for (Rank x = 0; x < 9; ++x) EXPECT_GE(r.finish[x], r.start[x]) << info.name << " rank " << x;
+    net.start_times.assign(9, 0);
+    net.start_times[6] = 1'000'000'000;
+    r = simulate(info.id, plan, net);
+    ASSERT_TRUE(r.complete) << info.name << ": " << r.problem;
+    EXPECT_GE(r.finish[6], Picos{1'000'000'000}) << info.name;
+  }
+}
+
+// The simulator refuses a second pending timer and a signal to oneself.
+class Misuse final : public Machine {
+ public:
+  explicit Misuse(int how) : how_(how) {}
+  void start(Actions& out) override {
+    if (how_ == 0) {
+      out.arm(1, 1);
+      out.arm(2, 2);
+    } else {
+      out.signal(0, 1);
+    }
+  }
+  void on_segment(SegmentIndex, Rank, Lane, Actions&) override {}
+  bool done() const override { return false; }
+
+ private:
+  int how_;
+};
+
+TEST(McastChainSim, SimulatorRefusesTimerAndSignalMisuse) {
+  PlanParams pp;
+  pp.nodes = 2;
+  pp.message_bytes = 10;
+  const Plan plan(pp);
+  for (int how : {0, 1}) {
+    try {
+      simulate(plan, [how](Rank) { return std::make_unique<Misuse>(how); }, Network{});
+      ADD_FAILURE() << "misuse " << how << " accepted";
+    } catch (const std::logic_error& e) {
+      EXPECT_NE(std::string(e.what()).find(how == 0 ? "while another is pending" : "signals rank 0"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 // Copies lost to skew, counted the simulator's way (a copy is lost when its
