@@ -3,6 +3,8 @@
 // actions.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <vector>
 
 #include "algos/registry.h"
@@ -213,12 +215,44 @@ TEST(Symmetric, ReceiverForwardsOnlyItsOwnPiece) {
   auto m = make_machine(Algo::Symmetric, plan, 2);
   Recorder out;
   m->start(out);
-  m->on_segment(3, 0, 0, out);  // own piece, future
-  EXPECT_EQ(out.take(), (Acts{deliver(3), send(3, 3), send(1, 3)}));
+  m->on_segment(3, 0, 0, out);  // own piece, future: to 2 + 2 = 1, then 2 + 4 = 3 (mod 3)
+  EXPECT_EQ(out.take(), (Acts{deliver(3), send(1, 3), send(3, 3)}));
   m->on_segment(5, 3, 0, out);  // someone else's piece
   EXPECT_EQ(out.take(), Acts{deliver(5)});
   m->on_segment(3, 0, 0, out);  // past
   EXPECT_TRUE(out.take().empty());
+}
+
+// The forwarding order is a schedule: receiver v gets its piece's j-th segment
+// in frame time j k + v and sends its i-th copy in frame time j k + v + i. In
+// any frame time no two receivers may target the same one (k odd), or at most
+// two (k even: one skipped phantom slot); every receiver gets each copy once.
+TEST(Symmetric, ForwardingOrderAvoidsIncast) {
+  for (uint32_t k = 1; k <= 40; ++k) {
+    const Plan plan = make_plan(k + 1, 0, k);  // one segment per piece
+    std::map<uint32_t, std::map<Rank, int>> targets;  // frame time -> receiver -> senders
+    for (Rank v = 1; v <= k; ++v) {
+      auto m = make_machine(Algo::Symmetric, plan, v);
+      Recorder out;
+      m->start(out);
+      m->on_segment(v - 1, 0, 0, out);  // its own piece
+      std::set<Rank> seen;
+      uint32_t i = 0;
+      for (const Act& a : out.take()) {
+        if (a.kind != Act::Send) continue;
+        ++i;
+        EXPECT_NE(a.to, v);
+        EXPECT_NE(a.to, 0u);
+        EXPECT_TRUE(seen.insert(a.to).second) << "k=" << k << " v=" << v << " sends twice to " << a.to;
+        ++targets[v + i][a.to];
+      }
+      EXPECT_EQ(seen.size(), k - 1) << "k=" << k << " v=" << v;
+    }
+    int worst = 0;
+    for (const auto& [t, by] : targets)
+      for (const auto& [r, n] : by) worst = std::max(worst, n);
+    EXPECT_LE(worst, k % 2 == 1 ? 1 : 2) << "k=" << k;
+  }
 }
 
 // p = 4, one segment per chunk. Scatter: 2 gets chunks 2, 3; 1 gets chunk 1.
