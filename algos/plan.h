@@ -71,8 +71,17 @@ class Plan {
   }
 
   // Rank rotation used by rooted algorithms: the root becomes virtual rank 0.
-  Rank to_virtual(Rank r) const { return (r + params_.nodes - params_.root) % params_.nodes; }
-  Rank to_real(Rank v) const { return (v + params_.root) % params_.nodes; }
+  // Machines call these per segment and per send: a conditional subtraction
+  // instead of a division for ranks inside the group (the only ones they pass).
+  Rank to_virtual(Rank r) const {
+    if (r >= params_.nodes) return static_cast<Rank>((uint64_t{r} + params_.nodes - params_.root) % params_.nodes);
+    return r >= params_.root ? r - params_.root : r + params_.nodes - params_.root;
+  }
+  Rank to_real(Rank v) const {
+    if (v >= params_.nodes) return static_cast<Rank>((uint64_t{v} + params_.root) % params_.nodes);
+    const Rank gap = params_.nodes - params_.root;  // v + root wraps at nodes
+    return v >= gap ? v - gap : v + params_.root;
+  }
 
  private:
   PlanParams params_;
