@@ -22,6 +22,11 @@ struct Event {
               //   a = src, b = dst, c = segment
     TxFree,   // a round-robin tx port finished a frame: a = tx port
     Refill,   // a FIFO tx port's wire runs low: put more of its backlog on it; a = tx port
+    Start,    // a rank enters the broadcast (process skew): a = rank
+    Timer,    // a machine's timer fires: a = rank, b = tag
+    Signal,   // a signal arrives: a = src, b = dst, c = tag
+    Held,     // a reliable frame that arrived before its receiver's start reaches
+              //   the machine: a = src, b = dst, c = segment
   };
   Picos time;
   uint64_t seq;  // creation order: the tie-break that makes runs deterministic
@@ -128,7 +133,7 @@ class KeyedQueue {
   uint64_t top_seq() const { return at(0).order >> kKeyBits; }
 
   void set(uint32_t key, Picos time, uint64_t seq) {
-    const Entry e{time, (seq << kKeyBits) | key};
+    const Entry e{(seq << kKeyBits) | key, time};
     uint32_t i = pos_[key];
     if (i == kAbsent) {
       i = n_++;
@@ -152,8 +157,8 @@ class KeyedQueue {
   static constexpr uint64_t kKeyMask = (uint64_t{1} << kKeyBits) - 1;
   static constexpr size_t kPad = 3;
   struct alignas(16) Entry {
-    Picos time;
-    uint64_t order;  // seq << kKeyBits | key
+    uint64_t order;  // seq << kKeyBits | key (low word of the sort key)
+    Picos time;      // high word
   };
   static_assert(sizeof(Entry) == 16);
   // Cache-line storage (C++17 aligned new), so that a sibling group is one line.
@@ -161,9 +166,12 @@ class KeyedQueue {
     Entry e[4];
   };
 
-  static bool before(const Entry& a, const Entry& b) {
-    return (a.time < b.time) | ((a.time == b.time) & (a.order < b.order));
-  }
+  // One 128-bit comparison (cmp/sbb): the compiler turns the choice of the
+  // smallest child into conditional moves, where two 64-bit comparisons
+  // became branches that mispredict on every level.
+  __extension__ using Key = unsigned __int128;
+  static Key key(const Entry& e) { return (Key{e.time} << 64) | e.order; }
+  static bool before(const Entry& a, const Entry& b) { return key(a) < key(b); }
   Entry& at(uint32_t i) { return heap_[(i + kPad) / 4].e[(i + kPad) % 4]; }
   const Entry& at(uint32_t i) const { return heap_[(i + kPad) / 4].e[(i + kPad) % 4]; }
   void place(uint32_t i, const Entry& e) {
@@ -183,9 +191,16 @@ class KeyedQueue {
     for (;;) {
       const uint32_t first = 4 * i + 1;
       if (first >= n_) break;
-      uint32_t c = first;
-      const uint32_t last = std::min(first + 4, n_);
-      for (uint32_t j = first + 1; j < last; ++j) c = before(at(j), at(c)) ? j : c;
+      uint32_t c;
+      if (first + 4 <= n_) {  // a full sibling group: a branch-free tournament
+        const Key k0 = key(at(first)), k1 = key(at(first + 1)), k2 = key(at(first + 2)), k3 = key(at(first + 3));
+        const uint32_t a = k1 < k0 ? first + 1 : first, b = k3 < k2 ? first + 3 : first + 2;
+        const Key ka = k1 < k0 ? k1 : k0, kb = k3 < k2 ? k3 : k2;
+        c = kb < ka ? b : a;
+      } else {
+        c = first;
+        for (uint32_t j = first + 1; j < n_; ++j) c = before(at(j), at(c)) ? j : c;
+      }
       if (!before(at(c), e)) break;
       place(i, at(c));
       i = c;

@@ -14,7 +14,10 @@ namespace lanecast::algos::sim {
 namespace {
 
 // Distinct peers of every node: a p x p bit matrix for groups up to 16384, a
-// hash set of pairs above. A per-node cache of the last peer skips repeats.
+// hash set of pairs above. Only the sender's row is written during the run
+// (one cache line per send, in the order a sender walks its destinations);
+// counts() adds the receiving side by transposing once at the end. A per-node
+// cache of the last peer skips repeats.
 class PeerSet {
  public:
   explicit PeerSet(uint32_t p) : p_(p), last_(p, kNoRank) {
@@ -26,7 +29,6 @@ class PeerSet {
     last_[a] = b;
     if (!bits_.empty()) {
       bits_[size_t{a} * words_ + b / 64] |= uint64_t{1} << (b % 64);
-      bits_[size_t{b} * words_ + a / 64] |= uint64_t{1} << (a % 64);
     } else {
       set_.insert((uint64_t{std::min(a, b)} << 32) | std::max(a, b));
     }
@@ -34,9 +36,16 @@ class PeerSet {
   std::vector<uint32_t> counts() const {
     std::vector<uint32_t> c(p_, 0);
     if (!bits_.empty()) {
+      std::vector<uint64_t> both = bits_;  // sent to (row) or received from (column)
+      for (Rank a = 0; a < p_; ++a)
+        for (size_t w = 0; w < words_; ++w)
+          for (uint64_t x = bits_[size_t{a} * words_ + w]; x != 0; x &= x - 1) {
+            const size_t b = w * 64 + static_cast<size_t>(__builtin_ctzll(x));
+            both[b * words_ + a / 64] |= uint64_t{1} << (a % 64);
+          }
       for (Rank r = 0; r < p_; ++r)
         for (size_t w = 0; w < words_; ++w)
-          c[r] += static_cast<uint32_t>(__builtin_popcountll(bits_[size_t{r} * words_ + w]));
+          c[r] += static_cast<uint32_t>(__builtin_popcountll(both[size_t{r} * words_ + w]));
     } else {
       for (uint64_t k : set_) { ++c[k >> 32]; ++c[k & 0xffffffffu]; }
     }
@@ -62,6 +71,7 @@ class BitTable {
   }
   bool held(Rank r, SegmentIndex s) const { return word(r, s, 0) >> (s % 64) & 1; }
   void set_held(Rank r, SegmentIndex s) { word(r, s, 0) |= uint64_t{1} << (s % 64); }
+  void prefetch(Rank r, SegmentIndex s) const { __builtin_prefetch(&bits_[2 * (size_t{r} * words_ + s / 64)], 1); }
   bool got(Rank r, SegmentIndex s) const { return word(r, s, 1) >> (s % 64) & 1; }
   void set_got(Rank r, SegmentIndex s) { word(r, s, 1) |= uint64_t{1} << (s % 64); }
   void set_row_held(Rank r) {
@@ -121,6 +131,7 @@ class Sim final : public Actions {
     d_bp_[1] = net.switch_capacity > 0 ? dur(last, bp_ps_per_byte) : 0;
     len_[0] = full;
     len_[1] = last;
+    d_signal_ = dur(0, ps_per_byte) + net.frame_overhead_time;
 
     const size_t ports = size_t{p_} * ports_per_node_;
     tx_free_.assign(ports, 0);
@@ -134,15 +145,12 @@ class Sim final : public Actions {
     // frame goes on the wire, so a bounded buffer shortens the horizon with it.
     const uint32_t ahead = net.switch_buffer_frames > 0 ? std::clamp(net.switch_buffer_frames / 2, 1u, 64u) : 64u;
     horizon_ = std::max<Picos>(ahead * d_port_[0], 1);
-    last_tx_end_.assign(p_, 0);
-    done_at_.assign(p_, kNever);
-    delivered_.assign(p_, 0);
-    res_.bytes_sent.assign(p_, 0);
-    res_.bytes_received.assign(p_, 0);
-    res_.frames_sent.assign(p_, 0);
+    node_.resize(p_);
     res_.multicast_lost.assign(p_, 0);
-    res_.last_receive.assign(p_, 0);
-    res_.lane_bytes_sent.assign(size_t{p_} * lanes_, 0);
+    res_.multicast_unposted.assign(p_, 0);
+    start_at_ = start_times(net, p_, plan.root());
+    timer_pending_.assign(p_, 0);
+    if (lanes_ > 1) res_.lane_bytes_sent.assign(size_t{p_} * lanes_, 0);
     if (opt.validate) {
       valid_.init(p_, m_);
       valid_.set_row_held(plan.root());
@@ -155,11 +163,11 @@ class Sim final : public Actions {
     for (Rank r = 0; r < p_; ++r) {
       machines_.push_back(make(r));
       if (!machines_.back()) throw std::logic_error("sim: no machine for rank " + std::to_string(r));
+      node_[r].machine = machines_.back().get();
     }
     for (Rank r = 0; r < p_; ++r) {
-      me_ = r;
-      machines_[r]->start(*this);
-      note_done(r);
+      if (start_at_[r] > 0) queue_.push(start_at_[r], Event::Start, r, 0, 0, 0);  // skew
+      else start_rank(r);
     }
     for (;;) {
       // The earlier of the next delivery at an rx port and the next other event.
@@ -179,8 +187,13 @@ class Sim final : public Actions {
         case Event::Arrive: ++res_.events; arrive(e); break;
         case Event::TxFree: ++res_.events; tx_free_event(e); break;
         case Event::Refill: ++res_.events; refill_event(e); break;
+        case Event::Start:
+        case Event::Timer:
+        case Event::Signal:
+        case Event::Held: ++res_.events; waiting_event(e); break;
       }
     }
+    res_.start = start_at_;
     return finish();
   }
 
@@ -210,9 +223,10 @@ class Sim final : public Actions {
       bad((s.dst == kMulticast ? "multicasts segment " : "sends segment ") + std::to_string(seg) +
           " it does not hold");
     const uint32_t len = len_[seg + 1 == m_];
-    res_.bytes_sent[me_] += len;
-    res_.lane_bytes_sent[size_t{me_} * lanes_ + lane] += len;
-    ++res_.frames_sent[me_];
+    NodeState& me = node_[me_];
+    me.bytes_sent += len;
+    ++me.frames_sent;
+    if (lanes_ > 1) res_.lane_bytes_sent[size_t{me_} * lanes_ + lane] += len;
     const size_t port = port_of(me_, lane);
     if (net_.tx_order == TxOrder::Fifo) {
       FifoBacklog& b = fifo_[port];
@@ -237,7 +251,24 @@ class Sim final : public Actions {
       if (valid_.got(me_, seg)) bad("delivers segment " + std::to_string(seg) + " twice");
       valid_.set_got(me_, seg);
     }
-    ++delivered_[me_];
+    ++node_[me_].delivered;
+  }
+
+  // A timer of exactly `after_ns` of virtual time; one pending per machine.
+  void arm(uint64_t after_ns, uint32_t tag) override {
+    if (timer_pending_[me_]) bad("arms a timer (tag " + std::to_string(tag) + ") while another is pending");
+    timer_pending_[me_] = 1;
+    const Picos after = after_ns > kNever / 2000 ? kNever / 2 : Picos{after_ns} * 1000;
+    queue_.push(now_ + after, Event::Timer, me_, tag, 0, 0);
+  }
+
+  // A header-only frame: t0 + d0 to `to`, or `to`'s start if that is later.
+  void signal(Rank to, uint32_t tag) override {
+    if (to >= p_ || to == me_)
+      bad("signals rank " + std::to_string(to) + " (p=" + std::to_string(p_) + ")");
+    ++res_.signals;
+    const Picos at = std::max(now_ + net_.latency.latency(me_, to) + d_signal_, start_at_[to]);
+    queue_.push(at, Event::Signal, me_, to, tag, 0);
   }
 
  private:
@@ -261,7 +292,7 @@ class Sim final : public Actions {
     const Lane lane = s.lane;
     const Picos d = d_port_[seg + 1 == m_];
     tx_free_[port] = start + d;
-    last_tx_end_[src] = std::max(last_tx_end_[src], start + d);
+    node_[src].last_tx_end = std::max(node_[src].last_tx_end, start + d);
     if (dst != kMulticast) return to_switch(src, dst, seg, lane, start, d);
     // The switch copies a multicast to every other port; each copy may be lost.
     std::bernoulli_distribution lost(net_.multicast_loss);
@@ -269,6 +300,10 @@ class Sim final : public Actions {
       if (r == src) continue;
       if (net_.multicast_loss > 0 && lost(loss_rng_)) {
         ++res_.multicast_lost[r];
+        continue;
+      }
+      if (start + net_.latency.latency(src, r) + d < start_at_[r]) {  // no receive posted yet
+        ++res_.multicast_unposted[r];
         continue;
       }
       to_switch(src, r, seg, lane, start, d);
@@ -326,6 +361,12 @@ class Sim final : public Actions {
     ++res_.events;
     const Pending f = rp.q[rp.head++];
     rp.free = now_;
+    // The receiver's lines are cold at 4096 nodes: ask for them now and let the
+    // queue updates below run while they come.
+    const Rank dst = static_cast<Rank>(port / ports_per_node_);
+    NodeState& node = node_[dst];
+    __builtin_prefetch(node.machine);
+    if (opt_.validate) valid_.prefetch(dst, f.seg);
     // Keep queues small and hot, and give back what a burst (incast) made them
     // grow to: p ports keeping room for p frames each would cost p^2 memory.
     if (rp.head == rp.q.size()) {
@@ -341,18 +382,27 @@ class Sim final : public Actions {
       }
       rx_queue_.set(port, head_done(rp), queue_.next_seq());
     }
+    // The next delivery is most likely the new top: fetch its frame and its
+    // receiver's state while this one's machine runs.
+    if (!rx_queue_.empty()) {
+      const uint32_t next = rx_queue_.top_key();
+      const RxPort& nx = rx_[next];
+      __builtin_prefetch(&node_[next / ports_per_node_]);
+      __builtin_prefetch(nx.q.data() + nx.head);
+    }
     wake(rp);
-    const Rank dst = static_cast<Rank>(port / ports_per_node_);
     me_ = dst;
-    res_.bytes_received[dst] += len_[f.seg + 1 == m_];
-    res_.last_receive[dst] = now_;
+    node.bytes_received += len_[f.seg + 1 == m_];
+    node.last_receive = now_;
     if (opt_.validate) valid_.set_held(dst, f.seg);
-    machines_[dst]->on_segment(f.seg, f.src, f.lane, *this);
+    if (now_ < start_at_[dst]) return queue_.push(start_at_[dst], Event::Held, f.src, dst, f.seg, f.lane);
+    node.machine->on_segment(f.seg, f.src, f.lane, *this);
     note_done(dst);
   }
 
   void note_done(Rank r) {
-    if (done_at_[r] == kNever && machines_[r]->done()) done_at_[r] = now_;
+    NodeState& n = node_[r];
+    if (n.done_at == kNever && n.machine->done()) n.done_at = now_;
   }
 
   // FIFO ports put frames on the wire (into their receivers' rx queues) at most
@@ -427,19 +477,65 @@ class Sim final : public Actions {
     start_rr(e.a);
   }
 
+  // Process skew, timers and signals (see simulator.h).
+  void start_rank(Rank r) {
+    me_ = r;
+    machines_[r]->start(*this);
+    after_event(r);
+  }
+
+  void waiting_event(const Event& e) {
+    queue_.pop();
+    switch (e.kind) {
+      case Event::Start: return start_rank(e.a);
+      case Event::Timer:
+        me_ = e.a;
+        timer_pending_[e.a] = 0;
+        ++res_.timers;
+        machines_[e.a]->on_timer(e.b, *this);
+        return after_event(e.a);
+      case Event::Signal:
+        me_ = e.b;
+        machines_[e.b]->on_signal(e.a, e.c, *this);
+        return after_event(e.b);
+      case Event::Held:
+        me_ = e.b;
+        machines_[e.b]->on_segment(e.c, e.a, e.lane, *this);
+        return after_event(e.b);
+      default: return;
+    }
+  }
+
+  void after_event(Rank r) {
+    note_done(r);
+    if (timer_pending_[r] && machines_[r]->done()) bad("reports done() with a timer pending");
+  }
+
   SimResult finish() {
     res_.finish.assign(p_, 0);
+    res_.bytes_sent.resize(p_);
+    res_.bytes_received.resize(p_);
+    res_.frames_sent.resize(p_);
+    res_.last_receive.resize(p_);
+    for (Rank r = 0; r < p_; ++r) {
+      res_.bytes_sent[r] = node_[r].bytes_sent;
+      res_.bytes_received[r] = node_[r].bytes_received;
+      res_.frames_sent[r] = node_[r].frames_sent;
+      res_.last_receive[r] = node_[r].last_receive;
+    }
+    if (lanes_ == 1) res_.lane_bytes_sent = res_.bytes_sent;
     res_.complete = true;
     uint32_t unfinished = 0, short_of = 0;
     Rank first_unfinished = kNoRank, first_short = kNoRank;
     for (Rank r = 0; r < p_; ++r) {
-      if (done_at_[r] == kNever) {
+      const NodeState& n = node_[r];
+      if (n.done_at == kNever) {
         if (unfinished++ == 0) first_unfinished = r;
-        res_.finish[r] = std::max(now_, last_tx_end_[r]);
+        res_.finish[r] = std::max(now_, n.last_tx_end);
       } else {
-        res_.finish[r] = std::max(done_at_[r], last_tx_end_[r]);
+        res_.finish[r] = std::max(n.done_at, n.last_tx_end);
       }
-      if (r != plan_.root() && delivered_[r] != m_ && short_of++ == 0) first_short = r;
+      if (r != plan_.root() && n.delivered != m_ && short_of++ == 0) first_short = r;
       res_.completion = std::max(res_.completion, res_.finish[r]);
     }
     if (unfinished > 0) {
@@ -449,7 +545,7 @@ class Sim final : public Actions {
     } else if (short_of > 0) {
       res_.complete = false;
       res_.problem = std::to_string(short_of) + " node(s) finished without every segment (first: rank " +
-                     std::to_string(first_short) + ", " + std::to_string(delivered_[first_short]) + " of " +
+                     std::to_string(first_short) + ", " + std::to_string(node_[first_short].delivered) + " of " +
                      std::to_string(m_) + ")";
     }
     res_.peers = peers_.counts();
@@ -471,17 +567,27 @@ class Sim final : public Actions {
   EventQueue queue_;
   Picos now_ = 0;
   Rank me_ = 0;
-  std::vector<Picos> tx_free_, last_tx_end_, done_at_;
+  // Per rank, what a frame's arrival or emission touches, in one cache line.
+  struct alignas(64) NodeState {
+    Machine* machine = nullptr;
+    uint64_t bytes_sent = 0, bytes_received = 0, frames_sent = 0;  // payload bytes, every lane
+    Picos last_receive = 0, last_tx_end = 0, done_at = kNever;
+    uint32_t delivered = 0;
+  };
+  std::vector<NodeState> node_;
+  std::vector<Picos> tx_free_;
   std::vector<RxPort> rx_;
   KeyedQueue rx_queue_;  // per rx port: when its head frame will have crossed it
   Picos backplane_free_ = 0;
   std::vector<RrPort> rr_;
   std::vector<FifoBacklog> fifo_;
   Picos horizon_ = 1;
-  std::vector<uint32_t> delivered_;
   BitTable valid_;  // held and delivered segments
   PeerSet peers_;
   std::mt19937_64 loss_rng_;  // multicast losses
+  std::vector<Picos> start_at_;        // per rank: when its machine starts (skew)
+  std::vector<uint8_t> timer_pending_;  // per rank
+  Picos d_signal_ = 0;                  // port time of a header-only frame
   SimResult res_;
 };
 
