@@ -13,6 +13,14 @@
 namespace lanecast::algos::sim {
 namespace {
 
+// `units` rounded up to a whole, odd number of cache lines of `per_line` units:
+// the row stride of a bit matrix whose rows are walked in step (see BitTable).
+inline size_t odd_lines(size_t units, size_t per_line) {
+  size_t lines = (units + per_line - 1) / per_line;
+  if (lines % 2 == 0) ++lines;
+  return lines * per_line;
+}
+
 // Distinct peers of every node: a p x p bit matrix for groups up to 16384, a
 // hash set of pairs above. Only the sender's row is written during the run
 // (one cache line per send, in the order a sender walks its destinations);
@@ -21,7 +29,7 @@ namespace {
 class PeerSet {
  public:
   explicit PeerSet(uint32_t p) : p_(p), last_(p, kNoRank) {
-    words_ = (size_t{p} + 63) / 64;
+    words_ = odd_lines((size_t{p} + 63) / 64, 8);  // padded like BitTable's rows
     if (p <= 16384) bits_.assign(size_t{p} * words_, 0);
   }
   void add(Rank a, Rank b) {
@@ -63,11 +71,18 @@ class PeerSet {
 // Two bits per (node, segment): held (received, or the root's) and delivered.
 // The two words of a (node, 64 segments) share a cache line: a frame's
 // delivery right after its arrival touches the line its arrival brought in.
+//
+// Rows are padded to an odd number of cache lines. Pipelines keep the nodes at
+// about the same segment, so the hot line of every row sits at the same offset:
+// with a row of 2^k lines (or 3 x 2^k: 12 KB at 64 MiB) those lines all map to
+// a few cache sets and evict each other. An odd stride spreads them over all.
 class BitTable {
  public:
   void init(uint32_t rows, uint32_t cols) {
-    words_ = (size_t{cols} + 63) / 64;
+    const size_t pairs = (size_t{cols} + 63) / 64;  // 16 bytes each, 4 per line
+    words_ = odd_lines(pairs, 4);
     bits_.assign(2 * size_t{rows} * words_, 0);
+    cols_words_ = pairs;
   }
   bool held(Rank r, SegmentIndex s) const { return word(r, s, 0) >> (s % 64) & 1; }
   void set_held(Rank r, SegmentIndex s) { word(r, s, 0) |= uint64_t{1} << (s % 64); }
@@ -75,13 +90,14 @@ class BitTable {
   bool got(Rank r, SegmentIndex s) const { return word(r, s, 1) >> (s % 64) & 1; }
   void set_got(Rank r, SegmentIndex s) { word(r, s, 1) |= uint64_t{1} << (s % 64); }
   void set_row_held(Rank r) {
-    for (size_t w = 0; w < words_; ++w) bits_[2 * (size_t{r} * words_ + w)] = ~uint64_t{0};
+    for (size_t w = 0; w < cols_words_; ++w) bits_[2 * (size_t{r} * words_ + w)] = ~uint64_t{0};
   }
 
  private:
   uint64_t& word(Rank r, SegmentIndex s, int k) { return bits_[2 * (size_t{r} * words_ + s / 64) + k]; }
   uint64_t word(Rank r, SegmentIndex s, int k) const { return bits_[2 * (size_t{r} * words_ + s / 64) + k]; }
-  size_t words_ = 0;
+  size_t words_ = 0;       // row stride, in pairs of words
+  size_t cols_words_ = 0;  // pairs of words a row uses
   std::vector<uint64_t> bits_;
 };
 
