@@ -68,38 +68,47 @@ class PeerSet {
   std::unordered_set<uint64_t> set_;
 };
 
-// Two bits per (node, segment): held (received, or the root's) and delivered.
-// The two words of a (node, 64 segments) share a cache line: a frame's
-// delivery right after its arrival touches the line its arrival brought in.
+// One bit per (node, segment): held (received, or the root's). Exactly-once
+// delivery is checked without a second bit: per node, the count of deliveries
+// and a multiset hash (the wrapping sum of a 64-bit mix of each delivered
+// index) must equal the message's at the end; a count beyond it fails at once.
+// A duplicate plus a miss passes only if two mixes collide (2^-64). Why: at
+// 4096 nodes x 64 MiB a second bit doubled the table to 49 MB, beyond the L3
+// cache, and its miss was the largest cost of a simulated frame. The model
+// executor (algos/model) keeps the exact per-delivery check on small groups.
 //
 // Rows are padded to an odd number of cache lines. Pipelines keep the nodes at
 // about the same segment, so the hot line of every row sits at the same offset:
-// with a row of 2^k lines (or 3 x 2^k: 12 KB at 64 MiB) those lines all map to
-// a few cache sets and evict each other. An odd stride spreads them over all.
-class BitTable {
+// with a row of 2^k lines (or 3 x 2^k) those lines all map to a few cache sets
+// and evict each other. An odd stride spreads them over all.
+class HeldTable {
  public:
   void init(uint32_t rows, uint32_t cols) {
-    const size_t pairs = (size_t{cols} + 63) / 64;  // 16 bytes each, 4 per line
-    words_ = odd_lines(pairs, 4);
-    bits_.assign(2 * size_t{rows} * words_, 0);
-    cols_words_ = pairs;
+    used_ = (size_t{cols} + 63) / 64;
+    words_ = odd_lines(used_, 8);
+    bits_.assign(size_t{rows} * words_, 0);
   }
-  bool held(Rank r, SegmentIndex s) const { return word(r, s, 0) >> (s % 64) & 1; }
-  void set_held(Rank r, SegmentIndex s) { word(r, s, 0) |= uint64_t{1} << (s % 64); }
-  void prefetch(Rank r, SegmentIndex s) const { __builtin_prefetch(&bits_[2 * (size_t{r} * words_ + s / 64)], 1); }
-  bool got(Rank r, SegmentIndex s) const { return word(r, s, 1) >> (s % 64) & 1; }
-  void set_got(Rank r, SegmentIndex s) { word(r, s, 1) |= uint64_t{1} << (s % 64); }
+  bool held(Rank r, SegmentIndex s) const { return bits_[index(r, s)] >> (s % 64) & 1; }
+  void set_held(Rank r, SegmentIndex s) { bits_[index(r, s)] |= uint64_t{1} << (s % 64); }
+  void prefetch(Rank r, SegmentIndex s) const { __builtin_prefetch(&bits_[index(r, s)], 1); }
   void set_row_held(Rank r) {
-    for (size_t w = 0; w < cols_words_; ++w) bits_[2 * (size_t{r} * words_ + w)] = ~uint64_t{0};
+    for (size_t w = 0; w < used_; ++w) bits_[size_t{r} * words_ + w] = ~uint64_t{0};
   }
 
  private:
-  uint64_t& word(Rank r, SegmentIndex s, int k) { return bits_[2 * (size_t{r} * words_ + s / 64) + k]; }
-  uint64_t word(Rank r, SegmentIndex s, int k) const { return bits_[2 * (size_t{r} * words_ + s / 64) + k]; }
-  size_t words_ = 0;       // row stride, in pairs of words
-  size_t cols_words_ = 0;  // pairs of words a row uses
+  size_t index(Rank r, SegmentIndex s) const { return size_t{r} * words_ + s / 64; }
+  size_t words_ = 0;  // row stride
+  size_t used_ = 0;   // words a row uses
   std::vector<uint64_t> bits_;
 };
+
+// The multiset hash's mix (splitmix64's finaliser): a delivered index's share.
+inline uint64_t delivery_mix(SegmentIndex s) {
+  uint64_t z = uint64_t{s} + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
 
 // A frame waiting for, or crossing, its receiver's rx port.
 // 32 bytes: under incast (symmetric, scatter_allgather at 4096 nodes) millions
@@ -168,6 +177,8 @@ class Sim final : public Actions {
     timer_pending_.assign(p_, 0);
     if (lanes_ > 1) res_.lane_bytes_sent.assign(size_t{p_} * lanes_, 0);
     if (opt.validate) {
+      delivered_mix_.assign(p_, 0);
+      for (SegmentIndex seg = 0; seg < m_; ++seg) all_mix_ += delivery_mix(seg);
       valid_.init(p_, m_);
       valid_.set_row_held(plan.root());
     }
@@ -262,12 +273,13 @@ class Sim final : public Actions {
   void deliver(SegmentIndex seg) override {
     if (me_ == plan_.root()) bad("delivers segment " + std::to_string(seg) + " on the root");
     if (seg >= m_) bad("delivers segment " + std::to_string(seg) + " of " + std::to_string(m_));
+    NodeState& me = node_[me_];
     if (opt_.validate) {
       if (!valid_.held(me_, seg)) bad("delivers segment " + std::to_string(seg) + " it does not hold");
-      if (valid_.got(me_, seg)) bad("delivers segment " + std::to_string(seg) + " twice");
-      valid_.set_got(me_, seg);
+      if (me.delivered == m_) bad("delivers segment " + std::to_string(seg) + " after all " + std::to_string(m_) + " (twice)");
+      delivered_mix_[me_] += delivery_mix(seg);
     }
-    ++node_[me_].delivered;
+    ++me.delivered;
   }
 
   // A timer of exactly `after_ns` of virtual time; one pending per machine.
@@ -552,6 +564,9 @@ class Sim final : public Actions {
         res_.finish[r] = std::max(n.done_at, n.last_tx_end);
       }
       if (r != plan_.root() && n.delivered != m_ && short_of++ == 0) first_short = r;
+      if (opt_.validate && r != plan_.root() && n.delivered == m_ && delivered_mix_[r] != all_mix_)
+        throw std::logic_error("sim: rank " + std::to_string(r) + " delivered " + std::to_string(m_) +
+                               " segments, but not each exactly once (one twice, another never)");
       res_.completion = std::max(res_.completion, res_.finish[r]);
     }
     if (unfinished > 0) {
@@ -598,7 +613,9 @@ class Sim final : public Actions {
   std::vector<RrPort> rr_;
   std::vector<FifoBacklog> fifo_;
   Picos horizon_ = 1;
-  BitTable valid_;  // held and delivered segments
+  HeldTable valid_;                     // held segments
+  std::vector<uint64_t> delivered_mix_;  // per rank: multiset hash of its deliveries
+  uint64_t all_mix_ = 0;                 // the hash of every segment once
   PeerSet peers_;
   std::mt19937_64 loss_rng_;  // multicast losses
   std::vector<Picos> start_at_;        // per rank: when its machine starts (skew)

@@ -212,6 +212,20 @@ TEST(Model, RefusesImpossibleActions) {
   EXPECT_THROW(run<toy::Liar>(plan, net_us(10)), std::logic_error);
 }
 
+// Exactly-once delivery is checked by count and a multiset hash (simulator.cc):
+// a duplicate that replaces another segment keeps the count and must still fail.
+TEST(Model, RefusesDuplicateDeliveries) {
+  constexpr SegmentIndex kNone = ~SegmentIndex{0};
+  const Plan plan = plan_of(3, 8 * 1024, 1024);
+  auto with = [&](SegmentIndex swap, bool extra) {
+    return simulate(plan, [&](Rank r) { return std::make_unique<toy::Miscounter>(plan, r, swap, extra); },
+                    net_us(10));
+  };
+  EXPECT_TRUE(with(kNone, false).complete);
+  EXPECT_THROW(with(5, false), std::logic_error);
+  EXPECT_THROW(with(kNone, true), std::logic_error);
+}
+
 TEST(Model, Deterministic) {
   const Plan plan = plan_of(37, 200'000, 1400, 1, 5);
   Network net = net_us(10);

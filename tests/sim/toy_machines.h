@@ -108,6 +108,34 @@ class Liar final : public Machine {
   Rank me_;
 };
 
+// The root sends every segment to every rank; a receiver delivers what it
+// gets, except that it delivers segment 0 in place of segment `swap` (a
+// duplicate and a miss, same count), or segment 0 once more at the end
+// (`extra`). The simulator must refuse both.
+class Miscounter final : public Machine {
+ public:
+  Miscounter(const Plan& plan, Rank me, SegmentIndex swap, bool extra)
+      : plan_(plan), me_(me), swap_(swap), extra_(extra) {}
+  void start(Actions& out) override {
+    if (me_ != 0) return;
+    for (SegmentIndex s = 0; s < plan_.segments(); ++s)
+      for (Rank r = 1; r < plan_.nodes(); ++r) out.send(r, s, 0);
+  }
+  void on_segment(SegmentIndex seg, Rank, Lane, Actions& out) override {
+    ++held_;
+    out.deliver(seg == swap_ ? 0 : seg);
+    if (extra_ && held_ == plan_.segments()) out.deliver(0);
+  }
+  bool done() const override { return me_ == 0 || held_ == plan_.segments(); }
+
+ private:
+  const Plan& plan_;
+  Rank me_;
+  SegmentIndex swap_;
+  bool extra_;
+  uint32_t held_ = 0;
+};
+
 // Emits a fixed list of sends at start and nothing else; for timing tests run
 // with validation off (non-roots send what they do not hold).
 class Script final : public Machine {
