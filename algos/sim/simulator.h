@@ -93,7 +93,8 @@ std::vector<Picos> start_times(const Network& net, uint32_t p, Rank root);
 
 struct SimOptions {
   // Check every action: sends only of held segments, to valid ranks and lanes;
-  // exactly-once delivery. Costs two bits per node and segment.
+  // exactly-once delivery (a count and a multiset hash per node). Costs one bit
+  // per node and segment.
   bool validate = true;
 };
 

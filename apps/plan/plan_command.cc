@@ -21,7 +21,8 @@ using algos::sim::Picos;
 using algos::sim::SimResult;
 
 // Above this many (node, segment) pairs the action checks would need too much
-// memory (two bits each); the run goes unchecked, as with --no-validate.
+// memory (a bit each, 128 MiB at the limit); the run goes unchecked, as with
+// --no-validate.
 constexpr uint64_t kValidateLimit = uint64_t{1} << 30;
 
 struct Run {
