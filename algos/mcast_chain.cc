@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "algos/bitmap.h"
+#include "algos/mix.h"
 
 namespace lanecast::algos {
 namespace {
@@ -87,13 +88,6 @@ class McastChain final : public Machine {
   bool wait_timer_ = false, wait_signal_ = false;
   bool tell_root_ = false;  // this node synchronises the root in this operation
 };
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 }  // namespace
 

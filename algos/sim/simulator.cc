@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "algos/mix.h"
 #include "algos/sim/event_queue.h"
 #include "algos/sim/tx_queues.h"
 
@@ -102,13 +103,8 @@ class HeldTable {
   std::vector<uint64_t> bits_;
 };
 
-// The multiset hash's mix (splitmix64's finaliser): a delivered index's share.
-inline uint64_t delivery_mix(SegmentIndex s) {
-  uint64_t z = uint64_t{s} + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+// The multiset hash's share of a delivered index.
+inline uint64_t delivery_mix(SegmentIndex s) { return mix64(uint64_t{s} + 0x9e3779b97f4a7c15ull); }
 
 // A frame waiting for, or crossing, its receiver's rx port.
 // 32 bytes: under incast (symmetric, scatter_allgather at 4096 nodes) millions
