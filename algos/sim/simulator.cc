@@ -281,6 +281,7 @@ class Sim final : public Actions {
   // A timer of exactly `after_ns` of virtual time; one pending per machine.
   void arm(uint64_t after_ns, uint32_t tag) override {
     if (timer_pending_[me_]) bad("arms a timer (tag " + std::to_string(tag) + ") while another is pending");
+    if (node_[me_].done_at != kNever) bad("arms a timer (tag " + std::to_string(tag) + ") after it reported done()");
     timer_pending_[me_] = 1;
     const Picos after = after_ns > kNever / 2000 ? kNever / 2 : Picos{after_ns} * 1000;
     queue_.push(now_ + after, Event::Timer, me_, tag, 0, 0);
@@ -424,9 +425,13 @@ class Sim final : public Actions {
     note_done(dst);
   }
 
+  // Called after every event of rank r. A timer armed after done() is refused
+  // in arm(), so checking for a pending one when done() first holds covers all.
   void note_done(Rank r) {
     NodeState& n = node_[r];
-    if (n.done_at == kNever && n.machine->done()) n.done_at = now_;
+    if (n.done_at != kNever || !n.machine->done()) return;
+    if (timer_pending_[r]) bad("reports done() with a timer pending");
+    n.done_at = now_;
   }
 
   // FIFO ports put frames on the wire (into their receivers' rx queues) at most
@@ -504,8 +509,8 @@ class Sim final : public Actions {
   // Process skew, timers and signals (see simulator.h).
   void start_rank(Rank r) {
     me_ = r;
-    machines_[r]->start(*this);
-    after_event(r);
+    node_[r].machine->start(*this);
+    note_done(r);
   }
 
   void waiting_event(const Event& e) {
@@ -516,23 +521,18 @@ class Sim final : public Actions {
         me_ = e.a;
         timer_pending_[e.a] = 0;
         ++res_.timers;
-        machines_[e.a]->on_timer(e.b, *this);
-        return after_event(e.a);
+        node_[e.a].machine->on_timer(e.b, *this);
+        return note_done(e.a);
       case Event::Signal:
         me_ = e.b;
-        machines_[e.b]->on_signal(e.a, e.c, *this);
-        return after_event(e.b);
+        node_[e.b].machine->on_signal(e.a, e.c, *this);
+        return note_done(e.b);
       case Event::Held:
         me_ = e.b;
-        machines_[e.b]->on_segment(e.c, e.a, e.lane, *this);
-        return after_event(e.b);
+        node_[e.b].machine->on_segment(e.c, e.a, e.lane, *this);
+        return note_done(e.b);
       default: return;
     }
-  }
-
-  void after_event(Rank r) {
-    note_done(r);
-    if (timer_pending_[r] && machines_[r]->done()) bad("reports done() with a timer pending");
   }
 
   SimResult finish() {

@@ -257,12 +257,14 @@ class Misuse final : public Machine {
     if (how_ == 0) {
       out.arm(1, 1);
       out.arm(2, 2);
+    } else if (how_ == 2) {
+      out.arm(1, 1);  // and done() at once: a timer left pending
     } else {
       out.signal(0, 1);
     }
   }
   void on_segment(SegmentIndex, Rank, Lane, Actions&) override {}
-  bool done() const override { return false; }
+  bool done() const override { return how_ == 2; }
 
  private:
   int how_;
@@ -273,13 +275,13 @@ TEST(McastChainSim, SimulatorRefusesTimerAndSignalMisuse) {
   pp.nodes = 2;
   pp.message_bytes = 10;
   const Plan plan(pp);
-  for (int how : {0, 1}) {
+  for (int how : {0, 1, 2}) {
     try {
       simulate(plan, [how](Rank) { return std::make_unique<Misuse>(how); }, Network{});
       ADD_FAILURE() << "misuse " << how << " accepted";
     } catch (const std::logic_error& e) {
-      EXPECT_NE(std::string(e.what()).find(how == 0 ? "while another is pending" : "signals rank 0"),
-                std::string::npos)
+      const char* expected[] = {"while another is pending", "signals rank 0", "done() with a timer pending"};
+      EXPECT_NE(std::string(e.what()).find(expected[how]), std::string::npos)
           << e.what();
     }
   }
