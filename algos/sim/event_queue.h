@@ -1,5 +1,5 @@
-// The simulator's event queues: binary min-heaps on (time, creation order) over
-// amortised vectors; nothing is allocated per event once the vectors have grown
+// The simulator's event queues: min-heaps on (time, creation order) over
+// amortised vectors (EventQueue binary, KeyedQueue 4-ary); nothing is allocated per event once the vectors have grown
 // to the run's high-water mark. EventQueue holds 32-byte event descriptors;
 // KeyedQueue holds at most one entry per key (an rx port's next delivery) and
 // moves it in place when its time changes.
