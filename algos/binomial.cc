@@ -8,9 +8,9 @@ namespace {
 
 class BinomialMachine final : public Machine {
  public:
-  BinomialMachine(const Plan& plan, Rank me)
+  BinomialMachine(const Plan& plan, Rank me, std::pmr::memory_resource* mem)
       : segments_(plan.segments()), root_(me == plan.root()),
-        have_(root_ ? 0 : plan.segments()) {
+        have_(root_ ? 0 : plan.segments(), mem) {
     topology::BinomialChildren kids{};
     child_count_ = topology::binomial_children(plan.to_virtual(me), plan.nodes(), kids);
     for (uint32_t i = 0; i < child_count_; ++i) children_[i] = plan.to_real(kids[i]);
@@ -51,7 +51,16 @@ class BinomialMachine final : public Machine {
 }  // namespace
 
 std::unique_ptr<Machine> make_binomial(const Plan& plan, Rank me) {
-  return std::make_unique<BinomialMachine>(plan, me);
+  return make_on_heap<BinomialMachine>(plan, me);
+}
+
+MachinePtr make_binomial(const Plan& plan, Rank me, MachineArena& arena) {
+  return arena.make<BinomialMachine>(plan, me);
+}
+
+// The machine, and the have-bitmap of a receiver (the root has none).
+size_t binomial_arena_bytes(uint32_t nodes, uint32_t max_segments) {
+  return arena_block(sizeof(BinomialMachine)) + (nodes > 1 ? arena_block(Bitmap::bytes_for(max_segments)) : 0);
 }
 
 }  // namespace lanecast::algos

@@ -6,12 +6,19 @@
 // Shape: algos/topology/binomial.h.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 
+#include "algos/arena.h"
 #include "algos/machine.h"
 
 namespace lanecast::algos {
 
 std::unique_ptr<Machine> make_binomial(const Plan& plan, Rank me);
+MachinePtr make_binomial(const Plan& plan, Rank me, MachineArena& arena);
+// The arena bytes make_binomial needs at most for any root, any rank and any
+// message of at most max_segments segments in a group of `nodes`.
+size_t binomial_arena_bytes(uint32_t nodes, uint32_t max_segments);
 
 }  // namespace lanecast::algos

@@ -11,10 +11,13 @@
 
 #include <memory>
 
+#include "algos/arena.h"
 #include "algos/machine.h"
 
 namespace lanecast::algos {
 
 std::unique_ptr<Machine> make_bintree(const Plan& plan, Rank me);
+// In an arena: a PipelineMachine, sized by pipeline_arena_bytes() (pipeline.h).
+MachinePtr make_bintree(const Plan& plan, Rank me, MachineArena& arena);
 
 }  // namespace lanecast::algos

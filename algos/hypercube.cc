@@ -2,7 +2,6 @@
 
 #include <bit>
 #include <stdexcept>
-#include <vector>
 
 #include "algos/bitmap.h"
 #include "algos/topology/hypercube.h"
@@ -12,16 +11,14 @@ namespace {
 
 class HypercubeMachine final : public Machine {
  public:
-  HypercubeMachine(const Plan& plan, Rank me, std::span<const Rank> order)
-      : m_(plan.segments()), root_(me == plan.root()), have_(root_ ? 0 : m_) {
+  HypercubeMachine(const Plan& plan, Rank me, std::span<const Rank> order, std::pmr::memory_resource* mem)
+      : m_(plan.segments()), root_(me == plan.root()), have_(root_ ? 0 : m_, mem) {
     const uint32_t p = plan.nodes();
     if (!order.empty()) {
       if (order.size() != p) throw std::invalid_argument("hypercube: the order must list every rank");
-      std::vector<bool> seen(p, false);
-      for (Rank r : order) {
-        if (r >= p || seen[r]) throw std::invalid_argument("hypercube: the order is not a permutation");
-        seen[r] = true;
-      }
+      Bitmap seen(p, mem);
+      for (Rank r : order)
+        if (r >= p || !seen.test_and_set(r)) throw std::invalid_argument("hypercube: the order is not a permutation");
     }
     auto rank_at = [&](uint32_t pos) { return order.empty() ? pos : order[pos]; };
     auto pos_of = [&](Rank r) {
@@ -72,11 +69,27 @@ class HypercubeMachine final : public Machine {
 }  // namespace
 
 std::unique_ptr<Machine> make_hypercube(const Plan& plan, Rank me, std::span<const Rank> order) {
-  return std::make_unique<HypercubeMachine>(plan, me, order);
+  return make_on_heap<HypercubeMachine>(plan, me, order);
 }
 
 std::unique_ptr<Machine> make_hypercube(const Plan& plan, Rank me) {
   return make_hypercube(plan, me, {});
+}
+
+MachinePtr make_hypercube(const Plan& plan, Rank me, std::span<const Rank> order, MachineArena& arena) {
+  return arena.make<HypercubeMachine>(plan, me, order);
+}
+
+MachinePtr make_hypercube(const Plan& plan, Rank me, MachineArena& arena) {
+  return make_hypercube(plan, me, {}, arena);
+}
+
+// The machine, the have-bitmap of a receiver (the root has none), and the
+// order check's bitmap, which stays in the arena until the machine goes.
+size_t hypercube_arena_bytes(uint32_t nodes, uint32_t max_segments, bool with_order) {
+  return arena_block(sizeof(HypercubeMachine)) +
+         (nodes > 1 ? arena_block(Bitmap::bytes_for(max_segments)) : 0) +
+         (with_order ? arena_block(Bitmap::bytes_for(nodes)) : 0);
 }
 
 }  // namespace lanecast::algos

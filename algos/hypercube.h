@@ -13,9 +13,12 @@
 // rotation otherwise.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 
+#include "algos/arena.h"
 #include "algos/machine.h"
 
 namespace lanecast::algos {
@@ -24,5 +27,11 @@ namespace lanecast::algos {
 // std::invalid_argument otherwise.
 std::unique_ptr<Machine> make_hypercube(const Plan& plan, Rank me, std::span<const Rank> order);
 std::unique_ptr<Machine> make_hypercube(const Plan& plan, Rank me);
+MachinePtr make_hypercube(const Plan& plan, Rank me, std::span<const Rank> order, MachineArena& arena);
+MachinePtr make_hypercube(const Plan& plan, Rank me, MachineArena& arena);
+// The arena bytes make_hypercube needs at most for any root, any rank and any
+// message of at most max_segments segments in a group of `nodes`; with_order:
+// when given a non-empty order (its check takes a bitmap of `nodes` bits).
+size_t hypercube_arena_bytes(uint32_t nodes, uint32_t max_segments, bool with_order = false);
 
 }  // namespace lanecast::algos

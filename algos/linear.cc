@@ -7,9 +7,9 @@ namespace {
 
 class LinearMachine final : public Machine {
  public:
-  LinearMachine(const Plan& plan, Rank me)
+  LinearMachine(const Plan& plan, Rank me, std::pmr::memory_resource* mem)
       : nodes_(plan.nodes()), me_(me), root_(plan.root()), segments_(plan.segments()),
-        have_(me == plan.root() ? 0 : plan.segments()) {}
+        have_(me == plan.root() ? 0 : plan.segments(), mem) {}
 
   void start(Actions& out) override {
     started_ = true;
@@ -40,7 +40,16 @@ class LinearMachine final : public Machine {
 }  // namespace
 
 std::unique_ptr<Machine> make_linear(const Plan& plan, Rank me) {
-  return std::make_unique<LinearMachine>(plan, me);
+  return make_on_heap<LinearMachine>(plan, me);
+}
+
+MachinePtr make_linear(const Plan& plan, Rank me, MachineArena& arena) {
+  return arena.make<LinearMachine>(plan, me);
+}
+
+// The machine, and the have-bitmap of a receiver (the root has none).
+size_t linear_arena_bytes(uint32_t nodes, uint32_t max_segments) {
+  return arena_block(sizeof(LinearMachine)) + (nodes > 1 ? arena_block(Bitmap::bytes_for(max_segments)) : 0);
 }
 
 }  // namespace lanecast::algos

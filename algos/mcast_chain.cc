@@ -13,8 +13,8 @@ constexpr uint32_t kSyncTag = 1;   // the synchronising rank's "started" signal
 
 class McastChain final : public Machine {
  public:
-  McastChain(const Plan& plan, Rank me)
-      : m_(plan.segments()), root_(me == plan.root()), root_rank_(plan.root()), have_(plan.segments()) {
+  McastChain(const Plan& plan, Rank me, std::pmr::memory_resource* mem)
+      : m_(plan.segments()), root_(me == plan.root()), root_rank_(plan.root()), have_(plan.segments(), mem) {
     const Rank v = plan.to_virtual(me);
     if (v + 1 < plan.nodes()) next_ = plan.to_real(v + 1);  // none into the root
     multicast_ = plan.nodes() > 1;
@@ -92,7 +92,17 @@ class McastChain final : public Machine {
 }  // namespace
 
 std::unique_ptr<Machine> make_mcast_chain(const Plan& plan, Rank me) {
-  return std::make_unique<McastChain>(plan, me);
+  return make_on_heap<McastChain>(plan, me);
+}
+
+MachinePtr make_mcast_chain(const Plan& plan, Rank me, MachineArena& arena) {
+  return arena.make<McastChain>(plan, me);
+}
+
+// The machine and its have-bitmap, which every rank has, the root included.
+size_t mcast_chain_arena_bytes(uint32_t nodes, uint32_t max_segments) {
+  (void)nodes;
+  return arena_block(sizeof(McastChain)) + arena_block(Bitmap::bytes_for(max_segments));
 }
 
 Rank mcast_sync_rank(uint64_t seed, uint64_t op, uint32_t p, Rank root) {

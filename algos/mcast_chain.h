@@ -32,14 +32,20 @@
 // Neither applies to an empty message or a group of one (nothing to multicast).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
+#include "algos/arena.h"
 #include "algos/machine.h"
 
 namespace lanecast::algos {
 
 std::unique_ptr<Machine> make_mcast_chain(const Plan& plan, Rank me);
+MachinePtr make_mcast_chain(const Plan& plan, Rank me, MachineArena& arena);
+// The arena bytes make_mcast_chain needs at most for any root, any rank and
+// any message of at most max_segments segments in a group of `nodes`.
+size_t mcast_chain_arena_bytes(uint32_t nodes, uint32_t max_segments);
 
 // The rank that synchronises with the root in operation `op`: uniform over the
 // p-1 non-root ranks, a pure function of (seed, op, p, root), so every member

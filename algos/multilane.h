@@ -30,10 +30,12 @@
 // registered `multilane` uses one site.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 
+#include "algos/arena.h"
 #include "algos/machine.h"
 #include "algos/topology/multilane.h"
 
@@ -49,5 +51,19 @@ std::unique_ptr<Machine> make_multilane(const Plan& plan, Rank me,
 std::unique_ptr<Machine> make_multilane(const Plan& plan, Rank me,
                                         const topology::MultilaneLayout& layout);
 std::unique_ptr<Machine> make_multilane(const Plan& plan, Rank me);
+
+// The same in an arena. With site_of_rank, the layout is built in the arena
+// too (and stays there until the machine goes); a layout built outside it
+// (once, at group creation) takes nothing from the arena.
+MachinePtr make_multilane(const Plan& plan, Rank me, std::span<const uint32_t> site_of_rank,
+                          MachineArena& arena);
+MachinePtr make_multilane(const Plan& plan, Rank me, const topology::MultilaneLayout& layout,
+                          MachineArena& arena);
+MachinePtr make_multilane(const Plan& plan, Rank me, MachineArena& arena);
+// The arena bytes make_multilane needs at most for any root, any rank and any
+// message of at most max_segments segments in a group of `nodes`, with one
+// site (with_sites false: also enough with a prebuilt layout) or with any
+// site_of_rank.
+size_t multilane_arena_bytes(uint32_t nodes, uint32_t max_segments, bool with_sites = false);
 
 }  // namespace lanecast::algos

@@ -1,9 +1,12 @@
 #include "algos/pipeline.h"
 
+#include "algos/arena.h"
+
 namespace lanecast::algos {
 
-PipelineMachine::PipelineMachine(const Plan& plan, Rank me, const PipeShape& shape)
-    : shape_(shape), segments_(plan.segments()), root_(me == plan.root()), have_(plan.segments()) {}
+PipelineMachine::PipelineMachine(const Plan& plan, Rank me, const PipeShape& shape,
+                                 std::pmr::memory_resource* mem)
+    : shape_(shape), segments_(plan.segments()), root_(me == plan.root()), have_(plan.segments(), mem) {}
 
 void PipelineMachine::start(Actions& out) {
   started_ = true;
@@ -22,6 +25,11 @@ void PipelineMachine::on_segment(SegmentIndex seg, Rank, Lane, Actions& out) {
 void PipelineMachine::forward(SegmentIndex seg, Actions& out) const {
   const uint32_t cls = seg % shape_.classes;
   for (uint32_t i = 0; i < shape_.child_count[cls]; ++i) out.send(shape_.children[cls][i], seg, 0);
+}
+
+size_t pipeline_arena_bytes(uint32_t nodes, uint32_t max_segments) {
+  (void)nodes;  // one bitmap per rank whatever the group
+  return arena_block(sizeof(PipelineMachine)) + arena_block(Bitmap::bytes_for(max_segments));
 }
 
 }  // namespace lanecast::algos

@@ -8,7 +8,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 
 #include "algos/bitmap.h"
 #include "algos/machine.h"
@@ -28,7 +30,9 @@ struct PipeShape {
 
 class PipelineMachine final : public Machine {
  public:
-  PipelineMachine(const Plan& plan, Rank me, const PipeShape& shape);
+  // mem: where the have-bitmap's words come from.
+  PipelineMachine(const Plan& plan, Rank me, const PipeShape& shape,
+                  std::pmr::memory_resource* mem = std::pmr::get_default_resource());
 
   void start(Actions& out) override;
   void on_segment(SegmentIndex seg, Rank from, Lane lane, Actions& out) override;
@@ -45,5 +49,10 @@ class PipelineMachine final : public Machine {
   uint32_t held_ = 0;
   Bitmap have_;
 };
+
+// The arena bytes a PipelineMachine (chain, binary, bintree) needs at most for
+// any root, any rank and any message of at most max_segments segments: the
+// machine and its have-bitmap, which every rank has, the root included.
+size_t pipeline_arena_bytes(uint32_t nodes, uint32_t max_segments);
 
 }  // namespace lanecast::algos

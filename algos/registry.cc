@@ -1,5 +1,6 @@
 #include "algos/registry.h"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -10,8 +11,9 @@
 #include "algos/chain.h"
 #include "algos/hypercube.h"
 #include "algos/linear.h"
-#include "algos/multilane.h"
 #include "algos/mcast_chain.h"
+#include "algos/multilane.h"
+#include "algos/pipeline.h"
 #include "algos/scatter_allgather.h"
 #include "algos/symmetric.h"
 
@@ -19,39 +21,47 @@ namespace lanecast::algos {
 namespace {
 
 using Factory = std::unique_ptr<Machine> (*)(const Plan&, Rank);
+using ArenaFactory = MachinePtr (*)(const Plan&, Rank, MachineArena&);
+using ArenaBytes = size_t (*)(uint32_t nodes, uint32_t max_segments);
 
 struct Entry {
   AlgoInfo info;
   Factory make;
+  ArenaFactory make_in;  // the same machine in an arena
+  ArenaBytes bytes;      // what make_in needs at most (the registered options)
 };
 
 constexpr std::array kAlgos{
     Entry{{Algo::Linear, "linear", "root sends every segment to every rank (MPI linear baseline)"},
-          &make_linear},
+          &make_linear, &make_linear, &linear_arena_bytes},
     Entry{{Algo::Binomial, "binomial",
            "MPI binomial tree, store-and-forward of the whole message"},
-          &make_binomial},
+          &make_binomial, &make_binomial, &binomial_arena_bytes},
     Entry{{Algo::Chain, "chain", "pipelined chain (Happe & Vinter's segmented seqtree)"},
-          &make_chain},
-    Entry{{Algo::Binary, "binary", "pipelined binary tree"}, &make_binary},
+          &make_chain, &make_chain, &pipeline_arena_bytes},
+    Entry{{Algo::Binary, "binary", "pipelined binary tree"}, &make_binary, &make_binary, &pipeline_arena_bytes},
     Entry{{Algo::Bintree, "bintree",
            "two binary trees, alternating segments (Happe & Vinter's segmented bintree)"},
-          &make_bintree},
+          &make_bintree, &make_bintree, &pipeline_arena_bytes},
     Entry{{Algo::Symmetric, "symmetric",
            "one piece per receiver, then every receiver to all (Juhasz, constant in p)"},
-          static_cast<Factory>(&make_symmetric)},
+          static_cast<Factory>(&make_symmetric), static_cast<ArenaFactory>(&make_symmetric),
+          &symmetric_arena_bytes},
     Entry{{Algo::ScatterAllgather, "scatter_allgather",
            "binomial scatter, then ring or recursive-doubling allgather (van de Geijn)"},
-          static_cast<Factory>(&make_scatter_allgather)},
+          static_cast<Factory>(&make_scatter_allgather), static_cast<ArenaFactory>(&make_scatter_allgather),
+          [](uint32_t n, uint32_t m) { return scatter_allgather_arena_bytes(n, m); }},
     Entry{{Algo::Hypercube, "hypercube",
            "dimension-ordered hypercube, store-and-forward (Figueira; rank order here)"},
-          static_cast<Factory>(&make_hypercube)},
+          static_cast<Factory>(&make_hypercube), static_cast<ArenaFactory>(&make_hypercube),
+          [](uint32_t n, uint32_t m) { return hypercube_arena_bytes(n, m); }},
     Entry{{Algo::Multilane, "multilane",
            "two trees on two lanes, halves swapped at the leaves, chained across sites (one site here)"},
-          static_cast<Factory>(&make_multilane)},
+          static_cast<Factory>(&make_multilane), static_cast<ArenaFactory>(&make_multilane),
+          [](uint32_t n, uint32_t m) { return multilane_arena_bytes(n, m); }},
     Entry{{Algo::McastChain, "mcast_chain",
            "root multicasts every segment, a reliable ring repairs losses (Hoefler, Siebert & Rehm)"},
-          &make_mcast_chain},
+          &make_mcast_chain, &make_mcast_chain, &mcast_chain_arena_bytes},
 };
 
 constexpr std::array<AlgoInfo, kAlgos.size()> infos() {
@@ -86,6 +96,22 @@ const AlgoInfo& algo_info(Algo id) {
 std::unique_ptr<Machine> make_machine(Algo algo, const Plan& plan, Rank me) {
   if (me >= plan.nodes()) throw std::invalid_argument("make_machine: rank is outside the group");
   return entry(algo).make(plan, me);
+}
+
+MachinePtr make_machine(Algo algo, const Plan& plan, Rank me, MachineArena& arena) {
+  if (me >= plan.nodes()) throw std::invalid_argument("make_machine: rank is outside the group");
+  return entry(algo).make_in(plan, me, arena);
+}
+
+size_t machine_arena_bytes(Algo algo, uint32_t nodes, uint16_t lanes, uint32_t max_segments) {
+  (void)lanes;  // no registered machine's size depends on it (see registry.h)
+  return entry(algo).bytes(nodes, max_segments);
+}
+
+size_t machine_arena_bytes(uint32_t nodes, uint16_t lanes, uint32_t max_segments) {
+  size_t most = 0;
+  for (const auto& e : kAlgos) most = std::max(most, machine_arena_bytes(e.info.id, nodes, lanes, max_segments));
+  return most;
 }
 
 }  // namespace lanecast::algos

@@ -1,11 +1,14 @@
 // Algorithms by name: what `lanecast bench --algo NAME` and the engine look up.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
 
+#include "algos/arena.h"
 #include "algos/machine.h"
 #include "algos/plan.h"
 
@@ -35,7 +38,33 @@ std::span<const AlgoInfo> algorithms();
 std::optional<Algo> algo_by_name(std::string_view name);
 const AlgoInfo& algo_info(Algo id);
 
-// The machine for rank `me` in the broadcast described by `plan`.
+// The machine for rank `me` in the broadcast described by `plan`, on the heap
+// (the model executor, the simulator, tests).
 std::unique_ptr<Machine> make_machine(Algo algo, const Plan& plan, Rank me);
+
+// The same machine built in `arena` (algos/arena.h), for the engine's polling
+// core: the machine and everything it allocates come from the arena, nothing
+// from the heap; destroying the MachinePtr rewinds the arena. Throws
+// std::invalid_argument (unknown algorithm, rank outside the group),
+// std::logic_error while another machine lives in the arena, and
+// ArenaExhausted when the arena is smaller than machine_arena_bytes() asks.
+MachinePtr make_machine(Algo algo, const Plan& plan, Rank me, MachineArena& arena);
+
+// An arena size that make_machine(algo, plan, me, arena) never exceeds, for
+// any root and rank of a group of `nodes` with `lanes` lanes and any message of
+// at most max_segments segments; the first form for every registered
+// algorithm, the second for one.
+//
+// Derived from sizes, not by trial: an arena request of n bytes costs
+// arena_block(n) (whole 16-byte units, no padding between blocks), and a
+// machine allocates only while it is constructed. Each algorithm's file sums
+// its requests (X_arena_bytes() beside make_X()): its machine object
+// (sizeof), its have-bitmap of max_segments bits (Bitmap::bytes_for) when
+// some rank of the group keeps one, and its extras (multilane: the one-site
+// layout's table). The first form is the largest of those. No registered
+// machine's size depends on `lanes` or grows with `nodes`, so the bound is
+// max_segments / 8 bytes plus a constant of a few hundred bytes.
+size_t machine_arena_bytes(uint32_t nodes, uint16_t lanes, uint32_t max_segments);
+size_t machine_arena_bytes(Algo algo, uint32_t nodes, uint16_t lanes, uint32_t max_segments);
 
 }  // namespace lanecast::algos

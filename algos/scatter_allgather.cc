@@ -10,20 +10,25 @@
 namespace lanecast::algos {
 namespace {
 
+// Whether the allgather is recursive doubling (else the ring) in a group of p.
+bool uses_doubling(Allgather mode, uint32_t p) {
+  const bool pow2 = std::has_single_bit(p);
+  if (mode == Allgather::RecursiveDoubling && !pow2)
+    throw std::invalid_argument("scatter_allgather: recursive doubling needs a power-of-two group");
+  return mode == Allgather::RecursiveDoubling || (mode == Allgather::Auto && pow2);
+}
+
 class ScatterAllgatherMachine final : public Machine {
  public:
-  ScatterAllgatherMachine(const Plan& plan, Rank me, Allgather mode)
+  ScatterAllgatherMachine(const Plan& plan, Rank me, Allgather mode, std::pmr::memory_resource* mem)
       : plan_(plan), v_(plan.to_virtual(me)), p_(plan.nodes()), m_(plan.segments()),
         sub_end_(topology::binomial_subtree_end(v_, p_)),
         parent_(topology::binomial_parent(v_)),
-        succ_(p_ > 1 ? (v_ + 1) % p_ : kNoRank) {
-    const bool pow2 = std::has_single_bit(p_);
-    if (mode == Allgather::RecursiveDoubling && !pow2)
-      throw std::invalid_argument("scatter_allgather: recursive doubling needs a power-of-two group");
-    doubling_ = mode == Allgather::RecursiveDoubling || (mode == Allgather::Auto && pow2);
-    // The ring needs a guard: a node's subtree chunks come by the scatter and
-    // again round the ring.
-    if (v_ != 0 && !doubling_) have_ = Bitmap(m_);
+        succ_(p_ > 1 ? (v_ + 1) % p_ : kNoRank),
+        doubling_(uses_doubling(mode, p_)),
+        // The ring needs a guard: a node's subtree chunks come by the scatter
+        // and again round the ring.
+        have_(v_ != 0 && !doubling_ ? m_ : 0, mem) {
     steps_ = static_cast<uint32_t>(std::countr_zero(std::bit_ceil(p_)));
     child_count_ = topology::binomial_children(v_, p_, children_);
     // Recursive doubling sees every segment once: holding them all is enough.
@@ -113,11 +118,27 @@ class ScatterAllgatherMachine final : public Machine {
 }  // namespace
 
 std::unique_ptr<Machine> make_scatter_allgather(const Plan& plan, Rank me, Allgather allgather) {
-  return std::make_unique<ScatterAllgatherMachine>(plan, me, allgather);
+  return make_on_heap<ScatterAllgatherMachine>(plan, me, allgather);
 }
 
 std::unique_ptr<Machine> make_scatter_allgather(const Plan& plan, Rank me) {
   return make_scatter_allgather(plan, me, Allgather::Auto);
+}
+
+MachinePtr make_scatter_allgather(const Plan& plan, Rank me, Allgather allgather, MachineArena& arena) {
+  return arena.make<ScatterAllgatherMachine>(plan, me, allgather);
+}
+
+MachinePtr make_scatter_allgather(const Plan& plan, Rank me, MachineArena& arena) {
+  return make_scatter_allgather(plan, me, Allgather::Auto, arena);
+}
+
+// The machine, and the have-bitmap of a receiver when the allgather is the
+// ring (recursive doubling needs none).
+size_t scatter_allgather_arena_bytes(uint32_t nodes, uint32_t max_segments, Allgather allgather) {
+  const bool ring = allgather == Allgather::Ring || (allgather == Allgather::Auto && !std::has_single_bit(nodes));
+  return arena_block(sizeof(ScatterAllgatherMachine)) +
+         (nodes > 1 && ring ? arena_block(Bitmap::bytes_for(max_segments)) : 0);
 }
 
 }  // namespace lanecast::algos

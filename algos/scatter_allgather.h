@@ -18,9 +18,11 @@
 // Auto picks recursive doubling for powers of two, the ring otherwise.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
+#include "algos/arena.h"
 #include "algos/machine.h"
 
 namespace lanecast::algos {
@@ -31,5 +33,12 @@ enum class Allgather : uint8_t { Auto, Ring, RecursiveDoubling };
 // power of two.
 std::unique_ptr<Machine> make_scatter_allgather(const Plan& plan, Rank me, Allgather allgather);
 std::unique_ptr<Machine> make_scatter_allgather(const Plan& plan, Rank me);
+MachinePtr make_scatter_allgather(const Plan& plan, Rank me, Allgather allgather, MachineArena& arena);
+MachinePtr make_scatter_allgather(const Plan& plan, Rank me, MachineArena& arena);
+// The arena bytes make_scatter_allgather needs at most with `allgather` for
+// any root, any rank and any message of at most max_segments segments in a
+// group of `nodes`.
+size_t scatter_allgather_arena_bytes(uint32_t nodes, uint32_t max_segments,
+                                     Allgather allgather = Allgather::Auto);
 
 }  // namespace lanecast::algos

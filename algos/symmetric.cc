@@ -25,10 +25,10 @@ constexpr uint32_t forward_order_modulus(uint32_t k) { return k % 2 == 1 ? k : k
 
 class SymmetricMachine final : public Machine {
  public:
-  SymmetricMachine(const Plan& plan, Rank me, const SymmetricOptions& opt)
+  SymmetricMachine(const Plan& plan, Rank me, const SymmetricOptions& opt, std::pmr::memory_resource* mem)
       : plan_(plan), v_(plan.to_virtual(me)), p_(plan.nodes()), m_(plan.segments()),
         one_phase_(m_ <= 1 || plan.message_bytes() < opt.one_phase_below_bytes),
-        have_(v_ == 0 ? 0 : m_) {}
+        have_(v_ == 0 ? 0 : m_, mem) {}
 
   void start(Actions& out) override {
     started_ = true;
@@ -85,11 +85,24 @@ class SymmetricMachine final : public Machine {
 }  // namespace
 
 std::unique_ptr<Machine> make_symmetric(const Plan& plan, Rank me, const SymmetricOptions& opt) {
-  return std::make_unique<SymmetricMachine>(plan, me, opt);
+  return make_on_heap<SymmetricMachine>(plan, me, opt);
 }
 
 std::unique_ptr<Machine> make_symmetric(const Plan& plan, Rank me) {
   return make_symmetric(plan, me, SymmetricOptions{});
+}
+
+MachinePtr make_symmetric(const Plan& plan, Rank me, const SymmetricOptions& opt, MachineArena& arena) {
+  return arena.make<SymmetricMachine>(plan, me, opt);
+}
+
+MachinePtr make_symmetric(const Plan& plan, Rank me, MachineArena& arena) {
+  return make_symmetric(plan, me, SymmetricOptions{}, arena);
+}
+
+// The machine, and the have-bitmap of a receiver (the root has none).
+size_t symmetric_arena_bytes(uint32_t nodes, uint32_t max_segments) {
+  return arena_block(sizeof(SymmetricMachine)) + (nodes > 1 ? arena_block(Bitmap::bytes_for(max_segments)) : 0);
 }
 
 }  // namespace lanecast::algos

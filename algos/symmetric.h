@@ -13,9 +13,11 @@
 // one segment, where the second phase only adds a hop.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
+#include "algos/arena.h"
 #include "algos/machine.h"
 
 namespace lanecast::algos {
@@ -28,5 +30,10 @@ struct SymmetricOptions {
 
 std::unique_ptr<Machine> make_symmetric(const Plan& plan, Rank me, const SymmetricOptions& opt);
 std::unique_ptr<Machine> make_symmetric(const Plan& plan, Rank me);
+MachinePtr make_symmetric(const Plan& plan, Rank me, const SymmetricOptions& opt, MachineArena& arena);
+MachinePtr make_symmetric(const Plan& plan, Rank me, MachineArena& arena);
+// The arena bytes make_symmetric needs at most (any options, root, rank, and
+// message of at most max_segments segments in a group of `nodes`).
+size_t symmetric_arena_bytes(uint32_t nodes, uint32_t max_segments);
 
 }  // namespace lanecast::algos

@@ -5,22 +5,27 @@
 
 namespace lanecast::algos::topology {
 
-MultilaneLayout::MultilaneLayout(uint32_t p, Rank root, std::span<const uint32_t> site_of_rank)
-    : p_(p), root_(root) {
+// Every table is reserved to its final size before it is filled: one request
+// per table, as resource_requests() counts them.
+MultilaneLayout::MultilaneLayout(uint32_t p, Rank root, std::span<const uint32_t> site_of_rank,
+                                 std::pmr::memory_resource* mem)
+    : p_(p), root_(root), sites_(mem), order_(mem), chain_(mem) {
   if (p == 0 || root >= p) throw std::invalid_argument("multilane: root is outside the group");
   if (!site_of_rank.empty() && site_of_rank.size() != p)
     throw std::invalid_argument("multilane: site_of_rank must give a site for every rank");
   if (site_of_rank.empty()) {
+    sites_.reserve(1);
     sites_.push_back({0, p - 1, 0});
     return;
   }
   // Distinct site ids, rotated so that the root's comes first.
-  std::vector<uint32_t> ids(site_of_rank.begin(), site_of_rank.end());
+  std::pmr::vector<uint32_t> ids(site_of_rank.begin(), site_of_rank.end(), mem);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   const auto at = std::lower_bound(ids.begin(), ids.end(), site_of_rank[root]);
   std::rotate(ids.begin(), at, ids.end());
   // Members site by site, each in virtual-rank order (the root left out).
+  sites_.reserve(ids.size());
   order_.reserve(p - 1);
   chain_.assign(p, UINT32_MAX);
   for (uint32_t id : ids) {
@@ -35,6 +40,14 @@ MultilaneLayout::MultilaneLayout(uint32_t p, Rank root, std::span<const uint32_t
     if (!sites_.empty()) s.flip = multilane_next_flip(sites_.back().count, sites_.back().flip);
     sites_.push_back(s);
   }
+}
+
+std::array<size_t, 4> MultilaneLayout::resource_requests(uint32_t p, bool with_sites) {
+  if (!with_sites) return {sizeof(Site), 0, 0, 0};
+  // The constructor's scratch copy of the site ids, sites_ (at most one site
+  // per rank), order_ and chain_.
+  return {size_t{p} * sizeof(uint32_t), size_t{p} * sizeof(Site), size_t{p > 0 ? p - 1 : 0} * sizeof(Rank),
+          size_t{p} * sizeof(uint32_t)};
 }
 
 std::vector<uint32_t> MultilaneLayout::contiguous(uint32_t p, uint32_t sites) {

@@ -32,7 +32,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <span>
 #include <vector>
 
@@ -97,8 +99,15 @@ class MultilaneLayout {
   // starts at the root's site and visits the other ids in increasing order,
   // cyclically after the root's; members follow rank order rotated to start
   // at the root. Throws std::invalid_argument on a size mismatch or a root
-  // outside the group.
-  MultilaneLayout(uint32_t p, Rank root, std::span<const uint32_t> site_of_rank = {});
+  // outside the group. mem: where its tables (and its scratch) come from.
+  MultilaneLayout(uint32_t p, Rank root, std::span<const uint32_t> site_of_rank = {},
+                  std::pmr::memory_resource* mem = std::pmr::get_default_resource());
+
+  // The most each of a layout's (at most four) requests to its memory
+  // resource asks for, for p ranks with or without site_of_rank; nothing is
+  // freed before the layout is destroyed. A caller that rounds every request
+  // (MachineArena) sums them its own way.
+  static std::array<size_t, 4> resource_requests(uint32_t p, bool with_sites);
 
   // Ranks 0..p-1 with `sites` contiguous blocks of (nearly) equal size:
   // rank r in site floor(r sites / p). Throws when sites is 0 or above p.
@@ -124,9 +133,9 @@ class MultilaneLayout {
 
   uint32_t p_;
   Rank root_;
-  std::vector<Site> sites_;
-  std::vector<Rank> order_;   // chain position -> rank; empty with one site
-  std::vector<uint32_t> chain_;  // rank -> chain position; empty with one site
+  std::pmr::vector<Site> sites_;
+  std::pmr::vector<Rank> order_;   // chain position -> rank; empty with one site
+  std::pmr::vector<uint32_t> chain_;  // rank -> chain position; empty with one site
 };
 
 }  // namespace lanecast::algos::topology
