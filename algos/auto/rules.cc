@@ -128,6 +128,8 @@ Rules Rules::parse(std::string_view text, std::string_view origin) {
     }
     if (!algo) continue;  // valid rule for an algorithm this build does not have
     rule.algo = *algo;
+    rule.text = std::string(line);
+    rule.line = line_no;
     out.rules_.push_back(std::move(rule));
   }
   if (out.rules_.empty()) throw RulesError(std::string(origin) + ": no usable rule");
@@ -155,13 +157,18 @@ bool Rules::holds(const Condition& c, const Situation& s) {
   return false;
 }
 
-Algo Rules::choose(const Situation& s) const {
-  for (const Rule& r : rules_) {
+std::optional<size_t> Rules::first_match(const Situation& s) const {
+  for (size_t i = 0; i < rules_.size(); ++i) {
     bool ok = true;
-    for (const Condition& c : r.all) ok = ok && holds(c, s);
-    if (ok) return r.algo;
+    for (const Condition& c : rules_[i].all) ok = ok && holds(c, s);
+    if (ok) return i;
   }
-  return Algo::Chain;
+  return std::nullopt;
+}
+
+Algo Rules::choose(const Situation& s) const {
+  const std::optional<size_t> i = first_match(s);
+  return i ? rules_[*i].algo : Algo::Chain;
 }
 
 }  // namespace lanecast::algos::autoselect

@@ -49,7 +49,15 @@ class Rules {
   // The first rule that matches; a rules set without a catch-all that matches
   // nothing falls back to `chain`.
   Algo choose(const Situation& s) const;
+  // Which rule choose() follows: its index, or none when none matches. Lets a
+  // report say why (`lanecast plan --algo auto`) and a test see every rule fire.
+  std::optional<size_t> first_match(const Situation& s) const;
   size_t size() const { return rules_.size(); }
+  // Rule i: its algorithm, its text without the comment ("nodes <= 4 -> bintree")
+  // and its line in the parsed text (1-based, as in RulesError).
+  Algo algo(size_t i) const { return rules_.at(i).algo; }
+  const std::string& text(size_t i) const { return rules_.at(i).text; }
+  size_t line(size_t i) const { return rules_.at(i).line; }
 
  private:
   enum class Var : uint8_t { Size, Nodes, Lanes, Spread, Multicast, NoMulticast, Always };
@@ -62,6 +70,8 @@ class Rules {
   struct Rule {
     std::vector<Condition> all;
     Algo algo;
+    std::string text;
+    size_t line = 0;
   };
   static bool holds(const Condition& c, const Situation& s);
   std::vector<Rule> rules_;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -229,6 +230,27 @@ void Topology::check_fits(uint32_t nodes) const {
   if (site_of_.size() > nodes)
     throw std::invalid_argument("topology places rank " + std::to_string(site_of_.size() - 1) +
                                 " in a site, the group has only " + std::to_string(nodes) + " nodes");
+}
+
+double Topology::spread(uint32_t nodes) const {
+  check_fits(nodes);  // a matrix has no row for a rank beyond it
+  if (uniform() || nodes < 2) return 1;
+  // Ranks from `named` on are in no site, no pair and no matrix: any two of them
+  // stand for all (their latency to every rank is the default).
+  size_t named = std::max<size_t>(nodes_, site_of_.size());
+  for (const auto& [key, t] : pairs_) named = std::max<size_t>(named, (key >> 32) + 1);
+  const uint32_t count = static_cast<uint32_t>(std::min<size_t>(nodes, named + 2));
+  Picos lo = std::numeric_limits<Picos>::max(), hi = 0;
+  for (Rank a = 0; a < count; ++a)
+    for (Rank b = 0; b < count; ++b)
+      if (a != b) {
+        const Picos t = latency(a, b);
+        lo = std::min(lo, t);
+        hi = std::max(hi, t);
+      }
+  if (hi == lo) return 1;
+  if (lo == 0) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(hi) / static_cast<double>(lo);
 }
 
 Picos Topology::lookup(Rank from, Rank to) const {

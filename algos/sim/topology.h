@@ -53,6 +53,16 @@ class Topology {
   // Throws std::invalid_argument when the topology was written for another size.
   void check_fits(uint32_t nodes) const;
 
+  // How uneven the latencies of a group of `nodes` are: the largest over the
+  // smallest latency between two distinct members, either direction (`spread`
+  // of the auto rules, algos/auto/rules.h). 1 when every pair has the same
+  // latency (a uniform network, fewer than two members, all 0); infinity when
+  // some pairs have latency 0 and others do not. Visits only the ranks the
+  // topology names one by one plus two others (every other rank has the
+  // default latency to everyone): cheap for a uniform network of any size.
+  // Throws like check_fits when the topology does not fit the group.
+  double spread(uint32_t nodes) const;
+
  private:
   Picos lookup(Rank from, Rank to) const;
   void set_site_latency(int a, int b, Picos t);

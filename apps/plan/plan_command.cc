@@ -2,16 +2,20 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "algos/hypercube.h"
 #include "algos/mcast_chain.h"
 #include "algos/sim/simulator.h"
 #include "apps/common/options.h"
+#include "apps/plan/plan_auto.h"
 #include "apps/plan/plan_options.h"
 
 namespace lanecast::apps {
@@ -27,6 +31,7 @@ constexpr uint64_t kValidateLimit = uint64_t{1} << 30;
 
 struct Run {
   algos::Algo algo;
+  std::optional<AutoPick> pick;  // --algo auto: why `algo`
   uint32_t nodes;
   uint64_t size;
   uint32_t segments;
@@ -35,6 +40,7 @@ struct Run {
 
 struct Summary {
   algos::Algo algo;
+  bool picked;  // by --algo auto
   uint32_t nodes;
   uint64_t size;
   Picos completion;
@@ -79,10 +85,24 @@ void print_mcast_lines(const PlanConfig& c, const Run& r) {
     std::cout << "  sync rank      " << k << " (operation " << c.op << ")\n";
 }
 
+// Which rule chose, and from what (the parts of the situation not in the run's
+// first line).
+void print_pick(const PlanConfig& c, const AutoPick& pick) {
+  std::cout << "  chosen by      ";
+  if (pick.rule)
+    std::cout << rule_origin(c, *pick.rule) << " '" << c.auto_rules->text(*pick.rule) << "'";
+  else
+    std::cout << "no rule (chain, the fallback of rules without 'always')";
+  std::cout << " (lanes " << pick.situation.lanes << (pick.situation.multicast ? ", multicast" : ", no multicast")
+            << ", latency spread " << fmt("%g", pick.situation.latency_spread) << ")\n";
+}
+
 void print_text(const PlanConfig& c, const Run& r) {
   const SimResult& s = r.result;
+  if (r.pick) std::cout << "auto -> ";
   std::cout << algos::algo_info(r.algo).name << ": " << r.nodes << " nodes, " << format_size(r.size)
             << " (" << r.size << " B) in " << r.segments << " segments of " << c.segment << " B\n";
+  if (r.pick) print_pick(c, *r.pick);
   if (!s.complete) std::cout << "  INCOMPLETE     " << s.problem << "\n";
   std::cout << "  predicted      " << us(s.completion) << " us\n"
             << "  rank finish    " << min_med_max(s.finish, true) << " us\n"
@@ -123,9 +143,28 @@ std::string json_escape(const std::string& s) {
   return out;
 }
 
+// "algo" is what was asked for, "chosen" what ran; with auto, the rule that
+// chose (null when none matched) and the situation fields not given elsewhere.
+void print_json_choice(const PlanConfig& c, const Run& r) {
+  const std::string_view name = algos::algo_info(r.algo).name;
+  std::cout << "\"algo\":\"" << (r.pick ? std::string_view("auto") : name) << "\",\"chosen\":\"" << name << '"';
+  if (!r.pick) return;
+  const AutoPick& p = *r.pick;
+  if (p.rule)
+    std::cout << ",\"rule\":\"" << json_escape(c.auto_rules->text(*p.rule)) << "\",\"rule_at\":\""
+              << json_escape(rule_origin(c, *p.rule)) << '"';
+  else
+    std::cout << ",\"rule\":null,\"rule_at\":null";
+  std::cout << ",\"multicast\":" << (p.situation.multicast ? "true" : "false") << ",\"latency_spread\":";
+  if (std::isfinite(p.situation.latency_spread)) std::cout << fmt("%g", p.situation.latency_spread);
+  else std::cout << "null";  // JSON has no infinity: some pairs have latency 0, others not
+}
+
 void print_json(const PlanConfig& c, const Run& r) {
   const SimResult& s = r.result;
-  std::cout << "{\"algo\":\"" << algos::algo_info(r.algo).name << "\",\"nodes\":" << r.nodes
+  std::cout << '{';
+  print_json_choice(c, r);
+  std::cout << ",\"nodes\":" << r.nodes
             << ",\"size\":" << r.size << ",\"segment\":" << c.segment << ",\"lanes\":" << c.lanes
             << ",\"root\":" << c.root << ",\"order\":\"" << c.order << "\",\"t0_us\":" << fmt("%g", c.t0_us)
             << ",\"bw_mbytes_per_s\":" << fmt("%g", c.bw_mbytes) << ",\"tx_order\":\""
@@ -160,6 +199,7 @@ void print_header(const PlanConfig& c) {
             << (c.net.tx_order == algos::sim::TxOrder::Fifo ? "fifo" : "round robin");
   if (!c.topology_file.empty()) std::cout << ", topology " << c.topology_file;
   if (c.order != "id") std::cout << ", order " << c.order;
+  if (c.auto_rules) std::cout << ", auto rules " << (c.auto_rules_file.empty() ? "built in" : c.auto_rules_file);
   if (c.net.frame_overhead_bytes > 0) std::cout << ", +" << c.net.frame_overhead_bytes << " B/frame";
   if (c.net.frame_overhead_time > 0) std::cout << ", +" << us(c.net.frame_overhead_time) << " us/frame";
   if (c.net.port_capacity > 0) std::cout << ", port " << fmt("%g", c.net.port_capacity / 1e6) << " MB/s";
@@ -177,10 +217,11 @@ void print_header(const PlanConfig& c) {
 void print_summary(const std::vector<Summary>& runs) {
   std::cout << "\n# summary\n";
   char line[128];
-  std::snprintf(line, sizeof line, "%-20s %8s %10s %16s\n", "algo", "nodes", "size", "predicted_us");
+  std::snprintf(line, sizeof line, "%-24s %8s %10s %16s\n", "algo", "nodes", "size", "predicted_us");
   std::cout << line;
   for (const Summary& r : runs) {
-    std::snprintf(line, sizeof line, "%-20s %8u %10s %16s%s\n", std::string(algos::algo_info(r.algo).name).c_str(),
+    const std::string name(algos::algo_info(r.algo).name);
+    std::snprintf(line, sizeof line, "%-24s %8u %10s %16s%s\n", (r.picked ? "auto -> " + name : name).c_str(),
                   r.nodes, format_size(r.size).c_str(), us(r.completion).c_str(), r.complete ? "" : "  INCOMPLETE");
     std::cout << line;
   }
@@ -226,9 +267,15 @@ int run_plan(const PlanConfig& c) {
   bool all_complete = true;
   if (c.json) std::cout << "[\n";
   else print_header(c);
-  for (algos::Algo a : c.algos)
+  // What to run per point: an algorithm, or none for the auto rules' choice.
+  std::vector<std::optional<algos::Algo>> wanted(c.algos.begin(), c.algos.end());
+  if (c.auto_rules) wanted.push_back(std::nullopt);
+  for (const std::optional<algos::Algo>& want : wanted)
     for (uint32_t p : c.nodes)
       for (uint64_t n : c.sizes) {
+        std::optional<AutoPick> pick;
+        if (!want) pick = pick_auto(c, p, n);
+        const algos::Algo a = want ? *want : pick->algo;
         algos::PlanParams pp;
         pp.nodes = p;
         pp.root = c.root;
@@ -240,7 +287,7 @@ int run_plan(const PlanConfig& c) {
         const algos::Plan plan(pp);
         algos::sim::SimOptions opt;
         opt.validate = c.validate && uint64_t{p} * plan.segments() <= kValidateLimit;
-        const Run r{a, p, n, plan.segments(), simulate_one(c, a, plan, opt)};
+        const Run r{a, pick, p, n, plan.segments(), simulate_one(c, a, plan, opt)};
         all_complete = all_complete && r.result.complete;
         if (c.json) {
           if (!runs.empty()) std::cout << ",\n";
@@ -249,7 +296,7 @@ int run_plan(const PlanConfig& c) {
           print_text(c, r);
         }
         std::cout.flush();
-        runs.push_back({a, p, n, r.result.completion, r.result.complete});
+        runs.push_back({a, pick.has_value(), p, n, r.result.completion, r.result.complete});
       }
   if (c.json) std::cout << "\n]\n";
   else if (runs.size() > 1) print_summary(runs);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "apps/common/options.h"
+#include "apps/plan/plan_auto.h"
 
 namespace lanecast::apps {
 namespace {
@@ -29,8 +30,12 @@ struct Raw {
 
 OptionTable make_table(PlanConfig& c, Raw& raw) {
   OptionTable t;
-  t.add({"algo", "NAME", "all", "algorithm to simulate, or 'all' for every registered one",
+  t.add({"algo", "NAME", "all",
+         "algorithm to simulate, 'auto' (chosen per nodes and size by rules), or 'all' for every "
+         "registered one",
          [&](std::string_view v) { raw.algo = std::string(v); }});
+  t.add({"auto-rules", "FILE", "built in", "rules for --algo auto (format: config/auto.rules)",
+         [&](std::string_view v) { c.auto_rules_file = std::string(v); }});
   t.add({"nodes", "P", "required", "group size, root included; a list 'a,b,c' simulates each",
          [&](std::string_view v) { raw.nodes = std::string(v); }});
   t.add({"size", "M", "required",
@@ -121,10 +126,11 @@ std::vector<algos::Algo> resolve_algos(const std::string& name) {
     if (out.empty()) throw UsageError("--algo all: no algorithm is registered yet");
     return out;
   }
+  if (name == "auto") return out;  // chosen per point by the rules
   const auto id = algos::algo_by_name(name);
   if (!id)
     throw UsageError("--algo: unknown algorithm '" + name + "' (known: " +
-                     (known.empty() ? "none registered yet" : known) + ", or all)");
+                     (known.empty() ? "none registered yet" : known) + ", auto or all)");
   out.push_back(*id);
   return out;
 }
@@ -134,14 +140,19 @@ std::vector<algos::Algo> resolve_algos(const std::string& name) {
 std::string plan_help() {
   PlanConfig c;
   Raw raw;
-  return "usage: lanecast plan --nodes P --size M [--algo NAME|all] [--segment S] [--t0 US]\n"
-         "                     [--bw MBYTES_PER_S] [--lanes L] [--topology FILE] [--order id|form]\n"
+  return "usage: lanecast plan --nodes P --size M [--algo NAME|auto|all] [--auto-rules FILE]\n"
+         "                     [--segment S] [--t0 US] [--bw MBYTES_PER_S] [--lanes L]\n"
+         "                     [--topology FILE] [--order id|form]\n"
          "                     [--mcast-loss FRACTION] [--root-delay US] [--sync-seed N]\n"
          "                     [--skew US] [--json] [more below]\n"
          "\n"
          "Predicts a broadcast's completion time, each rank's finish time, bytes sent and\n"
          "received and peers per node, by running the algorithm's machines in a discrete-event\n"
          "simulation of a switched network on the linear model t = t0 + n td (docs/algorithms.md).\n"
+         "With --algo auto, each (nodes, size) runs what the auto rules choose from the size, the\n"
+         "nodes, --lanes, the model's multicast and the topology's latency spread; the report\n"
+         "names the choice and the rule. --order, --mcast-loss, --root-delay and --sync-seed then\n"
+         "apply where the rules choose the algorithm they serve.\n"
          "\n"
          "options:\n" +
          make_table(c, raw).help() +
@@ -190,6 +201,14 @@ PlanConfig parse_plan_options(int argc, char** argv) {
   if (raw.buffer_frames > 0 && c.net.tx_order != algos::sim::TxOrder::Fifo)
     throw UsageError("--switch-buffer needs --tx-order fifo (a paused round-robin port is not modelled)");
   c.algos = resolve_algos(raw.algo);
+  // With auto, c.algos is empty: the checks below that refuse an option for an
+  // algorithm it does not apply to pass, and the option applies to the points
+  // where the rules choose the algorithm it serves.
+  if (raw.algo == "auto")
+    c.auto_rules = c.auto_rules_file.empty() ? algos::autoselect::Rules::defaults()
+                                             : load_auto_rules(c.auto_rules_file);
+  else if (!c.auto_rules_file.empty())
+    throw UsageError("--auto-rules applies to --algo auto only, not to --algo " + raw.algo);
   if (raw.mcast_loss) {
     for (algos::Algo a : c.algos)
       if (a != algos::Algo::McastChain)

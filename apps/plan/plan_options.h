@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "algos/auto/rules.h"
 #include "algos/registry.h"
 #include "algos/sim/simulator.h"
 #include "algos/topology/form_hypercube.h"
@@ -12,7 +14,11 @@
 namespace lanecast::apps {
 
 struct PlanConfig {
-  std::vector<algos::Algo> algos;     // resolved --algo (every registered one for 'all')
+  std::vector<algos::Algo> algos;     // resolved --algo (every registered one for 'all'; none for 'auto')
+  // --algo auto: each (nodes, size) runs what these rules choose (apps/plan/plan_auto.h),
+  // the built-in ones or those of --auto-rules FILE (auto_rules_file, empty = built in).
+  std::optional<algos::autoselect::Rules> auto_rules;
+  std::string auto_rules_file;
   std::vector<uint32_t> nodes;        // --nodes, a list
   std::vector<uint64_t> sizes;        // --size, a list
   uint32_t segment = 1400;

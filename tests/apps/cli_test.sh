@@ -51,6 +51,25 @@ printf 'size < 1K -> chain\nalways -> nope\n' >"$rules"
 expect 2 "$rules:2: unknown algorithm 'nope'" bench --algo auto --auto-rules "$rules" --sizes 1K
 expect 2 "auto rules: cannot read /nonexistent" bench --algo auto --auto-rules /nonexistent --sizes 1K
 expect 0 '"chosen": "linear"' bench --algo auto --nodes 3 --sizes 1K --iters 1 --warmup 0 --json
+# plan --algo auto: per (nodes, size) the rules' choice and the rule that chose,
+# built in or from --auto-rules FILE; a bad rules file is exit 2 with file:line.
+good_rules=$(mktemp)
+trap 'rm -f "$rules" "$good_rules"' EXIT
+printf '# test rules\nsize < 2K -> chain\nalways -> binary\n' >"$good_rules"
+expect 0 "--auto-rules FILE +rules for --algo auto \(format: config/auto.rules\)" plan --help
+expect 0 "^auto -> bintree: 64 nodes, 1M" plan --algo auto --nodes 64 --size 1M
+expect 0 "chosen by +built-in rules:11 'always -> bintree' \(lanes 1, multicast, latency spread 1\)" \
+  plan --algo auto --nodes 64 --size 1M
+expect 0 '"algo":"auto","chosen":"linear","rule":"size <= 1400 and nodes <= 64 -> linear","rule_at":"built-in rules:3"' \
+  plan --algo auto --nodes 3 --size 1K --json
+expect 0 '"chosen":"hypercube".*"latency_spread":120' plan --algo auto --nodes 16 --size 1M --json \
+  --topology "$(dirname "$0")/../../config/topologies/islands4.topo"
+expect 0 "chosen by +$good_rules:3 'always -> binary'" plan --algo auto --auto-rules "$good_rules" --nodes 8 --size 1M
+expect 0 "\"chosen\":\"chain\",\"rule\":\"size < 2K -> chain\",\"rule_at\":\"$good_rules:2\"" \
+  plan --algo auto --auto-rules "$good_rules" --nodes 8 --size 1K --json
+expect 2 "^lanecast plan: $rules:2: unknown algorithm 'nope'" plan --algo auto --auto-rules "$rules" --nodes 8 --size 1K
+expect 2 "^lanecast plan: auto rules: cannot read /nonexistent" plan --algo auto --auto-rules /nonexistent --nodes 8 --size 1K
+expect 2 "--auto-rules applies to --algo auto only" plan --algo chain --auto-rules "$good_rules" --nodes 8 --size 1K
 expect 0 "order form" plan --algo hypercube --nodes 16 --size 64K --order form \
   --topology "$(dirname "$0")/../../config/topologies/islands4.topo"
 # plan: mcast_chain's root delay and synchronisation, and process skew.

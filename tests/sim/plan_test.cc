@@ -11,6 +11,7 @@
 
 #include "algos/registry.h"
 #include "apps/plan/plan_command.h"
+#include "tests/sim/registered.h"
 
 namespace lanecast::apps {
 namespace {
@@ -18,6 +19,7 @@ namespace {
 using Outcome = test::PlanOutcome;
 Outcome plan(std::vector<std::string> args) { return test::run_plan(std::move(args)); }
 
+// Any registered algorithm will do for the tests of the command itself.
 std::string first_algo() {
   return algos::algorithms().empty() ? "" : std::string(algos::algorithms()[0].name);
 }
@@ -25,9 +27,9 @@ std::string first_algo() {
 TEST(Plan, HelpNamesEveryOptionWithItsDefault) {
   const Outcome o = plan({"--help"});
   EXPECT_EQ(o.rc, 0);
-  for (const char* opt : {"--algo", "--nodes", "--size", "--segment", "--t0", "--bw", "--lanes", "--topology",
-                          "--order", "--mcast-loss", "--json", "--tx-order", "[default: 1400]", "[default: 10]",
-                          "[default: 1250]"})
+  for (const char* opt : {"--algo", "--auto-rules", "--nodes", "--size", "--segment", "--t0", "--bw", "--lanes",
+                          "--topology", "--order", "--mcast-loss", "--json", "--tx-order", "[default: 1400]",
+                          "[default: 10]", "[default: 1250]"})
     EXPECT_NE(o.out.find(opt), std::string::npos) << opt;
 }
 
@@ -72,7 +74,7 @@ TEST(Plan, TopologyMustFitTheGroup) {
 
 TEST(Plan, JsonHasTheIssueFields) {
   const std::string a = first_algo();
-  if (a.empty()) GTEST_SKIP() << "no algorithm registered yet";
+  ASSERT_FALSE(a.empty()) << "no algorithm is registered (algos/registry.cc)";
   const Outcome o = plan({"--algo", a, "--nodes", "5,3", "--size", "100K", "--json"});
   ASSERT_EQ(o.rc, 0) << o.err;
   for (const char* f : {"\"algo\":\"", "\"nodes\":5", "\"nodes\":3", "\"size\":102400", "\"segment\":1400",
@@ -83,7 +85,7 @@ TEST(Plan, JsonHasTheIssueFields) {
 }
 
 TEST(Plan, FormHypercubeOrderFromTheTopology) {
-  if (!algos::algo_by_name("hypercube")) GTEST_SKIP() << "hypercube is not registered yet";
+  ASSERT_TRUE(test::registered("hypercube"));
   const std::string topo = std::string(LANECAST_SOURCE_DIR) + "/config/topologies/islands4.topo";
   const Outcome id = plan({"--algo", "hypercube", "--nodes", "16", "--size", "64K", "--topology", topo, "--json"});
   const Outcome form2 = plan({"--algo", "hypercube", "--nodes", "16", "--size", "64K", "--topology", topo,
@@ -100,7 +102,7 @@ TEST(Plan, FormHypercubeOrderFromTheTopology) {
 
 TEST(Plan, TextSummarisesLargeGroups) {
   const std::string a = first_algo();
-  if (a.empty()) GTEST_SKIP() << "no algorithm registered yet";
+  ASSERT_FALSE(a.empty()) << "no algorithm is registered (algos/registry.cc)";
   const Outcome small = plan({"--algo", a, "--nodes", "4", "--size", "10K"});
   ASSERT_EQ(small.rc, 0) << small.err;
   EXPECT_NE(small.out.find("finish_us"), std::string::npos) << small.out;  // one line per rank

@@ -1,6 +1,9 @@
 // The topology text format and the duration parser.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <set>
 
 #include "algos/sim/topology.h"
@@ -86,6 +89,48 @@ TEST(Topology, RandomIslandsUseEveryIsland) {
         EXPECT_TRUE(l >= 1500 * kUs && l <= 6000 * kUs);
       }
     }
+}
+
+// Largest over smallest latency of every ordered pair, the slow way.
+double spread_by_hand(const Topology& t, uint32_t nodes) {
+  Picos lo = UINT64_MAX, hi = 0;
+  for (Rank a = 0; a < nodes; ++a)
+    for (Rank b = 0; b < nodes; ++b)
+      if (a != b) {
+        lo = std::min(lo, t.latency(a, b));
+        hi = std::max(hi, t.latency(a, b));
+      }
+  return double(hi) / double(lo);
+}
+
+TEST(Topology, SpreadIsLargestOverSmallestLatency) {
+  EXPECT_EQ(Topology(10 * kUs).spread(1 << 20), 1.0);  // uniform, at once for any size
+  EXPECT_EQ(Topology(0).spread(64), 1.0);               // uniform at zero is still uniform
+  const Topology two = Topology::parse("nodes 4\nsite a 0-1\nsite b 2-3\nlatency a a 50us\n"
+                                       "latency b b 100us\nlatency a b 1.5ms\n", kUs);
+  EXPECT_EQ(two.spread(4), 30.0);
+  EXPECT_THROW(two.spread(5), std::invalid_argument);  // written for 4
+  // Only the group's ranks count; ranks in no site have the default to everyone.
+  const Topology open = Topology::parse("default 20us\nsite a 0-1\nlatency a a 5us\n", kUs);
+  EXPECT_EQ(open.spread(2), 1.0);
+  EXPECT_EQ(open.spread(3), 4.0);
+  EXPECT_EQ(open.spread(50), spread_by_hand(open, 50));
+  EXPECT_EQ(open.spread(1 << 20), 4.0);
+  // A pair override counts from the group that holds both its ranks; a matrix
+  // counts both directions.
+  const Topology pair = Topology::parse("pair 1 4 3ms\n", 10 * kUs);
+  EXPECT_EQ(pair.spread(1), 1.0);  // no pair at all
+  EXPECT_EQ(pair.spread(4), 1.0);
+  EXPECT_EQ(pair.spread(5), 300.0);
+  EXPECT_EQ(pair.spread(40), spread_by_hand(pair, 40));
+  EXPECT_EQ(Topology::parse("nodes 3\nmatrix\n0 1 2\n3 0 4\n5 6 0\n", kUs).spread(3), 6.0);
+  // Some pairs at 0, others not: no finite ratio.
+  EXPECT_EQ(Topology::parse("site a 0-1\nlatency a a 0us\n", 10 * kUs).spread(3),
+            std::numeric_limits<double>::infinity());
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    const Topology t = Topology::random_islands(16, 3, 50 * kUs, 1500 * kUs, 6000 * kUs, seed);
+    EXPECT_EQ(t.spread(16), spread_by_hand(t, 16)) << "seed " << seed;
+  }
 }
 
 }  // namespace
