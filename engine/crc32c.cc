@@ -1,77 +1,149 @@
+// Chooses the CRC-32C implementation once, from the CPU's features, and runs
+// it; also the test hook that runs a named one.
 #include "engine/crc32c.h"
 
-#include <rte_mbuf.h>
-
 #include <array>
-#include <cstring>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+
+#include "engine/crc32c_kernels.h"
+#include "engine/crc32c_paths.h"
 
 namespace lanecast::engine {
 namespace {
 
-constexpr uint32_t kPoly = 0x82F63B78u;  // reflected Castagnoli polynomial
+using crc32c_kernels::Kernel;
 
-constexpr std::array<uint32_t, 256> make_table() {
-  std::array<uint32_t, 256> t{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ kPoly : c >> 1;
-    t[i] = c;
-  }
-  return t;
-}
-constexpr auto kTable = make_table();
-
-uint32_t crc_table(uint32_t crc, const uint8_t* p, size_t len) {
-  for (size_t i = 0; i < len; ++i) crc = kTable[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-  return crc;
-}
-
+// Null if this build does not have the path.
+const Kernel* compiled_kernel(Crc32cPath path) {
+  switch (path) {
+    case Crc32cPath::Table:
+      return &crc32c_kernels::kTable;
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) uint32_t crc_hw(uint32_t crc, const uint8_t* p, size_t len) {
-  uint64_t c = crc;
-  while (len >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    c = __builtin_ia32_crc32di(c, v);
-    p += 8;
-    len -= 8;
-  }
-  uint32_t c32 = static_cast<uint32_t>(c);
-  while (len--) c32 = __builtin_ia32_crc32qi(c32, *p++);
-  return c32;
-}
-const bool kHaveHw = __builtin_cpu_supports("sse4.2");
+    case Crc32cPath::Sse42:
+      return &crc32c_kernels::kSse42;
+    case Crc32cPath::Sse42Interleaved:
+      return &crc32c_kernels::kSse42Interleaved;
+    case Crc32cPath::Avx512:
+      return &crc32c_kernels::kAvx512;
+#else
+    default:
+      return nullptr;
 #endif
+  }
+  return nullptr;
+}
+
+bool cpu_runs(Crc32cPath path) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();  // so this is right even when called from another static initialiser
+  const bool crc32 = __builtin_cpu_supports("sse4.2");
+  const bool clmul = crc32 && __builtin_cpu_supports("pclmul");
+  switch (path) {
+    case Crc32cPath::Table:
+      return true;
+    case Crc32cPath::Sse42:
+      return crc32;
+    case Crc32cPath::Sse42Interleaved:
+      return clmul;
+    case Crc32cPath::Avx512:
+      // __builtin_cpu_supports also checks that the OS saves the 512-bit state.
+      return clmul && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+             __builtin_cpu_supports("vpclmulqdq");
+  }
+  return false;
+#else
+  return path == Crc32cPath::Table;
+#endif
+}
+
+constexpr size_t kPaths = std::size(kAllCrc32cPaths);
+static_assert(
+    [] {
+      for (size_t i = 0; i < kPaths; ++i)
+        if (static_cast<size_t>(kAllCrc32cPaths[i]) != i) return false;
+      return true;
+    }(),
+    "kAllCrc32cPaths lists the enum in order, so a path indexes Paths::runnable");
+
+// What this build and CPU can run, decided at first use rather than by a
+// namespace-scope initialiser, so frames checked from other static
+// initialisers already get the right paths.
+struct Paths {
+  std::array<const Kernel*, kPaths> runnable{};  // null where not available
+  Crc32cPath best = Crc32cPath::Table;
+  const Kernel* best_kernel = nullptr;
+};
+
+const Paths& paths() {
+  static const Paths p = [] {
+    Paths r;
+    for (Crc32cPath path : kAllCrc32cPaths) {
+      if (compiled_kernel(path) == nullptr || !cpu_runs(path)) continue;
+      r.runnable[static_cast<size_t>(path)] = compiled_kernel(path);
+      r.best = path;  // the enum lists paths slowest first
+      r.best_kernel = compiled_kernel(path);
+    }
+    return r;
+  }();
+  return p;
+}
+
+const Kernel& available_kernel(Crc32cPath path) {
+  if (!crc32c_available(path))
+    throw std::invalid_argument(std::string("crc32c: path ") + crc32c_path_name(path) +
+                                " is not available on this CPU or build");
+  return *paths().runnable[static_cast<size_t>(path)];
+}
+
+// CRC-32C starts from all ones and inverts the result; the kernels work on the
+// raw register, so a CRC continues from the previous call's result.
+uint32_t run_update(const Kernel& k, uint32_t crc, const void* data, size_t len) {
+  return ~k.update(~crc, static_cast<const uint8_t*>(data), len);
+}
+
+uint32_t run_copy(const Kernel& k, uint32_t crc, void* dst, const void* src, size_t len) {
+  return ~k.copy(~crc, static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), len);
+}
 
 }  // namespace
 
-uint32_t crc32c(uint32_t crc, const void* data, size_t len) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  crc = ~crc;
-#if defined(__x86_64__)
-  crc = kHaveHw ? crc_hw(crc, p, len) : crc_table(crc, p, len);
-#else
-  crc = crc_table(crc, p, len);
-#endif
-  return ~crc;
+const char* crc32c_path_name(Crc32cPath path) {
+  switch (path) {
+    case Crc32cPath::Table:
+      return "table";
+    case Crc32cPath::Sse42:
+      return "sse42";
+    case Crc32cPath::Sse42Interleaved:
+      return "sse42x3";
+    case Crc32cPath::Avx512:
+      return "avx512";
+  }
+  return "?";
 }
 
-bool crc32c_mbuf(const rte_mbuf* m, uint32_t offset, uint32_t len, uint32_t* out) {
-  uint32_t crc = 0;
-  while (m != nullptr && offset >= m->data_len) {
-    offset -= m->data_len;
-    m = m->next;
-  }
-  while (len > 0) {
-    if (m == nullptr) return false;
-    const uint32_t take = std::min<uint32_t>(len, m->data_len - offset);
-    crc = crc32c(crc, rte_pktmbuf_mtod_offset(m, const uint8_t*, offset), take);
-    len -= take;
-    offset = 0;
-    m = m->next;
-  }
-  *out = crc;
-  return true;
+bool crc32c_available(Crc32cPath path) {
+  const auto i = static_cast<size_t>(path);
+  return i < kPaths && paths().runnable[i] != nullptr;
+}
+
+Crc32cPath crc32c_best_path() { return paths().best; }
+
+uint32_t crc32c(uint32_t crc, const void* data, size_t len) {
+  return run_update(*paths().best_kernel, crc, data, len);
+}
+
+uint32_t crc32c_copy(uint32_t crc, void* dst, const void* src, size_t len) {
+  return run_copy(*paths().best_kernel, crc, dst, src, len);
+}
+
+uint32_t crc32c_with(Crc32cPath path, uint32_t crc, const void* data, size_t len) {
+  return run_update(available_kernel(path), crc, data, len);
+}
+
+uint32_t crc32c_copy_with(Crc32cPath path, uint32_t crc, void* dst, const void* src, size_t len) {
+  return run_copy(available_kernel(path), crc, dst, src, len);
 }
 
 }  // namespace lanecast::engine
