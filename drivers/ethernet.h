@@ -94,4 +94,21 @@ inline bool accepts(const uint8_t* hdr, const PeerAddress& self) {
   return is_group(hdr) || std::memcmp(hdr, self.bytes, 6) == 0;
 }
 
+// Whether the frame's source MAC is `peer`'s.
+inline bool is_from(const uint8_t* hdr, const PeerAddress& peer) {
+  return peer.len == 6 && std::memcmp(hdr + 6, peer.bytes, 6) == 0;
+}
+
+// --- group addresses ---------------------------------------------------------
+//
+// A locally administered multicast MAC per (group, lane): 03:4c:43:gg:gg:ll
+// (I/G and U/L bits set, "LC", the group id's low 16 bits, the lane). Unique
+// among the groups of one process; groups of different jobs on one segment
+// also differ by the group id in every lanecast header, which receivers check.
+inline PeerAddress group_mac(uint32_t group, uint16_t lane) {
+  const uint8_t m[6] = {0x03, 0x4c, 0x43, static_cast<uint8_t>(group >> 8), static_cast<uint8_t>(group),
+                        static_cast<uint8_t>(lane)};
+  return to_peer(m);
+}
+
 }  // namespace lanecast::drivers::ethernet

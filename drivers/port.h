@@ -4,7 +4,8 @@
 // The peer address is opaque bytes (a MAC for Ethernet, a LID/QPN/GID for an
 // InfiniBand UD queue pair, after eRPC's generic transport): the engine asks the
 // port to write the link header for a destination into the headroom of the
-// frame's first mbuf, and to tell how long that header is on received frames.
+// frame's first mbuf, to tell how long that header is on received frames, and
+// whether a received frame really comes from the peer it names.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,8 @@
 struct rte_mbuf;
 
 namespace lanecast::drivers {
+
+class Waker;
 
 struct PeerAddress {
   static constexpr uint8_t kMaxBytes = 24;
@@ -25,10 +28,29 @@ struct PeerAddress {
   }
 };
 
+// What a port can do, read once at set-up. The engine adapts to each answer
+// visibly (a counter, a line in `bench`), never silently.
+struct PortCaps {
+  // Transmits a frame made of several mbufs (a header mbuf chained to a shared
+  // payload mbuf): the zero-copy forward. Without it, frames are flattened
+  // into one buffer (a counted copy).
+  bool tx_chained = true;
+  // Delivers a frame sent to group_address() to every other port of the
+  // segment (a switch that copies): one frame on the wire per multicast.
+  // Without it, a multicast is emulated by one datagram per member.
+  bool multicast = false;
+  // Arrivals wake a sleeping polling core (attach_waker): idle cores can sleep
+  // until a frame comes instead of napping on a timer.
+  bool rx_wakeup = false;
+};
+
+// Counters a port keeps itself (the PMD's, or the ring port's own).
 struct PortStats {
-  uint64_t rx_frames = 0;
-  uint64_t tx_frames = 0;
-  uint64_t tx_full = 0;  // frames the queue did not take (the caller keeps them)
+  uint64_t rx_frames = 0, tx_frames = 0;
+  uint64_t tx_full = 0;       // frames tx_burst did not take (the caller kept them)
+  uint64_t rx_missed = 0;     // the device or kernel ring had no room
+  uint64_t rx_errors = 0, tx_errors = 0;
+  uint64_t rx_no_buffer = 0;  // the rx mempool was empty
 };
 
 class Port {
@@ -37,6 +59,7 @@ class Port {
 
   // Datapath. Burst functions return counts, DPDK-style. tx_burst takes
   // ownership of the first `return value` mbufs only; the caller keeps the rest.
+  // Neither blocks.
   virtual uint16_t rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) = 0;
   virtual uint16_t tx_burst(uint16_t lane, rte_mbuf** frames, uint16_t count) = 0;
 
@@ -46,6 +69,8 @@ class Port {
   virtual uint32_t max_frame_bytes() const = 0;
   virtual PeerAddress address() const = 0;
   virtual std::string name() const = 0;
+  virtual PortCaps caps() const = 0;
+  virtual PortStats stats() const = 0;
 
   // Link framing. write_link_header() writes link_header_bytes() bytes at `at`
   // addressed from this port to `dst`.
@@ -54,6 +79,22 @@ class Port {
   // Whether a received frame's link header is addressed to this port (or to a
   // group it joined); a frame for someone else is dropped and counted.
   virtual bool accepts(const uint8_t* link_header) const = 0;
+  // Whether a received frame's link header says it was sent by `peer`: a frame
+  // whose lanecast header names a rank must come from that rank's address.
+  virtual bool is_from(const uint8_t* link_header, const PeerAddress& peer) const = 0;
+  // The address a multicast of `group` on `lane` is sent to (caps().multicast).
+  virtual PeerAddress group_address(uint32_t group, uint16_t lane) const {
+    (void)group, (void)lane;
+    return PeerAddress{};
+  }
+
+  // Sleeping until arrival (caps().rx_wakeup). attach_waker() is called on the
+  // control path with the waker of the core that polls this port;
+  // arm_wakeup() just before that core sleeps and disarm_wakeup() when it woke.
+  virtual void attach_waker(Waker* w) { (void)w; }
+  virtual void detach_waker() {}
+  virtual void arm_wakeup() {}
+  virtual void disarm_wakeup() {}
 };
 
 }  // namespace lanecast::drivers

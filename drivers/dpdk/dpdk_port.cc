@@ -9,10 +9,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 
 #include "drivers/ethernet.h"
+#include "drivers/wake.h"
 
 namespace lanecast::drivers {
 namespace {
@@ -34,12 +36,17 @@ std::string devarg(const std::string& devargs, const std::string& key) {
   return "";
 }
 
+// "af_packet" or "af_xdp" for the PMDs that sit on a kernel interface.
+const char* kernel_pmd(const std::string& devargs) {
+  if (devargs.rfind("net_af_packet", 0) == 0) return "af_packet";
+  if (devargs.rfind("net_af_xdp", 0) == 0) return "af_xdp";
+  return nullptr;
+}
+
 // Kernel-interface PMDs fail to probe with a bare -EINVAL when the interface
 // is missing; say which interface instead.
 void check_interface(const std::string& devargs) {
-  const char* kind = nullptr;
-  if (devargs.rfind("net_af_packet", 0) == 0) kind = "af_packet";
-  else if (devargs.rfind("net_af_xdp", 0) == 0) kind = "af_xdp";
+  const char* kind = kernel_pmd(devargs);
   if (kind == nullptr) return;
   const std::string iface = devarg(devargs, "iface");
   if (iface.empty()) throw std::invalid_argument(std::string(kind) + ": '" + devargs + "' names no iface=");
@@ -61,12 +68,30 @@ std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& devargs, const DpdkP
   if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0)
     throw std::runtime_error("dpdk port: '" + devargs + "' probed but no ethdev named " + name);
   try {
-    return std::make_unique<DpdkPort>(id, o, /*detach_on_close=*/true);
+    auto port = std::make_unique<DpdkPort>(id, o, /*detach_on_close=*/true);
+    if (o.rx_wakeup) port->open_wakeup(devargs);
+    return port;
   } catch (...) {
     rte_eth_dev_info info;
     if (rte_eth_dev_info_get(id, &info) == 0 && info.device != nullptr) rte_dev_remove(info.device);
     throw;
   }
+}
+
+uint32_t DpdkPort::interface_mtu(const std::string& devargs) {
+  if (kernel_pmd(devargs) == nullptr) return 0;
+  const std::string iface = devarg(devargs, "iface");
+  if (iface.empty() || iface.find('/') != std::string::npos) return 0;
+  std::ifstream in("/sys/class/net/" + iface + "/mtu");
+  uint32_t mtu = 0;
+  if (!(in >> mtu)) return 0;
+  return mtu;
+}
+
+void DpdkPort::open_wakeup(const std::string& devargs) {
+  if (kernel_pmd(devargs) == nullptr) return;
+  wakeup_ = std::make_unique<PacketWakeup>(devarg(devargs, "iface"), ethernet::kEtherType);
+  caps_.rx_wakeup = true;
 }
 
 DpdkPort::DpdkPort(uint16_t port_id, const DpdkPortOptions& o, bool detach_on_close)
@@ -117,8 +142,12 @@ void DpdkPort::setup(const DpdkPortOptions& o) {
   const uint32_t room = rte_pktmbuf_data_room_size(o.rx_pool);
   if (room < RTE_PKTMBUF_HEADROOM + o.max_frame_bytes && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
     conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
-  // Forwarded frames are a header mbuf chained to a payload mbuf.
-  if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+  // Forwarded frames are a header mbuf chained to a payload mbuf: the port
+  // must take chains, or the engine flattens them (caps().tx_chained).
+  caps_.tx_chained = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
+  if (caps_.tx_chained) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+  // Never fast-free: it assumes every mbuf has one reference and comes from
+  // one pool, and a forwarded payload is shared by reference between frames.
   rc = rte_eth_dev_configure(id, o.lanes, o.lanes, &conf);
   if (rc != 0) throw std::runtime_error(err("dpdk port " + name_ + ": configure", rc));
   uint16_t nrx = o.rx_descriptors, ntx = o.tx_descriptors;
@@ -129,8 +158,16 @@ void DpdkPort::setup(const DpdkPortOptions& o) {
   for (uint16_t q = 0; q < o.lanes; ++q) {
     rc = rte_eth_rx_queue_setup(id, q, nrx, sock, nullptr, o.rx_pool);
     if (rc != 0) throw std::runtime_error(err("dpdk port " + name_ + ": rx queue " + std::to_string(q), rc));
-    rc = rte_eth_tx_queue_setup(id, q, ntx, sock, nullptr);
+    // The queue's offloads spelled out: a PMD's default queue configuration
+    // may carry fast-free, which shared payloads forbid.
+    rte_eth_txconf txconf = info.default_txconf;
+    txconf.offloads = conf.txmode.offloads;
+    rc = rte_eth_tx_queue_setup(id, q, ntx, sock, &txconf);
     if (rc != 0) throw std::runtime_error(err("dpdk port " + name_ + ": tx queue " + std::to_string(q), rc));
+    rte_eth_txq_info qi;
+    if (rte_eth_tx_queue_info_get(id, q, &qi) == 0 && (qi.conf.offloads & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE))
+      throw std::runtime_error("dpdk port " + name_ + ": tx queue " + std::to_string(q) +
+                               " has fast-free on, which shared payload buffers forbid");
   }
   bool software_mac = false;
   if (o.set_mac) {
@@ -159,6 +196,8 @@ void DpdkPort::setup(const DpdkPortOptions& o) {
 }
 
 DpdkPort::~DpdkPort() {
+  detach_waker();
+  wakeup_.reset();
   rte_eth_dev_stop(port_id_);
   if (detach_ && device_ != nullptr) {
     rte_dev_remove(device_);  // closes the port and frees the vdev for a new probe
@@ -175,9 +214,43 @@ void DpdkPort::write_link_header(uint8_t* at, const PeerAddress& dst) const {
 
 bool DpdkPort::accepts(const uint8_t* hdr) const { return ethernet::accepts(hdr, mac_); }
 
-rte_eth_stats DpdkPort::stats() const {
+bool DpdkPort::is_from(const uint8_t* hdr, const PeerAddress& peer) const { return ethernet::is_from(hdr, peer); }
+
+void DpdkPort::attach_waker(Waker* w) {
+  detach_waker();
+  if (wakeup_ == nullptr || w == nullptr) return;
+  w->add_fd(wakeup_->fd());
+  waker_ = w;
+}
+
+void DpdkPort::detach_waker() {
+  if (waker_ != nullptr && wakeup_ != nullptr) waker_->remove_fd(wakeup_->fd());
+  waker_ = nullptr;
+}
+
+void DpdkPort::arm_wakeup() {
+  if (wakeup_ != nullptr && !wakeup_->arm()) caps_.rx_wakeup = false;  // nap on a timer instead
+}
+
+void DpdkPort::disarm_wakeup() {
+  if (wakeup_ != nullptr) wakeup_->disarm();
+}
+
+rte_eth_stats DpdkPort::eth_stats() const {
   rte_eth_stats s{};
   rte_eth_stats_get(port_id_, &s);
+  return s;
+}
+
+PortStats DpdkPort::stats() const {
+  const rte_eth_stats e = eth_stats();
+  PortStats s;
+  s.rx_frames = e.ipackets;
+  s.tx_frames = e.opackets;
+  s.rx_missed = e.imissed;
+  s.rx_errors = e.ierrors;
+  s.tx_errors = e.oerrors;
+  s.rx_no_buffer = e.rx_nombuf;
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "drivers/dpdk/packet_wakeup.h"
 #include "drivers/port.h"
 
 struct rte_mempool;
@@ -25,6 +26,9 @@ struct DpdkPortOptions {
   rte_mempool* rx_pool = nullptr;   // buffers the PMD receives into
   bool set_mac = false;             // replace the port's MAC with `mac`
   PeerAddress mac;
+  // Kernel-interface PMDs (af_packet, af_xdp): open a wake-up socket on the
+  // interface (packet_wakeup.h) so a sleeping core wakes on arrival.
+  bool rx_wakeup = true;
 };
 
 // Set-up throws std::invalid_argument for bad options and std::runtime_error
@@ -34,6 +38,9 @@ class DpdkPort final : public Port {
  public:
   // Probes `devargs` (e.g. "net_af_packet0,iface=veth0") and opens the port.
   static std::unique_ptr<DpdkPort> open(const std::string& devargs, const DpdkPortOptions& o);
+  // The MTU of the kernel interface behind a kernel-interface PMD's devargs
+  // ("net_af_packet0,iface=v0" -> v0's MTU), 0 for other PMDs or when unknown.
+  static uint32_t interface_mtu(const std::string& devargs);
   // Configures and starts an ethdev that already exists (e.g. from
   // rte_eth_from_rings). With detach_on_close the device is removed (vdev
   // freed) on destruction; otherwise the port is stopped and closed.
@@ -54,17 +61,26 @@ class DpdkPort final : public Port {
   uint32_t max_frame_bytes() const override { return max_frame_; }
   PeerAddress address() const override { return mac_; }
   std::string name() const override { return name_; }
+  PortCaps caps() const override { return caps_; }
+  // Control path only (the PMD may take locks or make system calls).
+  PortStats stats() const override;
   uint16_t link_header_bytes() const override;
   void write_link_header(uint8_t* at, const PeerAddress& dst) const override;
   bool accepts(const uint8_t* link_header) const override;
+  bool is_from(const uint8_t* link_header, const PeerAddress& peer) const override;
+  void attach_waker(Waker* w) override;
+  void detach_waker() override;
+  void arm_wakeup() override;
+  void disarm_wakeup() override;
 
   uint16_t port_id() const { return port_id_; }
-  // Control path only (the PMD may take locks or make system calls).
-  rte_eth_stats stats() const;
+  // Control path only.
+  rte_eth_stats eth_stats() const;
   std::vector<std::pair<std::string, uint64_t>> xstats() const;  // name, value
 
  private:
   void setup(const DpdkPortOptions& o);
+  void open_wakeup(const std::string& devargs);
 
   uint16_t port_id_;
   uint16_t lanes_;
@@ -74,6 +90,9 @@ class DpdkPort final : public Port {
   bool detach_;
   rte_device* device_ = nullptr;
   bool started_ = false;
+  PortCaps caps_;
+  std::unique_ptr<PacketWakeup> wakeup_;
+  Waker* waker_ = nullptr;
 };
 
 }  // namespace lanecast::drivers

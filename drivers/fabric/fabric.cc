@@ -2,9 +2,7 @@
 // switch's poll loop. See fabric.h for the model.
 #include "drivers/fabric/fabric.h"
 
-#include <rte_dev.h>
 #include <rte_errno.h>
-#include <rte_eth_ring.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
@@ -14,6 +12,7 @@
 #include <stdexcept>
 
 #include "drivers/ethernet.h"
+#include "drivers/wake.h"
 
 namespace lanecast::drivers {
 namespace {
@@ -27,8 +26,7 @@ void validate(const Fabric::Options& o) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("fabric: " + what); };
   if (o.nodes == 0 || o.nodes > ethernet::kMaxNodes)
     bad("nodes must be 1..65536 (got " + std::to_string(o.nodes) + ")");
-  if (o.lanes == 0 || o.lanes > RTE_PMD_RING_MAX_RX_RINGS)
-    bad("lanes must be 1.." + std::to_string(RTE_PMD_RING_MAX_RX_RINGS) + " (got " + std::to_string(o.lanes) + ")");
+  if (o.lanes == 0 || o.lanes > 16) bad("lanes must be 1..16 (got " + std::to_string(o.lanes) + ")");
   if (!(o.loss >= 0 && o.loss < 1)) bad("loss must be in [0, 1) (got " + std::to_string(o.loss) + ")");
   if (!(o.rate_mbit >= 0) || std::isinf(o.rate_mbit))
     bad("rate must be a finite number of Mbit/s >= 0, 0 = unlimited (got " + std::to_string(o.rate_mbit) + ")");
@@ -40,6 +38,9 @@ void validate(const Fabric::Options& o) {
   if (o.max_frame_bytes < ethernet::kMinFrameBytes)
     bad("max_frame_bytes must be at least 60 (got " + std::to_string(o.max_frame_bytes) + ")");
   if (o.pool == nullptr) bad("mempool missing");
+  if (!o.latency_matrix_ns.empty() && o.latency_matrix_ns.size() != uint64_t{o.nodes} * o.nodes)
+    bad("latency matrix has " + std::to_string(o.latency_matrix_ns.size()) + " entries for " +
+        std::to_string(o.nodes) + " nodes (needs nodes x nodes)");
 }
 
 }  // namespace
@@ -63,56 +64,38 @@ Fabric::~Fabric() { release(); }
 void Fabric::build() {
   const Options& o = opts_;
   queues_.resize(size_t{o.nodes} * o.lanes);
+  ports_.reserve(o.nodes);
   for (uint32_t n = 0; n < o.nodes; ++n) {
-    std::vector<rte_ring*> rx(o.lanes), tx(o.lanes);
+    RingPort::Options po;
+    po.lanes = o.lanes;
+    po.ring_size = o.ring_size;
+    po.max_frame_bytes = o.max_frame_bytes;
+    po.mac = ethernet::node_mac(n, 0);
+    po.name = tag_ + "_" + std::to_string(n);
+    po.multicast = true;  // forward() floods group addresses
+    ports_.push_back(std::make_unique<RingPort>(po));
     for (uint16_t l = 0; l < o.lanes; ++l) {
       Queue& qu = q(n, l);
-      const std::string base = tag_ + "_" + std::to_string(n) + "_" + std::to_string(l);
-      qu.rx = rte_ring_create((base + "r").c_str(), o.ring_size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-      if (qu.rx != nullptr)
-        qu.tx = rte_ring_create((base + "t").c_str(), o.ring_size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-      if (qu.rx == nullptr || qu.tx == nullptr)
-        throw std::runtime_error("fabric: cannot create ring " + base + " of " + std::to_string(o.ring_size) +
-                                 ": " + rte_strerror(rte_errno));
+      qu.rx = ports_.back()->rx_ring(l);
+      qu.tx = ports_.back()->tx_ring(l);
+      qu.node = n;
       qu.out.slots.resize(o.queue_frames);
-      rx[l] = qu.rx;
-      tx[l] = qu.tx;
-    }
-    const std::string name = tag_ + "_" + std::to_string(n);  // the ring PMD names it net_ring_<name>
-    const int id = rte_eth_from_rings(name.c_str(), rx.data(), o.lanes, tx.data(), o.lanes, SOCKET_ID_ANY);
-    if (id < 0) throw std::runtime_error("fabric: cannot create ring port " + name + ": " + rte_strerror(rte_errno));
-    char device[RTE_ETH_NAME_MAX_LEN] = {};
-    rte_eth_dev_get_name_by_port(static_cast<uint16_t>(id), device);
-    DpdkPortOptions po;
-    po.lanes = o.lanes;
-    po.max_frame_bytes = o.max_frame_bytes;
-    po.rx_pool = o.pool;
-    po.set_mac = true;
-    po.mac = ethernet::node_mac(n, 0);
-    try {
-      ports_.push_back(std::make_unique<DpdkPort>(static_cast<uint16_t>(id), po, /*detach_on_close=*/true));
-    } catch (...) {
-      rte_eal_hotplug_remove("vdev", device);
-      throw;
     }
   }
 }
 
 void Fabric::release() {
-  ports_.clear();  // stops the ring ports and removes their vdevs; our rings stay
-  rte_mbuf* m;
   for (Queue& qu : queues_) {
     for (uint32_t i = 0; i < qu.out.count; ++i)
       rte_pktmbuf_free(qu.out.slots[(qu.out.head + i) % qu.out.slots.size()].frame);
     qu.out.count = 0;
-    for (rte_ring* r : {qu.rx, qu.tx}) {
-      if (r == nullptr) continue;
-      while (rte_ring_sc_dequeue(r, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
-      rte_ring_free(r);
-    }
-    qu.rx = qu.tx = nullptr;
   }
   queues_.clear();
+  ports_.clear();  // frees what is left in the rings, and the rings
+}
+
+void Fabric::set_waker(Waker* w) {
+  for (auto& p : ports_) p->set_tx_waker(w);
 }
 
 PeerAddress Fabric::address(uint32_t node) const {
@@ -122,7 +105,8 @@ PeerAddress Fabric::address(uint32_t node) const {
 
 Fabric::Counters Fabric::counters() const {
   return Counters{c_.switched.get(),   c_.bytes.get(),      c_.lost.get(),      c_.queue_drops.get(),
-                  c_.unknown_destination.get(), c_.replicated.get(), c_.malformed.get(), c_.pool_drops.get()};
+                  c_.unknown_destination.get(), c_.replicated.get(), c_.malformed.get(), c_.pool_drops.get(),
+                  c_.deepest_queue.get()};
 }
 
 uint64_t Fabric::serialise_ns(uint32_t bytes) const {
@@ -179,7 +163,7 @@ void Fabric::forward(rte_mbuf* m, uint32_t src, uint16_t lane, uint64_t t_up) {
         c_.replicated.add();
       }
       placed = true;
-      push(copy, d, lane, t_up);
+      push(copy, src, d, lane, t_up);
     }
     if (!placed) rte_pktmbuf_free(m);
     return;
@@ -191,7 +175,7 @@ void Fabric::forward(rte_mbuf* m, uint32_t src, uint16_t lane, uint64_t t_up) {
     return;
   }
   if (admit(dst, lane)) {
-    push(m, dst, lane, t_up);
+    push(m, src, dst, lane, t_up);
   } else {
     rte_pktmbuf_free(m);
   }
@@ -211,15 +195,16 @@ bool Fabric::admit(uint32_t dst, uint16_t lane) {
   return true;
 }
 
-void Fabric::push(rte_mbuf* m, uint32_t dst, uint16_t lane, uint64_t t_up) {
+void Fabric::push(rte_mbuf* m, uint32_t src, uint32_t dst, uint16_t lane, uint64_t t_up) {
   DelayLine& out = q(dst, lane).out;
   // Store and forward: the downlink starts once the frame is in and the link is free.
   const uint64_t start = std::max(t_up, out.busy_until);
   out.busy_until = start + serialise_ns(m->pkt_len);
   uint32_t tail = out.head + out.count;
   if (tail >= out.slots.size()) tail -= static_cast<uint32_t>(out.slots.size());
-  out.slots[tail] = Pending{m, out.busy_until + opts_.latency_ns};
-  ++out.count;
+  out.last_arrival = std::max(out.last_arrival, out.busy_until + latency(src, dst));
+  out.slots[tail] = Pending{m, out.last_arrival};
+  if (++out.count > c_.deepest_queue.get()) c_.deepest_queue.add(1);
 }
 
 // Moves what has arrived by `now` into the receiver's rx ring, in order; what
@@ -249,6 +234,7 @@ uint32_t Fabric::deliver(Queue& qu, uint64_t now) {
     moved += put;
     if (put < n) break;
   }
+  if (moved > 0) ports_[qu.node]->notify_rx();
   return moved;
 }
 

@@ -1,6 +1,7 @@
-// The in-process fabric: N nodes, each with one DPDK ring port of L queues
-// (lanes), joined by an emulated store-and-forward switch. The engine drives
-// real ring-PMD ports (DpdkPort); this class plays the wires and the switch.
+// The in-process fabric: N nodes, each with one ring port of L lanes (a pair
+// of DPDK rings per lane, drivers/ring/ring_port.h: no ethdev, so no limit of
+// 32 members), joined by an emulated store-and-forward switch. The engine
+// drives the ring ports; this class plays the wires and the switch.
 //
 //   node n, lane l:  tx_burst -> tx ring --poll()--> switch --> delay line --> rx ring -> rx_burst
 //
@@ -12,8 +13,9 @@
 // own mbuf header (rte_pktmbuf_clone: the data is shared by refcount).
 //
 // Link model, per link: rate (Mbit/s, 0 = unlimited; preamble, FCS and gap
-// counted), one-way latency, random loss (seeded std::mt19937_64, drawn per
-// delivered copy). Store and forward: the sender's uplink serialises, then the
+// counted), one-way latency (uniform, or per (source, destination) pair from a
+// latency matrix), random loss (seeded std::mt19937_64, drawn per delivered
+// copy). Store and forward: the sender's uplink serialises, then the
 // receiver's downlink serialises, then latency; arrival = downlink done +
 // latency. Each output link (node, lane) holds at most queue_frames frames,
 // waiting or in flight (size it above the bandwidth-delay product); beyond
@@ -23,7 +25,11 @@
 //
 // Time is an argument: poll(now) is called by exactly one polling core; the
 // ring ports are driven by the nodes' cores. poll() does not allocate on the
-// heap, lock or make system calls (replicas come from the mempool).
+// heap or lock (replicas come from the mempool); it makes a system call only
+// to wake a member's core that sleeps (drivers/wake.h). With a latency matrix,
+// an output link still delivers in order: a frame from a near source queued
+// behind one from a far source waits for it (arrival = max(its own, the
+// previous frame's)), as on a link that serialises.
 #pragma once
 
 #include <atomic>
@@ -33,8 +39,8 @@
 #include <string>
 #include <vector>
 
-#include "drivers/dpdk/dpdk_port.h"
 #include "drivers/port.h"
+#include "drivers/ring/ring_port.h"
 
 struct rte_ring;
 struct rte_mbuf;
@@ -49,12 +55,15 @@ class Fabric {
     uint16_t lanes = 1;                // 1..16 (ring PMD queues)
     double rate_mbit = 0;              // per link; 0 = unlimited
     uint64_t latency_ns = 0;           // one way
+    // One-way latency per (source, destination), row-major nodes x nodes, in
+    // ns; replaces latency_ns when not empty.
+    std::vector<uint64_t> latency_matrix_ns;
     double loss = 0;                   // random loss per frame, [0, 1)
     uint64_t seed = 1;
     uint32_t queue_frames = 4096;      // switch buffer per output link (node, lane)
     uint32_t ring_size = 1024;         // each port queue's rx and tx ring; power of two
     uint32_t max_frame_bytes = 1514;   // link header included, FCS not; longer frames dropped
-    rte_mempool* pool = nullptr;       // rx pool of the ports, and mbuf headers of replicas
+    rte_mempool* pool = nullptr;       // mbuf headers of replicas (multicast copies)
   };
   struct Counters {
     uint64_t switched = 0;             // frames delivered into a receiver's rx ring
@@ -65,6 +74,7 @@ class Fabric {
     uint64_t replicated = 0;           // extra copies made for group addresses
     uint64_t malformed = 0;            // shorter than a MAC header, or above max_frame_bytes
     uint64_t pool_drops = 0;           // replica not made: mempool empty
+    uint64_t deepest_queue = 0;        // most frames one output link held at once
   };
 
   // Throws std::invalid_argument for bad options, std::runtime_error when DPDK
@@ -75,8 +85,7 @@ class Fabric {
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
 
-  Port& port(uint32_t node) { return *ports_.at(node); }
-  DpdkPort& dpdk_port(uint32_t node) { return *ports_.at(node); }
+  RingPort& port(uint32_t node) { return *ports_.at(node); }
   PeerAddress address(uint32_t node) const;
   uint32_t nodes() const { return opts_.nodes; }
   uint16_t lanes() const { return opts_.lanes; }
@@ -92,6 +101,11 @@ class Fabric {
   uint64_t next_event_ns() const;
   // A snapshot; safe from any thread (single-writer relaxed atomics).
   Counters counters() const;
+  // Frames the output link towards (node, lane) holds now. Same core as poll().
+  uint32_t queued(uint32_t node, uint16_t lane) { return q(node, lane).out.count; }
+  // The waker of the core that runs poll(): members' transmits wake it.
+  // Control path only (cores parked).
+  void set_waker(Waker* w);
 
  private:
   struct Pending {
@@ -103,10 +117,12 @@ class Fabric {
     std::vector<Pending> slots;
     uint32_t head = 0, count = 0;
     uint64_t busy_until = 0;    // the downlink serialises at the link rate
+    uint64_t last_arrival = 0;  // frames leave in order
   };
   struct Queue {                // one (node, lane)
-    rte_ring* rx = nullptr;     // fabric -> node (SP: fabric, SC: node)
+    rte_ring* rx = nullptr;     // fabric -> node: the ring port's (SP: fabric, SC: node)
     rte_ring* tx = nullptr;     // node -> fabric (SP: node, SC: fabric)
+    uint32_t node = 0;
     uint64_t uplink_busy_until = 0;
     DelayLine out;
   };
@@ -125,19 +141,23 @@ class Fabric {
   void release();
   void forward(rte_mbuf* m, uint32_t src, uint16_t lane, uint64_t t_up);
   bool admit(uint32_t dst, uint16_t lane);
-  void push(rte_mbuf* m, uint32_t dst, uint16_t lane, uint64_t t_up);
+  void push(rte_mbuf* m, uint32_t src, uint32_t dst, uint16_t lane, uint64_t t_up);
+  uint64_t latency(uint32_t src, uint32_t dst) const {
+    return opts_.latency_matrix_ns.empty() ? opts_.latency_ns
+                                           : opts_.latency_matrix_ns[size_t{src} * opts_.nodes + dst];
+  }
   uint32_t deliver(Queue& qu, uint64_t now);
 
   Options opts_;
   std::string tag_;                 // unique per instance: names of rings and ports
   std::vector<Queue> queues_;
-  std::vector<std::unique_ptr<DpdkPort>> ports_;
+  std::vector<std::unique_ptr<RingPort>> ports_;
   std::mt19937_64 rng_;
   uint64_t loss_threshold_ = 0;     // loss as a fraction of 2^64
   double ns_per_byte_ = 0;
   uint32_t first_ = 0;              // node served first this poll (rotates: no node always wins)
   struct {
-    Count switched, bytes, lost, queue_drops, unknown_destination, replicated, malformed, pool_drops;
+    Count switched, bytes, lost, queue_drops, unknown_destination, replicated, malformed, pool_drops, deepest_queue;
   } c_;
 };
 
