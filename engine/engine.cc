@@ -60,6 +60,12 @@ uint64_t Engine::idle_naps() const {
   return n;
 }
 
+uint64_t Engine::poll_iterations() const {
+  uint64_t n = 0;
+  for (const auto& p : pollers_) n += p->iterations();
+  return n;
+}
+
 void Engine::park_all() {
   for (auto& p : pollers_) p->park();
 }

@@ -7,10 +7,22 @@
 //
 // broadcast() is collective: every member posts it with the same root and size;
 // the root's buffer is sent, every other member's buffer is filled. A member's
-// broadcasts complete in the order they were posted. Each Member is used by one
-// application thread at a time.
+// broadcasts complete in the order they were posted.
+//
+// Lifetimes: a Completion must not outlive the group whose member made it,
+// and a group must not outlive its Engine. One Engine per process (DPDK's
+// environment starts once per process and cannot restart).
+//
+// Threads: the engine's polling cores run the members; applications only post
+// and wait. A Member, and every Completion it returned, is used by one
+// application thread at a time (different members may be driven from
+// different threads). Counters may be read from any thread. Engine and group
+// creation and destruction happen on one thread, with no broadcast of that
+// group being waited for elsewhere.
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -63,7 +75,9 @@ struct GroupOptions {
   uint16_t lanes = 1;                       // lanes per member: queues of its port (1..4)
   std::string algo = "chain";              // or "auto": chosen per broadcast
   std::string auto_rules_file;              // rules for "auto"; empty = built in
-  uint32_t segment_bytes = 1400;            // payload per frame
+  // Payload per frame. 0: from the link - the fabric's 1400 bytes, or the
+  // largest that fits every port's MTU (at most 8 KiB; 1436 at MTU 1500).
+  uint32_t segment_bytes = 0;
   uint64_t max_message_bytes = 16u << 20;   // sizes buffers and pools
   uint32_t window = 128;                    // frames in flight per peer
   double peer_timeout_ms = 3000;            // silence that fails a broadcast
@@ -75,26 +89,47 @@ struct GroupOptions {
   double mcast_root_delay_us = 0;
   uint64_t mcast_sync_seed = 0;
   FabricOptions fabric;                     // used when `ports` is empty
+  // Latency between members, in the simulator's topology format
+  // (docs/algorithms.md, config/topologies/): the fabric's per-pair latency,
+  // and the spread `auto` sees. Empty: uniform.
+  std::string topology_file;
   // DPDK devargs, one per member (e.g. "net_af_packet0,iface=veth0"): members
   // talk over these ports instead of the in-process fabric.
   std::vector<std::string> ports;
+  // Each lane of a member sends at most this many Mbit/s (its link's rate):
+  // keeps the queues of a rate-limited link short (engine/pacer.h). 0: off.
+  double port_rate_mbit = 0;
 };
 
-// A broadcast in progress on one member.
+// A broadcast in progress on one member. Move-only: exactly one object owns
+// the right to the outcome. Dropping it without waiting is allowed (the
+// broadcast goes on; its outcome is discarded).
 class Completion {
  public:
   Completion() = default;
+  Completion(Completion&& o) noexcept { *this = std::move(o); }
+  Completion& operator=(Completion&& o) noexcept;
+  Completion(const Completion&) = delete;
+  Completion& operator=(const Completion&) = delete;
+  ~Completion();
+
   // True once the broadcast finished on this member (no waiting).
   bool ready();
   // Blocks (sleeping, not spinning) until finished; returns the outcome.
   Status wait();
-  // Polling-core timestamps of this member's part, in ns (after ready()).
+  // As wait(), for at most `timeout`: no value if it has not finished by then.
+  std::optional<Status> wait_for(std::chrono::nanoseconds timeout);
+  // Polling-core timestamps of this member's part, in ns (after ready()):
+  // started, held the whole message, finished (held and acknowledged).
   uint64_t start_ns() const { return rec_.start_ns; }
+  uint64_t held_ns() const { return rec_.held_ns; }
   uint64_t finish_ns() const { return rec_.finish_ns; }
 
  private:
   friend class Member;
   Completion(class Member* m, uint32_t op) : member_(m), op_(op) {}
+  Status status() const;
+  void release();
   class Member* member_ = nullptr;
   uint32_t op_ = 0;
   bool done_ = false;
@@ -105,13 +140,17 @@ class Member {
  public:
   // Posts this member's part of a broadcast of `buffer.size()` bytes from
   // `root`. `algo` overrides the group's algorithm for this broadcast ("auto"
-  // lets the rules choose from size and group; every member chooses alike).
-  // Throws std::invalid_argument for a root outside the group, a size over the
-  // group's limit, or an unknown algorithm; the buffer must stay untouched
-  // until the completion is ready.
+  // lets the rules choose from the group and the size; every member chooses
+  // alike). Throws std::invalid_argument for a root outside the group, a size
+  // over the group's limit, or an unknown algorithm, and std::runtime_error
+  // when 64 broadcasts are outstanding (posted, and their Completions alive
+  // and not yet ready). The buffer must stay untouched until the completion
+  // is ready.
   Completion broadcast(Rank root, std::span<std::byte> buffer, std::string_view algo = {});
   // The algorithm a broadcast of `size` bytes runs when posted with `algo`.
   algos::Algo resolve(std::string_view algo, uint64_t size) const;
+  // What `auto` knows of this group for a message of `size` bytes.
+  algos::autoselect::Situation situation(uint64_t size) const;
   Rank rank() const;
   const engine::NodeCounters& counters() const;
 
@@ -119,26 +158,41 @@ class Member {
   friend class Engine;
   friend class LocalGroup;
   friend class Completion;
-  Member(engine::Node* n, std::optional<algos::Algo> algo, const algos::autoselect::Rules* rules)
-      : node_(n), default_algo_(algo), rules_(rules) {}
-  bool collect(uint32_t op, engine::CompletionRecord* out);
+  Member(engine::Node* n, std::optional<algos::Algo> algo, const algos::autoselect::Rules* rules,
+         double latency_spread)
+      : node_(n), default_algo_(algo), rules_(rules), spread_(latency_spread) {}
   engine::Node* node_;
   std::optional<algos::Algo> default_algo_;  // empty: the group runs "auto"
   const algos::autoselect::Rules* rules_;
+  double spread_;
   uint32_t next_op_ = 1;
-  std::vector<engine::CompletionRecord> early_;  // completions taken while waiting for another
+  // Slots of the completion box (engine/completion_box.h) a live Completion
+  // still needs: a slot is reused only when its op + 64 is posted.
+  std::array<bool, 64> held_{};
 };
 
 struct FabricCounters {
   uint64_t switched = 0, lost = 0, queue_drops = 0, unknown_destination = 0;
+  uint64_t replicated = 0;  // extra copies of multicast frames
+  uint64_t pool_drops = 0;  // copies not made: mempool empty
 };
 
-// A member's DPDK port as the PMD counts it (rte_eth_stats).
+// A member's port as it counts itself (the PMD's rte_eth_stats, or the ring
+// port's own counters on the fabric).
 struct PortCounters {
   uint64_t rx_frames = 0, tx_frames = 0;
+  uint64_t tx_full = 0;      // frames the port did not take at once
   uint64_t rx_missed = 0;    // the device or kernel ring had no room
   uint64_t rx_errors = 0, tx_errors = 0;
   uint64_t rx_no_buffer = 0; // the rx mempool was empty
+};
+
+// What the group's ports can do, as the engine adapts to it.
+struct GroupCaps {
+  bool multicast = false;   // one frame per multicast (else emulated: one datagram per member)
+  bool tx_chained = true;   // zero-copy forwarding (else frames are flattened: a counted copy)
+  bool rx_wakeup = false;   // idle cores sleep until a frame arrives (else they nap)
+  uint32_t segment_bytes = 0;  // the segment in use
 };
 
 // p members in this process, served by its polling cores, joined either by the
@@ -152,6 +206,15 @@ class LocalGroup {
   const GroupOptions& options() const { return opts_; }
   FabricCounters fabric_counters() const;
   PortCounters port_counters(Rank r) const;
+  GroupCaps caps() const;
+  // Bytes of engine state per member beyond the application's buffers, by
+  // part: the member's own state (channels, flight slabs, owed runs, segment
+  // store, stash, datagram queue) and its share of the group's pools and
+  // fabric. For the memory report of `lanecast bench --memory`.
+  struct Footprint {
+    uint64_t node = 0, pools = 0, fabric = 0;
+  };
+  Footprint footprint_per_member() const;
   // DPDK memory the group's buffer pools take (to size EngineOptions::memory_mb).
   // Throws std::invalid_argument for bad options, like create_local_group().
   static uint64_t memory_bytes(const GroupOptions& opts);
@@ -176,8 +239,10 @@ class Engine {
   // Throws std::invalid_argument (bad options) or std::runtime_error (DPDK).
   std::unique_ptr<LocalGroup> create_local_group(const GroupOptions& opts);
   uint32_t polling_cores() const { return static_cast<uint32_t>(pollers_.size()); }
-  // Times the polling cores slept for lack of work (they back off when idle).
+  // Times the polling cores slept for lack of work (they back off when idle),
+  // and turns of their loops so far.
   uint64_t idle_naps() const;
+  uint64_t poll_iterations() const;
 
  private:
   friend class LocalGroup;

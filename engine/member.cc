@@ -1,6 +1,4 @@
 // Member and Completion: the application side of a broadcast.
-#include <time.h>
-
 #include <algorithm>
 #include <stdexcept>
 
@@ -12,14 +10,17 @@ namespace lanecast {
 Completion Member::broadcast(Rank root, std::span<std::byte> buffer, std::string_view algo) {
   const engine::NodeConfig& cfg = node_->config();
   if (root >= cfg.nodes)
-    throw std::invalid_argument("broadcast: root " + std::to_string(root) +
-                                " is outside the group of " + std::to_string(cfg.nodes));
+    throw std::invalid_argument("broadcast: root " + std::to_string(root) + " is outside the group of " +
+                                std::to_string(cfg.nodes));
   if (buffer.size() > cfg.max_message_bytes)
     throw std::invalid_argument("broadcast: " + std::to_string(buffer.size()) +
-                                " bytes exceed the group's limit of " +
-                                std::to_string(cfg.max_message_bytes));
-  if (buffer.size() > 0 && buffer.data() == nullptr)
-    throw std::invalid_argument("broadcast: null buffer");
+                                " bytes exceed the group's limit of " + std::to_string(cfg.max_message_bytes));
+  if (buffer.size() > 0 && buffer.data() == nullptr) throw std::invalid_argument("broadcast: null buffer");
+  const uint32_t slot = next_op_ % engine::CompletionBox::kSlots;
+  if (held_[slot])
+    throw std::runtime_error("broadcast: 64 broadcasts outstanding on rank " + std::to_string(rank()) +
+                             ": wait for (or drop) the completion of broadcast " +
+                             std::to_string(next_op_ - engine::CompletionBox::kSlots) + " first");
   engine::Submission s;
   s.op = next_op_;
   s.root = root;
@@ -27,9 +28,21 @@ Completion Member::broadcast(Rank root, std::span<std::byte> buffer, std::string
   s.size = buffer.size();
   s.algo = resolve(algo, buffer.size());
   if (!node_->submit(s))
-    throw std::runtime_error("broadcast: too many broadcasts posted and not yet waited for");
+    throw std::runtime_error("broadcast: rank " + std::to_string(rank()) + " has 64 broadcasts not yet started");
   ++next_op_;
+  held_[slot] = true;
   return Completion(this, s.op);
+}
+
+algos::autoselect::Situation Member::situation(uint64_t size) const {
+  const engine::NodeConfig& cfg = node_->config();
+  algos::autoselect::Situation st;
+  st.message_bytes = size;
+  st.nodes = cfg.nodes;
+  st.lanes = cfg.lanes;
+  st.multicast = node_->port_caps().multicast;
+  st.latency_spread = spread_;
+  return st;
 }
 
 algos::Algo Member::resolve(std::string_view algo, uint64_t size) const {
@@ -37,12 +50,7 @@ algos::Algo Member::resolve(std::string_view algo, uint64_t size) const {
     if (default_algo_) return *default_algo_;
     algo = "auto";
   }
-  if (algo == "auto") {
-    algos::autoselect::Situation st;
-    st.message_bytes = size;
-    st.nodes = node_->config().nodes;
-    return rules_->choose(st);
-  }
+  if (algo == "auto") return rules_->choose(situation(size));
   auto id = algos::algo_by_name(algo);
   if (!id) throw std::invalid_argument("broadcast: unknown algorithm '" + std::string(algo) + "'");
   return *id;
@@ -51,49 +59,66 @@ algos::Algo Member::resolve(std::string_view algo, uint64_t size) const {
 Rank Member::rank() const { return node_->rank(); }
 const engine::NodeCounters& Member::counters() const { return node_->counters(); }
 
-bool Member::collect(uint32_t op, engine::CompletionRecord* out) {
-  auto it = std::find_if(early_.begin(), early_.end(), [&](const auto& r) { return r.op == op; });
-  if (it != early_.end()) {
-    *out = *it;
-    early_.erase(it);
-    return true;
+Completion& Completion::operator=(Completion&& o) noexcept {
+  if (this != &o) {
+    release();
+    member_ = o.member_;
+    op_ = o.op_;
+    done_ = o.done_;
+    rec_ = o.rec_;
+    o.member_ = nullptr;
+    o.done_ = false;
   }
-  engine::CompletionRecord rec;
-  while (node_->take_completion(&rec)) {
-    if (rec.op == op) {
-      *out = rec;
-      return true;
-    }
-    early_.push_back(rec);
-  }
-  return false;
+  return *this;
+}
+
+Completion::~Completion() { release(); }
+
+// Gives the box slot back to the member (once the outcome is read, or when
+// nobody will read it).
+void Completion::release() {
+  if (member_ != nullptr && !done_) member_->held_[op_ % engine::CompletionBox::kSlots] = false;
+  member_ = nullptr;
 }
 
 bool Completion::ready() {
   if (done_) return true;
   if (member_ == nullptr) return false;
-  done_ = member_->collect(op_, &rec_);
-  return done_;
+  engine::CompletionBox& box = member_->node_->completions();
+  if (!box.ready(op_)) return false;
+  rec_ = box.record(op_);
+  member_->held_[op_ % engine::CompletionBox::kSlots] = false;
+  done_ = true;
+  return true;
 }
 
-Status Completion::wait() {
-  if (member_ == nullptr) return Status{engine::OpError::Internal, "empty completion"};
-  // Nap with a growing period: the polling cores need the CPUs more than we do.
-  long nap = 1'000;
-  while (!ready()) {
-    timespec ts{0, nap};
-    nanosleep(&ts, nullptr);
-    nap = std::min<long>(nap * 2, 100'000);
-  }
+Status Completion::status() const {
   Status s;
   s.error = rec_.error;
   if (!s.ok()) s.message = describe(rec_);
   return s;
 }
 
+Status Completion::wait() {
+  if (done_) return status();
+  if (member_ == nullptr) return Status{engine::OpError::Internal, "empty completion"};
+  member_->node_->completions().wait(op_, UINT64_MAX);
+  ready();
+  return status();
+}
+
+std::optional<Status> Completion::wait_for(std::chrono::nanoseconds timeout) {
+  if (done_) return status();
+  if (member_ == nullptr) return Status{engine::OpError::Internal, "empty completion"};
+  const uint64_t ns = timeout.count() <= 0 ? 0 : static_cast<uint64_t>(timeout.count());
+  if (!member_->node_->completions().wait(op_, ns)) return std::nullopt;
+  ready();
+  return status();
+}
+
 std::string describe(const engine::CompletionRecord& r) {
-  const std::string held = " (" + std::to_string(r.segments_held) + " of " +
-                           std::to_string(r.segments_total) + " segments held)";
+  const std::string held = " (" + std::to_string(r.segments_held) + " of " + std::to_string(r.segments_total) +
+                           " segments held)";
   switch (r.error) {
     case engine::OpError::None: return "ok";
     case engine::OpError::PeerSilent:

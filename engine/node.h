@@ -1,9 +1,16 @@
 // One member of one group, driven by a polling core: the run-to-completion path
-// rx burst -> parse -> reliable channel -> machine -> tx burst of DESIGN.md.
+// rx burst -> parse -> reliable channel -> machine -> tx burst of the engine's
+// design (docs/engine.md).
+//
+//   node.cc         set-up, the poll loop, the life of a broadcast
+//   node_rx.cc      receive path: frames, acks, data, datagrams, the stash
+//   node_tx.cc      transmit path: the machine's actions, frames, pacing, acks
+//   node_timers.cc  retransmission timers and deadlines
 //
 // Threading: poll() and everything it calls run on the one polling core that
-// owns the node. Application threads talk to it only through submit() and
-// take_completion() (Boost.Lockfree spsc queues) and read counters().
+// owns the node. Application threads talk to it only through submit() (a
+// Boost.Lockfree spsc queue) and the completion box (completion_box.h), and
+// read counters().
 #pragma once
 
 #include <boost/lockfree/spsc_queue.hpp>
@@ -14,19 +21,27 @@
 #include <string>
 #include <vector>
 
+#include "algos/arena.h"
 #include "algos/machine.h"
 #include "algos/registry.h"
 #include "drivers/port.h"
+#include "engine/completion_box.h"
 #include "engine/node_counters.h"
 #include "engine/op_types.h"
+#include "engine/owed_runs.h"
+#include "engine/pacer.h"
 #include "engine/poller.h"
+#include "engine/reliable/flight_pool.h"
 #include "engine/reliable/recv_channel.h"
 #include "engine/reliable/send_channel.h"
-#include "engine/segment_fifo.h"
 #include "engine/wire.h"
 
 struct rte_mbuf;
 struct rte_mempool;
+
+namespace lanecast::drivers {
+class Waker;
+}
 
 namespace lanecast::engine {
 
@@ -37,16 +52,37 @@ struct NodeConfig {
   uint16_t lanes = 1;                    // lanes the algorithms may use (<= the port's)
   uint32_t segment_bytes = 1400;
   uint64_t max_message_bytes = 16u << 20;
-  uint32_t window = 128;                 // frames in flight per peer
+  uint32_t window = 128;                 // frames in flight per (peer, lane)
   reliable::RttParams rtt;
   uint64_t peer_timeout_ns = 3'000'000'000;  // silence that fails an operation
-  uint32_t stash_frames = 4096;          // early frames of the next operation kept
-  uint64_t scan_interval_ns = 20'000;    // retransmit and deadline scan period
+  uint32_t stash_frames = 1024;          // early frames of the next operation kept
+  // Channels with frames in flight at once (slabs of the flight pool); 0:
+  // min(32, peers x lanes). More only helps a node that sends to many peers
+  // at once (linear's root, symmetric).
+  uint32_t active_channels = 0;
+  // Acks: at most this many data frames per ack (0: window / 4), and none
+  // later than ack_delay_ns after the first unacknowledged frame. Frames that
+  // ask for an ack (wire::kFlagAckNow) and frames past a gap get one at once.
+  uint32_t ack_every = 0;
+  uint64_t ack_delay_ns = 500'000;
+  // Pacing: each lane sends at most this many bits per second (0: as fast as
+  // the port takes frames), in bursts of at most pace_burst_bytes (0: 200 us
+  // of the rate, at least two frames).
+  uint64_t lane_rate_bps = 0;
+  uint64_t pace_burst_bytes = 0;
+  // Bytes the link adds to each frame as its rate counts them: 24 on an
+  // Ethernet wire (preamble, FCS, gap), 0 for a Linux tbf (it counts the frame).
+  uint32_t pace_overhead_bytes = 24;
+  uint64_t min_scan_interval_ns = 20'000;  // timers are checked at most this often
   algos::AlgoOptions algo_options;       // the group's (mcast_chain's root delay, sync seed)
+  // Test hook, never set in production: forwarding copies each received
+  // payload into a fresh buffer. The zero-copy test turns it on to show that
+  // it notices a copying forward path.
+  bool test_copy_forwarded_payloads = false;
 };
 
 struct Pools {
-  rte_mempool* payload = nullptr;  // root's segment buffers
+  rte_mempool* payload = nullptr;  // root's segment buffers (and flattened frames)
   rte_mempool* header = nullptr;   // header and ack frames
 };
 
@@ -54,50 +90,86 @@ class Node final : public PollTask {
  public:
   Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools,
        std::vector<drivers::PeerAddress> peers);
-  ~Node();
+  ~Node() override;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
-  // Application side (one thread per node).
-  bool submit(const Submission& s) { return submissions_.push(s); }
-  bool take_completion(CompletionRecord* out) { return completions_.pop(*out); }
+  // Application side (one thread per node). submit() wakes the core if it sleeps.
+  bool submit(const Submission& s);
+  CompletionBox& completions() { return box_; }
 
   // Polling-core side. Returns the amount of work done (0 = idle).
   uint32_t poll(uint64_t now_ns) override;
   // When this node next needs the core if nothing arrives.
   uint64_t next_wakeup_ns() const override;
+  bool arm_wakeup() override;
+  void disarm_wakeup() override;
+  // Control path (core parked): the waker of the core that polls this node.
+  void attach_waker(drivers::Waker* w);
 
   const NodeCounters& counters() const { return counters_; }
   const NodeConfig& config() const { return cfg_; }
   algos::Rank rank() const { return cfg_.rank; }
+  const drivers::PortCaps& port_caps() const { return caps_; }
+  // Bytes of state this node allocated at construction, by part (for the
+  // memory report of `lanecast bench --memory`).
+  struct Footprint {
+    size_t channels, flight, owed, store, stash, datagrams, other;
+    size_t total() const { return channels + flight + owed + store + stash + datagrams + other; }
+  };
+  Footprint footprint() const;
 
  private:
-  struct Peer {
-    drivers::PeerAddress address;
+  // One reliable channel: this node and one peer, on one lane.
+  struct Channel {
     reliable::SendChannel tx;
     reliable::RecvChannel rx;
-    SegmentFifo owed;  // segments the machine asked us to send, not yet sent
-    bool ack_listed = false;
-    bool in_send_order = false;
+    OwedList owed;              // what the machine asked us to send, not yet sent
+    uint32_t peer = 0;
+    uint16_t lane = 0;
+    uint16_t rx_unacked = 0;    // data frames accepted since our last ack
+    uint8_t ack_state = kAckNone;
+    bool listed = false;        // in ready_ or waiting_ (it owes something)
+    bool in_resend = false;
+    uint32_t active_index = UINT32_MAX;  // position in active_ while it holds a slab
+    uint64_t ack_deadline = 0;
+  };
+  static constexpr uint8_t kAckNone = 0, kAckLater = 1, kAckNow = 2;
+  struct AckLater {
+    uint32_t channel;
+    uint64_t deadline;
+  };
+  // A channel that owes something, keyed by the stamp of its first owed item.
+  struct Owing {
+    uint64_t stamp;
+    uint32_t channel;
+    bool operator>(const Owing& o) const { return stamp > o.stamp; }
   };
   struct StoreEntry {
     rte_mbuf* payload = nullptr;  // the segment's bytes (shared by reference)
     uint32_t crc = 0;
+    bool in_buffer = false;       // already copied into the application's buffer
   };
   struct Stashed {
-    rte_mbuf* frame;  // nullptr for a signal
+    rte_mbuf* frame;  // the payload; nullptr for a signal
     algos::Rank src;
     uint16_t lane;
-    wire::DataBody data;
     bool signal;
+    wire::DataBody data;
+  };
+  struct Datagram {   // one multicast, still to be sent
+    uint32_t segment;
+    uint16_t lane;
+    uint32_t next_rank;  // emulation: the next member to get its copy
   };
   struct Op {
     bool active = false;
     Submission sub;
     std::optional<algos::Plan> plan;
-    std::unique_ptr<algos::Machine> machine;
+    algos::MachinePtr machine;  // built in machine_arena_: nothing allocated per broadcast
     uint32_t held = 0;
     uint64_t start_ns = 0;
+    uint64_t held_ns = 0;     // when this member held every segment
     uint64_t last_rx_ns = 0;
     uint64_t timer_at_ns = kNoTimer;  // the machine's one pending timer (Actions::arm)
     uint32_t timer_tag = 0;
@@ -106,86 +178,121 @@ class Node final : public PollTask {
   class Sink;  // the Actions implementation
   friend class Sink;
 
-  // rx path
+  Channel& channel(algos::Rank peer, uint16_t lane) { return channels_[size_t{peer} * cfg_.lanes + lane]; }
+  uint32_t channel_id(const Channel& c) const { return static_cast<uint32_t>(&c - channels_.data()); }
+
+  // rx path (node_rx.cc)
   void handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now);
   void handle_ack(algos::Rank src, const wire::AckBody& ack, uint64_t now);
-  void handle_data(rte_mbuf* m, algos::Rank src, uint16_t lane, const wire::DataBody& d,
-                   uint16_t flags, uint32_t payload_offset, uint64_t now);
+  void handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
+  void handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
+  bool take_payload(const rte_mbuf* m, const wire::Parsed& p);
   void accept_segment(rte_mbuf* payload, algos::Rank src, uint16_t lane, const wire::DataBody& d,
-                      uint64_t now);
+                      bool in_buffer, uint64_t now);
+  void accept_signal(algos::Rank src, const wire::DataBody& d, uint64_t now);
   bool plan_agrees(const wire::DataBody& d) const;   // same broadcast as posted
   bool segment_valid(const wire::DataBody& d) const; // index, offset, length fit the plan
-  bool fits_op(const wire::DataBody& d, algos::Rank src, uint64_t now, bool signal = false);  // both, or drop/fail
-  void accept_signal(algos::Rank src, const wire::DataBody& d, uint64_t now);
-  void list_ack(algos::Rank src);
+  bool fits_op(const wire::DataBody& d, algos::Rank src, uint64_t now, bool signal = false);
+  void note_ack(Channel& c, uint16_t flags, bool in_order, uint64_t now);
+  void ack_now(Channel& c);
   rte_mbuf* detach_payload(rte_mbuf* m, uint32_t payload_offset);
+  rte_mbuf* copy_payload(rte_mbuf* payload);  // the test hook's copying path
 
-  // machine actions
+  // machine actions (node_tx.cc)
   void owe(algos::Rank to, algos::SegmentIndex seg, algos::Lane lane);
   void owe_signal(algos::Rank to, uint32_t tag);
+  void list_owing(Channel& c);
+  void multicast(algos::SegmentIndex seg, algos::Lane lane);
   void arm(uint64_t at_ns, uint32_t tag);
   void fire_timer(uint64_t now);
   void deliver(algos::SegmentIndex seg);
 
-  // tx path
+  // tx path (node_tx.cc)
   bool materialize(algos::SegmentIndex seg);  // root: copy a segment into a frame buffer
-  rte_mbuf* build_data(Peer& peer, algos::SegmentIndex seg, uint32_t seq, uint16_t lane);
-  rte_mbuf* build_signal(Peer& peer, uint32_t tag, uint32_t seq);
-  rte_mbuf* build_ack(Peer& peer);
-  rte_mbuf* build_abandoned(Peer& peer, uint32_t seq, const reliable::SendChannel::Entry& e);
-  rte_mbuf* alloc_frame(Peer& peer, uint16_t header_bytes, uint8_t** body);
-  void pump_sends(uint64_t now);
-  void send_acks();
-  void scan(uint64_t now);
+  rte_mbuf* build_data(const drivers::PeerAddress& to, algos::SegmentIndex seg, uint32_t seq, uint16_t lane,
+                       uint16_t flags, wire::FrameType type = wire::FrameType::Data);
+  rte_mbuf* build_signal(const Channel& c, uint32_t tag, uint32_t seq, uint16_t flags);
+  rte_mbuf* build_ack(Channel& c);
+  rte_mbuf* build_abandoned(const Channel& c, uint32_t seq, const reliable::InFlight& e);
+  rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body);
+  rte_mbuf* flatten(rte_mbuf* chained);
+  bool room(uint16_t lane, uint32_t frame_bytes, uint64_t now);  // tx queue and pacer
+  bool take_slab(Channel& c);
+  void release_slab(Channel& c);
+  void pump(uint64_t now);
+  void pump_resends(uint64_t now);
+  void pump_datagrams(uint64_t now);
+  void pump_owed(uint64_t now);
+  void send_acks(uint64_t now);
   uint32_t flush_tx();
 
-  // operation life cycle
+  // timers (node_timers.cc)
+  void scan(uint64_t now);
+  void note_deadline(uint64_t at) {
+    if (at < scan_due_ns_) scan_due_ns_ = at;
+  }
+
+  // operation life cycle (node.cc)
   void try_start(uint64_t now);
+  void replay_stash(uint64_t now);
   void check_done(uint64_t now);
   void finish(uint64_t now, OpError err, algos::Rank peer);
+  void publish(const CompletionRecord& rec);
   void release_store();
 
   NodeConfig cfg_;
   drivers::Port& port_;
+  drivers::PortCaps caps_;
   Pools pools_;
   uint16_t link_bytes_;
-  std::vector<Peer> peers_;
-  std::vector<algos::Rank> ack_list_;
+  uint32_t ack_every_;
+  uint32_t max_segments_;
+  std::vector<drivers::PeerAddress> addrs_;   // per rank
+  std::vector<drivers::PeerAddress> group_addrs_;  // per lane, when the port multicasts
+  std::vector<Channel> channels_;             // (peer, lane), peer-major
+  reliable::FlightPool flights_;
+  RunPool runs_;
+  algos::MachineArena machine_arena_;
+  // Channels that owe something, as min-heaps on the stamp of the first item
+  // they owe: those holding a flight slab, and those waiting for one.
+  std::vector<Owing> ready_, waiting_, blocked_;
+  uint64_t next_stamp_ = 0;           // the machine's order of sends, this broadcast
+  std::vector<uint32_t> active_;      // channels holding a flight slab
+  std::vector<uint32_t> resend_;      // channels with frames to send again
+  std::vector<uint32_t> ack_now_;     // channels owing an ack at once
+  std::vector<AckLater> ack_later_;   // ring, in deadline order
+  size_t ack_later_head_ = 0, ack_later_count_ = 0;
   std::vector<StoreEntry> store_;
   std::vector<Stashed> stash_;
   size_t stash_count_ = 0;
+  std::vector<Datagram> datagrams_;   // ring: the broadcast's multicasts not yet sent
+  size_t datagram_head_ = 0, datagram_count_ = 0;
   Op op_;
   uint32_t next_op_ = 1;  // the operation this node runs next
-  // Peers in the order the machine first owed them a segment in this
-  // operation: the order it meant its sends to go out (largest subtree first,
-  // and so on). pump_sends() serves them by that priority.
-  std::vector<algos::Rank> send_order_;
-  uint64_t next_scan_ns_ = 0;
-  uint64_t owed_total_ = 0;     // sum of every peer's owed segments
+  uint64_t scan_due_ns_ = UINT64_MAX;   // earliest timer of a channel or of the broadcast
+  uint64_t last_scan_ns_ = 0;
+  uint64_t owed_total_ = 0;     // sum of every channel's owed items
   uint64_t unacked_total_ = 0;  // frames in flight over every channel
+  uint64_t paced_until_ns_ = 0; // a lane waits for its pacer until then (0: none waits)
   bool internal_error_ = false; // the machine asked for something impossible
-  std::optional<CompletionRecord> pending_completion_;  // completion queue was full
+  drivers::Waker* waker_ = nullptr;
 
   static constexpr uint16_t kBurst = 32;
-  // Owed entries carry their lane in bits 28-29, and bit 31 marks a signal
-  // (its tag in the segment bits).
-  static constexpr uint32_t kLaneShift = 28;
-  static constexpr uint32_t kSegmentMask = (1u << kLaneShift) - 1;
-  static constexpr uint32_t kLaneMask = 3;
-  static constexpr uint32_t kSignalBit = 1u << 31;
   static constexpr uint16_t kMaxLanes = 4;
   static constexpr uint16_t kTxCap = 256;
   struct TxQueue {  // frames for one lane, sent by the next flush
     rte_mbuf* frames[kTxCap];
     uint16_t count = 0;
   };
-  bool tx_room(uint16_t lane);  // flushes that lane first if it is full
   void tx_push(uint16_t lane, rte_mbuf* m) { tx_[lane].frames[tx_[lane].count++] = m; }
   bool tx_pending() const;
   TxQueue tx_[kMaxLanes];
+  Pacer pacers_[kMaxLanes];
+  uint64_t lane_rto_ns_[kMaxLanes] = {};  // the RTO a channel of the lane learned last
 
-  boost::lockfree::spsc_queue<Submission, boost::lockfree::capacity<64>> submissions_;
-  boost::lockfree::spsc_queue<CompletionRecord, boost::lockfree::capacity<64>> completions_;
+  // One more than the box has slots: a spsc ring keeps one slot empty.
+  boost::lockfree::spsc_queue<Submission, boost::lockfree::capacity<CompletionBox::kSlots + 1>> submissions_;
+  CompletionBox box_;
   NodeCounters counters_;
 };
 

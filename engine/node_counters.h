@@ -1,5 +1,6 @@
-// Per-node counters: every frame a node drops is counted under its reason, and
-// the copy counters make zero-copy forwarding checkable.
+// Per-node counters: every frame a node drops is counted under its reason,
+// every copy of payload bytes is counted, and every counter here is
+// incremented somewhere (a counter nothing increments would prove nothing).
 #pragma once
 
 #include <array>
@@ -19,6 +20,7 @@ struct NodeCounters {
   std::array<Counter, static_cast<size_t>(wire::Verdict::kCount)> rx_malformed;  // by verdict
   Counter rx_foreign_group;
   Counter rx_bad_source;      // source rank outside the group, or ourselves
+  Counter rx_spoofed;         // source rank not sent from that rank's link address
   Counter rx_bad_ack;         // acks for frames never sent
   Counter rx_duplicate;       // channel-level duplicates (re-acked)
   Counter rx_out_of_window;
@@ -28,18 +30,27 @@ struct NodeCounters {
   Counter rx_bad_segment;     // header disagrees with the operation's plan
   Counter rx_abandoned;       // frames of a broadcast that failed at its sender
   Counter rx_signals;         // machine signals accepted (mcast_chain's synchronisation)
+  Counter rx_datagrams;       // multicast copies used by the running broadcast
+  Counter rx_datagram_stale;  // multicast copies of a finished broadcast, dropped
+  Counter rx_datagram_early;  // multicast copies of a broadcast not started here, dropped
   Counter tx_data;
   std::array<Counter, 4> tx_data_lane;  // first transmissions per lane
-  Counter tx_retransmits;
+  Counter tx_retransmits;     // data and signals sent again
+  Counter fast_retransmits;   // acks that revealed holes (each hole sent again once)
+  Counter rto_timeouts;       // a channel's timer expired: nothing acknowledged for an RTO
   Counter tx_acks;
   Counter tx_abandoned;       // in-flight frames of a failed broadcast, re-sent empty
   Counter tx_signals;         // machine signals, first transmissions
+  Counter tx_datagrams;       // multicast frames (one per member when emulated)
+  Counter tx_datagrams_dropped;  // multicasts beyond one per segment, not sent
   Counter timers_fired;       // machine timers (mcast_chain's root delay)
   Counter tx_alloc_failures;  // header mbuf pool empty: retried next iteration
+  Counter tx_paced;           // times a lane waited for its pacer
+  Counter tx_ring_full;       // frames the port did not take: kept, sent next iteration
+  Counter tx_flatten_bytes;   // payload bytes copied to flatten frames for a port without chains
+  Counter owed_runs_exhausted;  // the owed-runs pool ran out: the broadcast failed
   Counter root_copy_bytes;    // root: user buffer -> frames (the one copy a send needs)
-  Counter forward_copy_bytes; // forwarding: payload bytes copied; zero by design
-  Counter payload_mbufs_allocated;  // only a root allocates payload buffers
-  Counter delivered_bytes;    // frames -> user buffer
+  Counter delivered_bytes;    // bytes made part of the result (copied once, on arrival)
   Counter ops_completed;
   Counter ops_failed;
 
@@ -60,6 +71,7 @@ struct NodeCounters {
       f(std::string_view(wire::verdict_name(static_cast<wire::Verdict>(i))), rx_malformed[i].get());
     f("rx_foreign_group", rx_foreign_group.get());
     f("rx_bad_source", rx_bad_source.get());
+    f("rx_spoofed", rx_spoofed.get());
     f("rx_bad_ack", rx_bad_ack.get());
     f("rx_duplicate", rx_duplicate.get());
     f("rx_out_of_window", rx_out_of_window.get());
@@ -69,19 +81,28 @@ struct NodeCounters {
     f("rx_bad_segment", rx_bad_segment.get());
     f("rx_abandoned", rx_abandoned.get());
     f("rx_signals", rx_signals.get());
+    f("rx_datagrams", rx_datagrams.get());
+    f("rx_datagram_stale", rx_datagram_stale.get());
+    f("rx_datagram_early", rx_datagram_early.get());
     f("tx_data", tx_data.get());
     static constexpr std::string_view kLaneNames[] = {"tx_data_lane0", "tx_data_lane1",
                                                       "tx_data_lane2", "tx_data_lane3"};
     for (size_t l = 0; l < tx_data_lane.size(); ++l) f(kLaneNames[l], tx_data_lane[l].get());
     f("tx_retransmits", tx_retransmits.get());
+    f("fast_retransmits", fast_retransmits.get());
+    f("rto_timeouts", rto_timeouts.get());
     f("tx_acks", tx_acks.get());
     f("tx_abandoned", tx_abandoned.get());
     f("tx_signals", tx_signals.get());
+    f("tx_datagrams", tx_datagrams.get());
+    f("tx_datagrams_dropped", tx_datagrams_dropped.get());
     f("timers_fired", timers_fired.get());
     f("tx_alloc_failures", tx_alloc_failures.get());
+    f("tx_paced", tx_paced.get());
+    f("tx_ring_full", tx_ring_full.get());
+    f("tx_flatten_bytes", tx_flatten_bytes.get());
+    f("owed_runs_exhausted", owed_runs_exhausted.get());
     f("root_copy_bytes", root_copy_bytes.get());
-    f("forward_copy_bytes", forward_copy_bytes.get());
-    f("payload_mbufs_allocated", payload_mbufs_allocated.get());
     f("delivered_bytes", delivered_bytes.get());
     f("ops_completed", ops_completed.get());
     f("ops_failed", ops_failed.get());

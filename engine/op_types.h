@@ -1,5 +1,6 @@
 // What crosses between an application thread and a polling core: a posted
-// broadcast, and its outcome. Plain values, copied through spsc queues.
+// broadcast, and its outcome. Plain values: a submission crosses in an spsc
+// queue, an outcome in the member's completion box (completion_box.h).
 #pragma once
 
 #include <cstddef>
@@ -31,6 +32,7 @@ struct CompletionRecord {
   OpError error = OpError::None;
   algos::Rank peer = algos::kNoRank;  // the silent or mismatching peer, if any
   uint64_t start_ns = 0;   // when the polling core started the operation
+  uint64_t held_ns = 0;    // when this member held the whole message (the root: at start)
   uint64_t finish_ns = 0;  // when this member held everything and was acked
   uint32_t segments_held = 0;
   uint32_t segments_total = 0;

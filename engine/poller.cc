@@ -11,7 +11,7 @@
 namespace lanecast::engine {
 
 void Poller::run() {
-  // Naps are short; the default 50 us timer slack would double them.
+  // Naps are short; the default 50 us timer slack would stretch them.
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   for (;;) {
     const int s = state_.load(std::memory_order_acquire);
@@ -39,23 +39,50 @@ void Poller::run() {
   }
 }
 
-void Poller::idle_wait(uint64_t now) {
+uint64_t Poller::earliest_wakeup() const {
   uint64_t wake = UINT64_MAX;
   for (const PollTask* t : tasks_) wake = std::min(wake, t->next_wakeup_ns());
-  if (wake <= now) return;  // something is due: keep polling
-  const uint64_t nap = std::min(backoff_.max_sleep_ns, wake - now);
-  if (nap < 1'000) return;
-  timespec ts{0, static_cast<long>(nap)};
-  nanosleep(&ts, nullptr);
-  sleeps_.store(sleeps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  return wake;
+}
+
+// Sleeps until the earliest task timer, or until an arrival wakes the core
+// (drivers/wake.h): "sleeping" is published first, every task arms its
+// wake-up, and then every task is polled once more, so work that became
+// visible before the flag was set is found by that poll, and work after it
+// wakes the core.
+void Poller::idle_wait(uint64_t now) {
+  if (earliest_wakeup() <= now) return;  // something is due: keep polling
+  waker_.begin_sleep();
+  bool all_wake = true;
+  for (PollTask* t : tasks_) all_wake = t->arm_wakeup() && all_wake;
+  uint32_t work = 0;
+  const uint64_t look = now_ns();
+  for (PollTask* t : tasks_) work += t->poll(look);
+  if (work == 0) {
+    const uint64_t wake = earliest_wakeup();
+    const uint64_t t = now_ns();
+    uint64_t nap = wake <= t ? 0 : wake - t;
+    if (!all_wake) nap = std::min(nap, backoff_.max_sleep_ns);
+    if (nap >= 1'000) {
+      waker_.sleep(nap);
+      sleeps_.store(sleeps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+  } else {
+    last_work_ns_ = look;
+  }
+  waker_.end_sleep();
+  for (PollTask* t : tasks_) t->disarm_wakeup();
 }
 
 void Poller::park() {
   int expected = kRun;
   state_.compare_exchange_strong(expected, kParkRequested, std::memory_order_acq_rel);
+  // A sleeping core must see the request now, not at its next timer.
+  waker_.notify();
   while (state_.load(std::memory_order_acquire) == kParkRequested) {
     timespec ts{0, 50'000};
     nanosleep(&ts, nullptr);
+    waker_.notify();
   }
 }
 
@@ -66,7 +93,10 @@ void Poller::unpark() {
   state_.compare_exchange_strong(expected, kRun, std::memory_order_acq_rel);
 }
 
-void Poller::stop() { state_.store(kStop, std::memory_order_release); }
+void Poller::stop() {
+  state_.store(kStop, std::memory_order_release);
+  waker_.notify();
+}
 
 void Poller::remove(PollTask* t) { tasks_.erase(std::remove(tasks_.begin(), tasks_.end(), t), tasks_.end()); }
 

@@ -34,6 +34,7 @@ void data_to_wire(DataBody& b) {
 
 void ack_to_wire(AckBody& b) {
   b.cum_ack = le(b.cum_ack);
+  b.lane = le(b.lane);
   b.reserved = 0;
   b.sack[0] = le(b.sack[0]);
   b.sack[1] = le(b.sack[1]);
@@ -71,10 +72,10 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
-void write_data(uint8_t* at, uint32_t group, uint32_t src, const DataBody& body, uint16_t flags) {
+void write_data(uint8_t* at, uint32_t group, uint32_t src, const DataBody& body, uint16_t flags, FrameType type) {
   DataBody b = body;
   data_to_wire(b);
-  write_common(at, FrameType::Data, group, src, &b, sizeof b, flags);
+  write_common(at, type, group, src, &b, sizeof b, flags);
 }
 
 void write_ack(uint8_t* at, uint32_t group, uint32_t src, const AckBody& body) {
@@ -93,7 +94,7 @@ Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
   std::memcpy(&h, p, sizeof h);
   if (h.version != kVersion) return Verdict::BadVersion;
   size_t body_len;
-  if (h.type == static_cast<uint8_t>(FrameType::Data)) {
+  if (h.type == static_cast<uint8_t>(FrameType::Data) || h.type == static_cast<uint8_t>(FrameType::Datagram)) {
     body_len = sizeof(DataBody);
   } else if (h.type == static_cast<uint8_t>(FrameType::Ack)) {
     body_len = sizeof(AckBody);
@@ -124,10 +125,12 @@ Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
   std::memcpy(&out->data, p + sizeof(FrameHeader), sizeof(DataBody));
   data_to_wire(out->data);
   if (out->data.payload_len != total - headers) return Verdict::BadLength;
-  uint32_t pcrc;
-  if (!crc32c_mbuf(m, headers, out->data.payload_len, &pcrc)) return Verdict::TooShort;
-  if (pcrc != out->data.payload_crc) return Verdict::BadPayloadCrc;
   return Verdict::Ok;
+}
+
+bool payload_crc_ok(const rte_mbuf* m, const Parsed& p) {
+  uint32_t crc;
+  return crc32c_mbuf(m, p.payload_offset, p.data.payload_len, &crc) && crc == p.data.payload_crc;
 }
 
 }  // namespace lanecast::engine::wire

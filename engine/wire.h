@@ -15,16 +15,25 @@ struct rte_mbuf;
 
 namespace lanecast::engine::wire {
 
-inline constexpr uint8_t kVersion = 1;
+// Version 2: datagram frames, the ack-now flag, acks per (peer, lane).
+inline constexpr uint8_t kVersion = 2;
 
-enum class FrameType : uint8_t { Data = 1, Ack = 2 };
+// Data frames go through a reliable channel (sequenced, acknowledged, sent
+// again until acknowledged); datagrams do not (no sequence number, never
+// acknowledged or sent again: a multicast copy, repaired by the algorithm);
+// acks describe one channel.
+enum class FrameType : uint8_t { Data = 1, Ack = 2, Datagram = 3 };
 
 // FrameHeader::flags
 inline constexpr uint16_t kFlagAbandoned = 1;  // data of a failed broadcast: ack, drop
 // A machine's signal (algos Actions::signal): a data frame of the running
 // broadcast without payload, reliable like data; `segment` carries the tag.
 inline constexpr uint16_t kFlagSignal = 2;
-
+// The sender wants this frame acknowledged at once: it is the last one it has
+// for us in this broadcast, it fills the sender's window, or it was sent
+// again. Other data frames are acknowledged in batches (NodeConfig::ack_every)
+// or after a short delay (NodeConfig::ack_delay_ns).
+inline constexpr uint16_t kFlagAckNow = 4;
 
 
 struct FrameHeader {
@@ -40,7 +49,7 @@ static_assert(sizeof(FrameHeader) == 16);
 struct DataBody {
   uint32_t op;            // operation id within the group, from 1
   uint32_t root;
-  uint32_t seq;           // reliable-channel sequence number (sender -> receiver)
+  uint32_t seq;           // reliable-channel sequence number (sender -> receiver, per lane); 0 in a datagram
   uint32_t segment;       // segment index
   uint64_t offset;        // byte offset of the segment in the message
   uint64_t total_len;     // message size
@@ -48,16 +57,17 @@ struct DataBody {
   uint32_t payload_crc;
   uint32_t segment_bytes; // the plan's segment size: checks that both ends agree
   uint8_t algo;
-  uint8_t lane;
+  uint8_t lane;           // the lane (and so the channel) it was sent on
   uint16_t reserved;
 };
 static_assert(sizeof(DataBody) == 48);
 
-// Cumulative ack with a selective bitmap: every seq < cum_ack is received, and
-// bit i of sack means cum_ack + 1 + i is received too.
+// Cumulative ack with a selective bitmap for the channel on `lane`: every seq
+// < cum_ack is received, and bit i of sack means cum_ack + 1 + i is too.
 struct AckBody {
   uint32_t cum_ack;
-  uint32_t reserved;
+  uint16_t lane;
+  uint16_t reserved;
   uint64_t sack[2];
 };
 static_assert(sizeof(AckBody) == 24);
@@ -86,18 +96,23 @@ struct Parsed {
   uint16_t flags;
   uint32_t group;
   uint32_t src;
-  DataBody data;  // valid when type == Data
+  DataBody data;  // valid when type == Data or Datagram
   AckBody ack;    // valid when type == Ack
   uint32_t payload_offset;  // from the start of the frame's data
 };
 
-// Validates versions, lengths and both checksums of a frame whose link header
-// is `link_bytes` long. Never reads past the mbuf chain.
+// Validates the version, lengths and header checksum of a frame whose link
+// header is `link_bytes` long. Never reads past the mbuf chain. The payload
+// checksum is not checked here: the receiver checks it while copying the
+// payload into the application's buffer (payload_crc_ok() otherwise), so each
+// payload byte is read once.
 Verdict parse(const rte_mbuf* frame, uint16_t link_bytes, Parsed* out);
+// Whether the payload of a frame parse() accepted matches its payload_crc.
+bool payload_crc_ok(const rte_mbuf* frame, const Parsed& p);
 
-// Writes a data header (header_crc filled in) at `at`.
+// Writes a data (or datagram) header, header_crc filled in, at `at`.
 void write_data(uint8_t* at, uint32_t group, uint32_t src, const DataBody& body,
-                uint16_t flags = 0);
+                uint16_t flags = 0, FrameType type = FrameType::Data);
 void write_ack(uint8_t* at, uint32_t group, uint32_t src, const AckBody& body);
 
 }  // namespace lanecast::engine::wire

@@ -26,7 +26,7 @@ struct BenchConfig {
   uint32_t iters = 10;
   uint32_t warmup = 2;
   uint32_t root = 0;
-  uint32_t segment = 1400;
+  uint32_t segment = 0;  // from the link
   double rate_mbit = 10'000;
   double latency_us = 0;
   double loss = 0;
@@ -38,7 +38,10 @@ struct BenchConfig {
   bool json = false;
   bool counters = false;
   std::vector<std::string> ports;
+  double port_rate_mbit = 0;
   std::string auto_rules;
+  std::string topology;
+  bool memory = false;
 };
 
 struct Row {
@@ -47,9 +50,14 @@ struct Row {
   uint32_t nodes;
   uint64_t size;
   uint32_t iters;
-  double avg_us, min_us, max_us, mbps, spread_us;
+  // Completion: until the last member holds the message (avg, min, max), its
+  // bandwidth, the spread of the members' hold times, and until the root (and
+  // every member) also saw every frame acknowledged.
+  double avg_us, min_us, max_us, mbps, spread_us, acked_us;
   bool verified;
   std::string error;
+  // Summed over members, for the timed and warm-up broadcasts of this size.
+  uint64_t data_frames = 0, retransmits = 0, timeouts = 0, acks = 0, datagrams = 0;
 };
 
 OptionTable make_table(BenchConfig& c) {
@@ -68,8 +76,12 @@ OptionTable make_table(BenchConfig& c) {
          [&](std::string_view v) { c.warmup = static_cast<uint32_t>(parse_uint(v, "--warmup", 1'000'000)); }});
   t.add({"root", "R", "0", "rank that broadcasts",
          [&](std::string_view v) { c.root = static_cast<uint32_t>(parse_uint(v, "--root", UINT32_MAX)); }});
-  t.add({"segment", "BYTES", "1400", "payload bytes per frame (1..9000)",
-         [&](std::string_view v) { c.segment = static_cast<uint32_t>(parse_size(v, "--segment")); }});
+  t.add({"segment", "BYTES", "auto",
+         "payload bytes per frame (1..9000); auto: 1400 on the fabric, from the ports' MTU (at most 8K) on --ports",
+         [&](std::string_view v) {
+           c.segment = v == "auto" ? 0 : static_cast<uint32_t>(parse_size(v, "--segment"));
+           if (v != "auto" && c.segment == 0) throw UsageError("--segment must be 1..9000 bytes or auto");
+         }});
   t.add({"rate", "MBIT", "10000", "fabric link rate in Mbit/s; 0 = unlimited",
          [&](std::string_view v) { c.rate_mbit = parse_double(v, "--rate", 0, 1e7); }});
   t.add({"latency", "US", "0", "fabric one-way link latency in microseconds",
@@ -98,8 +110,16 @@ OptionTable make_table(BenchConfig& c) {
            }
            if (c.ports.empty()) throw UsageError("--ports: no devargs given");
          }});
+  t.add({"port-rate", "MBIT", "0",
+         "pace each member's lanes to this rate in Mbit/s (the links' rate, e.g. a tbf's); 0 = off",
+         [&](std::string_view v) { c.port_rate_mbit = parse_double(v, "--port-rate", 0, 1e7); }});
   t.add({"auto-rules", "FILE", "built in", "rules for --algo auto (format: config/auto.rules)",
          [&](std::string_view v) { c.auto_rules = std::string(v); }});
+  t.add({"topology", "FILE", "uniform",
+         "latency between members (config/topologies/ format): the fabric's delays and auto's spread",
+         [&](std::string_view v) { c.topology = std::string(v); }});
+  t.add({"memory", "", "", "print engine memory per member (state, pools, fabric) and the process's peak RSS",
+         [&](std::string_view) { c.memory = true; }});
   t.add({"json", "", "", "print results as a JSON array, one object per (algo, nodes, size)",
          [&](std::string_view) { c.json = true; }});
   t.add({"counters", "", "", "print every node's counters after each algorithm",
@@ -111,12 +131,15 @@ const char* kUsage =
     "usage: lanecast bench [--nodes N] [--algo NAME] [--sizes LIST] [--iters K] [--warmup W]\n"
     "                      [--root R] [--segment BYTES] [--rate MBIT] [--latency US]\n"
     "                      [--loss FRACTION] [--seed S] [--cores C] [--json] [--counters]\n"
+    "                      [--ports DEVARGS;...] [--port-rate MBIT] [--memory]\n"
     "\n"
-    "Broadcasts messages among N members joined by the in-process fabric (DPDK ring\n"
-    "ports and an emulated switch), and prints per size the completion time (the\n"
-    "last member holds the message) averaged over K iterations, its minimum and\n"
-    "maximum, the bandwidth (size / average time), the spread of per-rank finish\n"
-    "times, and whether every member's bytes equal the root's in every iteration.\n"
+    "Broadcasts messages among N members joined by the in-process fabric (rings and\n"
+    "an emulated switch) or by one DPDK port each (--ports), and prints per size the\n"
+    "completion time - from posting until the last member holds the message -\n"
+    "averaged over K iterations, its minimum and maximum, the bandwidth (size /\n"
+    "average time), the spread of the members' hold times, the time until every\n"
+    "frame was also acknowledged (acked_us), the frames sent again, and whether\n"
+    "every member's bytes equal the root's in every iteration.\n"
     "\n";
 
 // A different pattern every iteration, so a stale buffer can never pass.
@@ -137,23 +160,44 @@ uint64_t physical_memory() {
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
 }
 
+// Counters summed over members (for per-size differences).
+struct Totals {
+  uint64_t data = 0, retransmits = 0, timeouts = 0, acks = 0, datagrams = 0;
+};
+Totals totals(LocalGroup& g) {
+  Totals t;
+  for (uint32_t r = 0; r < g.size(); ++r) {
+    const auto& k = g.member(r).counters();
+    t.data += k.tx_data.get();
+    t.retransmits += k.tx_retransmits.get();
+    t.timeouts += k.rto_timeouts.get();
+    t.acks += k.tx_acks.get();
+    t.datagrams += k.tx_datagrams.get();
+  }
+  return t;
+}
+
 Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint64_t size,
              std::vector<std::vector<std::byte>>& bufs) {
   Row row{algo, std::string(algos::algo_info(g.member(0).resolve(algo, size)).name),
-          c.nodes, size, c.iters, 0, 0, 0, 0, 0, true, {}};
+          c.nodes, size, c.iters, 0, 0, 0, 0, 0, 0, true, {}};
+  const Totals before = totals(g);
   std::vector<Completion> done(c.nodes);
-  double sum = 0, spread_sum = 0, mn = 1e300, mx = 0;
+  double sum = 0, spread_sum = 0, acked_sum = 0, mn = 1e300, mx = 0;
   for (uint32_t it = 0; it < c.warmup + c.iters; ++it) {
     fill(bufs[c.root], size, c.seed * 1'000'003 + size * 31 + it);
     const uint64_t t0 = engine::now_ns();
     for (uint32_t r = 0; r < c.nodes; ++r)
       done[r] = g.member(r).broadcast(c.root, std::span(bufs[r].data(), size));
-    uint64_t first = UINT64_MAX, last = 0;
+    uint64_t first = UINT64_MAX, last = 0, acked = 0;
     for (uint32_t r = 0; r < c.nodes; ++r) {
       Status s = done[r].wait();
       if (!s.ok() && row.error.empty()) row.error = "rank " + std::to_string(r) + ": " + s.message;
-      first = std::min(first, done[r].finish_ns());
-      last = std::max(last, done[r].finish_ns());
+      if (r != c.root || c.nodes == 1) {
+        first = std::min(first, done[r].held_ns());
+        last = std::max(last, done[r].held_ns());
+      }
+      acked = std::max(acked, done[r].finish_ns());
     }
     if (!row.error.empty()) {
       row.verified = false;
@@ -163,9 +207,11 @@ Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint6
       if (r != c.root && size > 0 && std::memcmp(bufs[r].data(), bufs[c.root].data(), size) != 0)
         row.verified = false;
     if (it < c.warmup) continue;
-    const double us = static_cast<double>(last - t0) / 1e3;
+    // The polling cores stamp their times on the same clock as t0.
+    const double us = static_cast<double>(last > t0 ? last - t0 : 0) / 1e3;
     sum += us;
     spread_sum += static_cast<double>(last - first) / 1e3;
+    acked_sum += static_cast<double>(acked > t0 ? acked - t0 : 0) / 1e3;
     mn = std::min(mn, us);
     mx = std::max(mx, us);
   }
@@ -174,8 +220,15 @@ Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint6
     row.min_us = mn;
     row.max_us = mx;
     row.spread_us = spread_sum / c.iters;
+    row.acked_us = acked_sum / c.iters;
     row.mbps = row.avg_us > 0 ? static_cast<double>(size) / row.avg_us : 0;  // bytes/us = MB/s
   }
+  const Totals after = totals(g);
+  row.data_frames = after.data - before.data;
+  row.retransmits = after.retransmits - before.retransmits;
+  row.timeouts = after.timeouts - before.timeouts;
+  row.acks = after.acks - before.acks;
+  row.datagrams = after.datagrams - before.datagrams;
   return row;
 }
 
@@ -190,26 +243,34 @@ GroupOptions group_options(const BenchConfig& c, const std::string& algo, uint64
   go.fabric.loss = c.loss;
   go.fabric.seed = c.seed;
   go.ports = c.ports;
+  go.port_rate_mbit = c.port_rate_mbit;
   go.auto_rules_file = c.auto_rules;
+  go.topology_file = c.topology;
   go.window = c.window;
   go.lanes = c.lanes;
   go.peer_timeout_ms = c.timeout_ms;
   return go;
 }
 
-void print_header(const BenchConfig& c, const std::string& algo, uint32_t cores) {
+void print_header(const BenchConfig& c, const std::string& algo, uint32_t cores, const GroupCaps& caps) {
   std::printf("# lanecast bench: algo %s, %u nodes, root %u, segment %u B, %u lane%s, %u polling cores\n",
-              algo.c_str(), c.nodes, c.root, c.segment, c.lanes, c.lanes > 1 ? "s" : "", cores);
+              algo.c_str(), c.nodes, c.root, caps.segment_bytes, c.lanes, c.lanes > 1 ? "s" : "", cores);
   if (!c.ports.empty()) {
     std::printf("# ports:");
     for (const auto& p : c.ports) std::printf(" %s", p.c_str());
     std::printf("\n");
+    if (c.port_rate_mbit > 0) std::printf("# paced: each lane at %g Mbit/s\n", c.port_rate_mbit);
   } else {
-    std::printf("# fabric: rate %g Mbit/s%s, latency %g us, loss %g, seed %" PRIu64 "\n",
-                c.rate_mbit, c.rate_mbit == 0 ? " (unlimited)" : "", c.latency_us, c.loss, c.seed);
+    std::printf("# fabric: rate %g Mbit/s%s, latency %g us%s, loss %g, seed %" PRIu64 "\n", c.rate_mbit,
+                c.rate_mbit == 0 ? " (unlimited)" : "", c.latency_us, c.topology.empty() ? "" : " (topology file)",
+                c.loss, c.seed);
   }
-  std::printf("%10s %6s %12s %12s %12s %10s %12s %9s\n", "size", "iters", "avg_us", "min_us",
-              "max_us", "MB/s", "spread_us", "verified");
+  std::printf("# multicast: %s; forwarding: %s; idle cores: %s\n",
+              caps.multicast ? "by the switch (one frame per multicast)" : "emulated (one datagram per member)",
+              caps.tx_chained ? "zero-copy (chained frames)" : "flattened (a copy per frame: the port takes no chains)",
+              caps.rx_wakeup ? "sleep until a frame arrives" : "nap on a timer (the port cannot wake them)");
+  std::printf("%10s %6s %12s %12s %12s %10s %12s %12s %8s %9s\n", "size", "iters", "avg_us", "min_us", "max_us",
+              "MB/s", "spread_us", "acked_us", "resent", "verified");
 }
 
 void print_row(const Row& r) {
@@ -217,29 +278,52 @@ void print_row(const Row& r) {
     std::printf("%10s  FAILED: %s\n", format_size(r.size).c_str(), r.error.c_str());
     return;
   }
-  std::printf("%10s %6u %12.1f %12.1f %12.1f %10.1f %12.1f %9s%s%s\n", format_size(r.size).c_str(),
-              r.iters, r.avg_us, r.min_us, r.max_us, r.mbps, r.spread_us, r.verified ? "yes" : "NO",
-              r.algo == r.chosen ? "" : "  ", r.algo == r.chosen ? "" : r.chosen.c_str());
+  std::printf("%10s %6u %12.1f %12.1f %12.1f %10.1f %12.1f %12.1f %8" PRIu64 " %9s%s%s\n",
+              format_size(r.size).c_str(), r.iters, r.avg_us, r.min_us, r.max_us, r.mbps, r.spread_us, r.acked_us,
+              r.retransmits, r.verified ? "yes" : "NO", r.algo == r.chosen ? "" : "  ",
+              r.algo == r.chosen ? "" : r.chosen.c_str());
   std::fflush(stdout);
 }
 
 void print_counters(LocalGroup& g) {
-  std::printf("# counters (nonzero, and the zero-copy ones always)\n");
+  std::printf("# counters (nonzero, and the copy and resend ones always)\n");
   for (uint32_t r = 0; r < g.size(); ++r) {
     std::printf("rank %u:", r);
     g.member(r).counters().for_each([](std::string_view name, uint64_t v) {
-      if (v || name == "forward_copy_bytes" || name == "payload_mbufs_allocated")
+      if (v || name == "tx_flatten_bytes" || name == "tx_retransmits")
         std::printf(" %.*s=%" PRIu64, static_cast<int>(name.size()), name.data(), v);
     });
     const PortCounters p = g.port_counters(r);
-    std::printf("\n  port: rx=%" PRIu64 " tx=%" PRIu64 " missed=%" PRIu64 " rx_errors=%" PRIu64
+    std::printf("\n  port: rx=%" PRIu64 " tx=%" PRIu64 " tx_full=%" PRIu64 " missed=%" PRIu64 " rx_errors=%" PRIu64
                 " tx_errors=%" PRIu64 " no_buffer=%" PRIu64 "\n",
-                p.rx_frames, p.tx_frames, p.rx_missed, p.rx_errors, p.tx_errors, p.rx_no_buffer);
+                p.rx_frames, p.tx_frames, p.tx_full, p.rx_missed, p.rx_errors, p.tx_errors, p.rx_no_buffer);
   }
   const auto f = g.fabric_counters();
-  std::printf("fabric: switched=%" PRIu64 " lost=%" PRIu64 " queue_drops=%" PRIu64
-              " unknown_destination=%" PRIu64 "\n",
-              f.switched, f.lost, f.queue_drops, f.unknown_destination);
+  std::printf("fabric: switched=%" PRIu64 " replicated=%" PRIu64 " lost=%" PRIu64 " queue_drops=%" PRIu64
+              " pool_drops=%" PRIu64 " unknown_destination=%" PRIu64 "\n",
+              f.switched, f.replicated, f.lost, f.queue_drops, f.pool_drops, f.unknown_destination);
+}
+
+// Peak resident set of this process (VmHWM), in bytes; 0 if unknown.
+uint64_t peak_rss() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  uint64_t kb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %" SCNu64 " kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb * 1024;
+}
+
+void print_memory(LocalGroup& g, uint64_t app_buffer) {
+  const LocalGroup::Footprint f = g.footprint_per_member();
+  const uint64_t rss = peak_rss();
+  const uint64_t p = g.size();
+  std::printf("# memory per member: state %.1f KiB, pools %.1f KiB, fabric %.1f KiB; "
+              "process peak RSS %.1f MiB = %.1f KiB per member beyond its %s buffer\n",
+              f.node / 1024.0, f.pools / 1024.0, f.fabric / 1024.0, rss / 1048576.0,
+              rss > p * app_buffer ? (rss - p * app_buffer) / 1024.0 / p : 0.0, format_size(app_buffer).c_str());
 }
 
 void print_json(const std::vector<Row>& rows) {
@@ -248,9 +332,12 @@ void print_json(const std::vector<Row>& rows) {
     const Row& r = rows[i];
     std::printf("  {\"algo\": \"%s\", \"chosen\": \"%s\", \"nodes\": %u, \"size\": %" PRIu64
                 ", \"iters\": %u, \"avg_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
-                "\"mbps\": %.3f, \"spread_us\": %.3f, \"verified\": %s%s%s%s}%s\n",
+                "\"mbps\": %.3f, \"spread_us\": %.3f, \"acked_us\": %.3f, \"data_frames\": %" PRIu64
+                ", \"retransmits\": %" PRIu64 ", \"rto_timeouts\": %" PRIu64 ", \"acks\": %" PRIu64
+                ", \"datagrams\": %" PRIu64 ", \"verified\": %s%s%s%s}%s\n",
                 r.algo.c_str(), r.chosen.c_str(), r.nodes, r.size, r.iters, r.avg_us, r.min_us, r.max_us, r.mbps,
-                r.spread_us, r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"",
+                r.spread_us, r.acked_us, r.data_frames, r.retransmits, r.timeouts, r.acks, r.datagrams,
+                r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"",
                 r.error.c_str(), r.error.empty() ? "" : "\"", i + 1 < rows.size() ? "," : "");
   }
   std::printf("]\n");
@@ -285,7 +372,7 @@ int bench_main(int argc, char** argv) {
   if (c.root >= c.nodes)
     throw UsageError("--root " + std::to_string(c.root) + " is outside the group of " +
                      std::to_string(c.nodes) + " nodes (ranks 0.." + std::to_string(c.nodes - 1) + ")");
-  if (c.segment == 0 || c.segment > 9000) throw UsageError("--segment must be 1..9000 bytes");
+  if (c.segment > 9000) throw UsageError("--segment must be 1..9000 bytes (or auto)");
   const uint64_t max_size = *std::max_element(c.sizes.begin(), c.sizes.end());
   if (max_size > (uint64_t{1} << 32)) throw UsageError("--sizes: at most 4G per message");
   // Every member holds a buffer of the largest size, and the root's frames too.
@@ -309,7 +396,7 @@ int bench_main(int argc, char** argv) {
   for (const auto& algo : algos_to_run) {
     const GroupOptions go = group_options(c, algo, max_size);
     auto g = engine.create_local_group(go);
-    if (!c.json) print_header(c, algo, engine.polling_cores());
+    if (!c.json) print_header(c, algo, engine.polling_cores(), g->caps());
     for (uint64_t size : c.sizes) {
       Row r = run_size(*g, c, algo, size, bufs);
       all_ok = all_ok && r.verified && r.error.empty();
@@ -318,6 +405,7 @@ int bench_main(int argc, char** argv) {
       if (!r.error.empty()) break;  // later sizes would only repeat the failure
     }
     if (c.counters && !c.json) print_counters(*g);
+    if (c.memory && !c.json) print_memory(*g, max_size);
     if (!c.json) std::printf("\n");
   }
   if (c.json) print_json(rows);

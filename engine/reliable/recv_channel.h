@@ -1,8 +1,9 @@
-// The receiving half of a reliable channel from one peer: duplicate
-// suppression and the receive window, and the ack that describes them.
-// Frames are accepted out of order (segments carry their own index, so there
-// is nothing to reorder); a frame is either new, a duplicate, or beyond the
-// window the sender may use.
+// The receiving half of a reliable channel from one peer on one lane:
+// duplicate suppression and the receive window, and the ack that describes
+// them. Frames are accepted out of order (segments carry their own index, so
+// there is nothing to reorder); a frame is either new, a duplicate, or beyond
+// the window the sender may use. When to send the ack is the node's policy
+// (node_rx.cc); this class only says what it contains.
 #pragma once
 
 #include <cstdint>
@@ -23,26 +24,25 @@ class RecvChannel {
     return test(seq) ? Check::Duplicate : Check::New;
   }
 
-  // Precondition: check(seq) == New.
-  void accept(uint32_t seq) {
+  // Precondition: check(seq) == New. Returns whether it was the next one in
+  // order (nothing missing before it): a frame past a gap is worth an ack at
+  // once, so the sender learns of the gap.
+  bool accept(uint32_t seq) {
+    const bool in_order = seq == cum_;
     set(seq);
     while (test(cum_)) {
       clear(cum_);
       ++cum_;
     }
-    ack_due_ = true;
+    return in_order;
   }
 
-  // A duplicate means our ack was lost or late: answer it again.
-  void request_ack() { ack_due_ = true; }
-  bool ack_due() const { return ack_due_; }
-
-  wire::AckBody make_ack() {
-    ack_due_ = false;
+  wire::AckBody make_ack(uint16_t lane) const {
     wire::AckBody a{};
     a.cum_ack = cum_;
-    for (uint32_t i = 0; i < wire::kSackBits; ++i)
-      if (test(cum_ + 1 + i)) a.sack[i / 64] |= uint64_t{1} << (i % 64);
+    a.lane = lane;
+    a.sack[0] = bits(cum_ + 1);
+    a.sack[1] = bits(cum_ + 65);
     return a;
   }
 
@@ -55,10 +55,15 @@ class RecvChannel {
   bool test(uint32_t s) const { return bits_[(s % kBits) / 64] >> (s % 64) & 1; }
   void set(uint32_t s) { bits_[(s % kBits) / 64] |= uint64_t{1} << (s % 64); }
   void clear(uint32_t s) { bits_[(s % kBits) / 64] &= ~(uint64_t{1} << (s % 64)); }
+  // 64 bits starting at seq s (bit i: s + i), wrapping around the ring.
+  uint64_t bits(uint32_t s) const {
+    const uint32_t pos = s % kBits, w = pos / 64, o = pos % 64;
+    const uint64_t lo = bits_[w] >> o;
+    return o == 0 ? lo : lo | bits_[(w + 1) % (kBits / 64)] << (64 - o);
+  }
 
   uint64_t bits_[kBits / 64] = {};
   uint32_t cum_ = 0;
-  bool ack_due_ = false;
 };
 
 }  // namespace lanecast::engine::reliable

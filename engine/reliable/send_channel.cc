@@ -1,42 +1,50 @@
 #include "engine/reliable/send_channel.h"
 
-#include <algorithm>
 #include <bit>
 #include <stdexcept>
-
-#include "engine/wire.h"
+#include <string>
 
 namespace lanecast::engine::reliable {
 
 SendChannel::SendChannel(uint32_t window, const RttParams& rtt)
-    : window_(window), rtt_(rtt), rto_ns_(rtt.initial_rto_ns), cwnd_(window), ssthresh_(window) {
-  // The receiver describes at most 1 + kSackBits frames past its cumulative
-  // ack, so a larger window could never be selectively acknowledged.
-  if (window == 0 || window > wire::kSackBits + 1)
-    throw std::invalid_argument("reliable window must be 1.." +
-                                std::to_string(wire::kSackBits + 1) + " frames");
-  const uint32_t size = std::bit_ceil(window);
-  ring_.resize(size);
-  mask_ = size - 1;
+    : mask_(flight_ring(window) - 1), window_(window), rtt_(rtt), rto_ns_(rtt.initial_rto_ns),
+      cwnd_(window), ssthresh_(window) {
+  // The receiver describes at most 1 + 128 frames past its cumulative ack, so
+  // a larger window could never be selectively acknowledged.
+  if (window == 0 || window > kMaxWindow)
+    throw std::invalid_argument("reliable window must be 1.." + std::to_string(kMaxWindow) + " frames");
 }
 
-uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns, uint16_t lane, bool signal) {
-  if (idle()) last_progress_ns_ = now_ns;
+uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns, bool signal) {
+  if (idle()) last_progress_ns_ = now_ns;  // the timer starts with the first frame
   const uint32_t seq = next_++;
-  Entry& e = slot(seq);
-  e = Entry{};
+  InFlight& e = slot(seq);
   e.segment = segment;
   e.op = op;
   e.sent_ns = now_ns;
   e.tries = 1;
-  e.lane = lane;
-  e.signal = signal;
+  e.flags = signal ? InFlight::kSignal : 0;
   return seq;
 }
 
-// Backoff is the channel's: every timeout doubles rto_ns_ (collect_due), so a
-// frame re-sent at time t is due again at t + the doubled RTO.
-uint64_t SendChannel::backoff(uint16_t) const { return rto_ns_; }
+uint64_t SendChannel::bits(const uint64_t* bm, uint32_t seq) const {
+  const uint32_t pos = seq & mask_;
+  const uint32_t words = (mask_ + 1) / 64;
+  const uint32_t w = pos >> 6, o = pos & 63;
+  const uint64_t lo = bm[w] >> o;
+  if (o == 0) return lo;
+  return lo | bm[(w + 1) % words] << (64 - o);
+}
+
+void SendChannel::set_acked(uint32_t seq) {
+  const uint32_t pos = seq & mask_;
+  const uint64_t bit = uint64_t{1} << (pos & 63);
+  slab_->acked[pos >> 6] |= bit;
+  if (slab_->resend[pos >> 6] & bit) {  // arrived after all: no need to send it again
+    slab_->resend[pos >> 6] &= ~bit;
+    --slab_->resend_count;
+  }
+}
 
 void SendChannel::sample_rtt(uint64_t rtt) {
   // RFC 6298: srtt and rttvar with gains 1/8 and 1/4.
@@ -51,61 +59,128 @@ void SendChannel::sample_rtt(uint64_t rtt) {
   rto_ns_ = std::clamp<uint64_t>(srtt_ns_ + 4 * rttvar_ns_, rtt_.min_rto_ns, rtt_.max_rto_ns);
 }
 
-uint32_t SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t now_ns,
-                             bool* valid) {
+SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t now_ns) {
+  AckResult r;
   // An ack may not acknowledge what was never sent.
   if (seq_before(next_, cum_ack)) {
-    *valid = false;
-    return 0;
+    r.valid = false;
+    return r;
   }
-  *valid = true;
-  uint32_t newly = 0;
-  auto ack_one = [&](uint32_t s) {
-    Entry& e = slot(s);
-    if (e.acked) return;
-    e.acked = true;
-    ++newly;
-    // Karn's rule: only frames sent once give an unambiguous sample.
-    if (e.tries == 1 && now_ns >= e.sent_ns) sample_rtt(now_ns - e.sent_ns);
-  };
-  for (uint32_t s = base_; seq_before(s, cum_ack); ++s) ack_one(s);
-  // Selective bits: bit i is cum_ack + 1 + i.
-  uint32_t highest_sacked = cum_ack;
-  bool any_sack = false;
-  for (uint32_t i = 0; i < wire::kSackBits; ++i) {
-    if (!(sack[i / 64] >> (i % 64) & 1)) continue;
-    const uint32_t s = cum_ack + 1 + i;
-    if (!seq_before(s, next_) || seq_before(s, base_)) continue;
-    ack_one(s);
-    highest_sacked = s;
-    any_sack = true;
-  }
-  const uint32_t old_base = base_;
-  while (base_ != next_ && slot(base_).acked) ++base_;
-  if (base_ != old_base || newly > 0) last_progress_ns_ = now_ns;
-  on_acked(newly);
+  // An ack older than what we know (acks may overtake each other across
+  // lanes of a switch) adds nothing; neither does one while idle.
+  if (slab_ == nullptr || seq_before(cum_ack, base_)) return r;
 
-  // Holes below frames acked well past them were lost, not late: retransmit
-  // each such hole once without waiting for its timer.
-  if (any_sack) {
-    bool new_hole = false;
-    for (uint32_t s = base_; seq_before(s, highest_sacked); ++s) {
-      Entry& e = slot(s);
-      if (e.acked || e.fast_done || e.tries != 1) continue;
-      if (seq_distance(s, highest_sacked) < rtt_.fast_retransmit_after) continue;
-      e.fast_done = true;
-      fast_pending_ = true;
-      new_hole = true;
-    }
-    if (new_hole) on_loss(/*timeout=*/false);
+  uint32_t newest = 0;  // the most recently sent frame newly acked: the RTT sample
+  bool any = false;
+  auto take = [&](uint32_t s) {
+    set_acked(s);
+    ++r.newly;
+    if (!any || seq_before(newest, s)) newest = s;
+    any = true;
+  };
+  // Cumulative part: every frame below cum_ack. base_ passes them below, so
+  // each frame is visited here once in its life.
+  for (uint32_t s = base_; seq_before(s, cum_ack); ++s)
+    if (!acked(s)) take(s);
+  // Selective part: bit i of sack is cum_ack + 1 + i; take only bits in
+  // flight and not acked yet (word operations, then one step per new frame).
+  uint32_t highest_sacked = 0;
+  bool any_sack = false;
+  for (uint32_t k = 0; k < 2; ++k) {
+    const uint32_t start = cum_ack + 1 + 64 * k;
+    if (!seq_before(start, next_)) break;
+    const uint32_t room = seq_distance(start, next_);
+    const uint64_t valid = room >= 64 ? ~uint64_t{0} : (uint64_t{1} << room) - 1;
+    const uint64_t sacked = sack[k] & valid;
+    if (sacked == 0) continue;
+    highest_sacked = start + 63 - static_cast<uint32_t>(std::countl_zero(sacked));
+    any_sack = true;
+    for (uint64_t fresh = sacked & ~bits(slab_->acked, start); fresh != 0; fresh &= fresh - 1)
+      take(start + static_cast<uint32_t>(std::countr_zero(fresh)));
   }
-  return newly;
+  // Karn's rule: only a frame sent once gives an unambiguous sample.
+  if (any && slot(newest).tries == 1 && now_ns >= slot(newest).sent_ns) sample_rtt(now_ns - slot(newest).sent_ns);
+
+  const uint32_t old_base = base_;
+  while (base_ != next_ && acked(base_)) clear_acked(base_++);
+  if (base_ != old_base || r.newly > 0) last_progress_ns_ = now_ns;
+  on_acked(r.newly);
+
+  // Holes below frames acked well past them were lost, not late: queue each
+  // such hole once without waiting for the timer.
+  if (any_sack && seq_distance(base_, highest_sacked) >= rtt_.fast_retransmit_after &&
+      !seq_before(highest_sacked, base_)) {
+    const uint32_t before = slab_->resend_count;
+    queue_holes_below(highest_sacked - rtt_.fast_retransmit_after + 1);
+    if (slab_->resend_count != before) {
+      r.new_holes = true;
+      on_hole();
+    }
+  }
+  return r;
 }
 
-void SendChannel::on_loss(bool timeout) {
-  // Unlike TCP, even a timeout (when RttParams::shrink_on_timeout asks for
-  // it) only halves instead of restarting from one frame.
-  (void)timeout;
+// Queues every unacked frame in [base_, limit) that has not had its fast
+// retransmit, a bitmap word at a time.
+void SendChannel::queue_holes_below(uint32_t limit) {
+  for (uint32_t s = base_; seq_before(s, limit);) {
+    const uint32_t span = std::min<uint32_t>(64, seq_distance(s, limit));
+    const uint64_t mask = span == 64 ? ~uint64_t{0} : (uint64_t{1} << span) - 1;
+    for (uint64_t holes = ~bits(slab_->acked, s) & mask; holes != 0; holes &= holes - 1) {
+      const uint32_t h = s + static_cast<uint32_t>(std::countr_zero(holes));
+      InFlight& e = slot(h);
+      if ((e.flags & InFlight::kFastDone) || e.tries != 1 || queued(h)) continue;
+      e.flags |= InFlight::kFastDone;
+      queue_resend(h);
+    }
+    s += span;
+  }
+}
+
+void SendChannel::queue_resend(uint32_t seq) {
+  const uint32_t pos = seq & mask_;
+  const uint64_t bit = uint64_t{1} << (pos & 63);
+  if (slab_->resend[pos >> 6] & bit) return;
+  slab_->resend[pos >> 6] |= bit;
+  ++slab_->resend_count;
+}
+
+uint32_t SendChannel::resend_front() const {
+  // Bits are set only for unacked frames in flight, so one is found within
+  // the window: a few word operations.
+  for (uint32_t s = base_; s != next_;) {
+    const uint32_t span = std::min<uint32_t>(64, seq_distance(s, next_));
+    const uint64_t mask = span == 64 ? ~uint64_t{0} : (uint64_t{1} << span) - 1;
+    const uint64_t b = bits(slab_->resend, s) & mask;
+    if (b != 0) return s + static_cast<uint32_t>(std::countr_zero(b));
+    s += span;
+  }
+  return base_;  // unreachable while has_resend()
+}
+
+void SendChannel::resend_done(uint64_t now_ns) {
+  const uint32_t seq = resend_front();
+  const uint32_t pos = seq & mask_;
+  slab_->resend[pos >> 6] &= ~(uint64_t{1} << (pos & 63));
+  --slab_->resend_count;
+  InFlight& e = slot(seq);
+  ++e.tries;
+  e.sent_ns = now_ns;
+}
+
+uint32_t SendChannel::on_timeout(uint64_t now_ns) {
+  uint32_t n = 0;
+  for (uint32_t s = base_; s != next_ && n < kTimeoutBurst; ++s) {
+    if (acked(s) || queued(s)) continue;
+    queue_resend(s);
+    ++n;
+  }
+  rto_ns_ = std::min(rto_ns_ * 2, rtt_.max_rto_ns);
+  last_progress_ns_ = now_ns;
+  return n;
+}
+
+void SendChannel::on_hole() {
   ssthresh_ = std::max(kMinCwnd, std::min(cwnd_, in_flight()) / 2);
   cwnd_ = ssthresh_;
   acked_in_avoidance_ = 0;
@@ -123,16 +198,13 @@ void SendChannel::on_acked(uint32_t newly) {
   }
 }
 
-
 void SendChannel::abandon_in_flight(uint64_t now_ns) {
   for (uint32_t s = base_; s != next_; ++s) {
-    Entry& e = slot(s);
-    if (e.acked) continue;
-    e.abandoned = true;
-    e.resend_now = true;
+    if (acked(s)) continue;
+    slot(s).flags |= InFlight::kAbandoned;
+    queue_resend(s);
   }
   last_progress_ns_ = now_ns;
-  fast_pending_ = false;
 }
 
 }  // namespace lanecast::engine::reliable

@@ -1,0 +1,40 @@
+// A Port that forwards every call to another: the base of the tests' port
+// decorators, which watch what a node sends and receives or take a
+// capability away, while the frames still go through the real fabric.
+#pragma once
+
+#include <string>
+
+#include "drivers/port.h"
+
+namespace lanecast::engine::test {
+
+class PortDecorator : public drivers::Port {
+ public:
+  explicit PortDecorator(drivers::Port& inner) : in_(inner) {}
+
+  uint16_t rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) override { return in_.rx_burst(lane, frames, max); }
+  uint16_t tx_burst(uint16_t lane, rte_mbuf** frames, uint16_t count) override {
+    return in_.tx_burst(lane, frames, count);
+  }
+  uint16_t lanes() const override { return in_.lanes(); }
+  uint32_t max_frame_bytes() const override { return in_.max_frame_bytes(); }
+  drivers::PeerAddress address() const override { return in_.address(); }
+  std::string name() const override { return "decorated " + in_.name(); }
+  drivers::PortCaps caps() const override { return in_.caps(); }
+  drivers::PortStats stats() const override { return in_.stats(); }
+  uint16_t link_header_bytes() const override { return in_.link_header_bytes(); }
+  void write_link_header(uint8_t* at, const drivers::PeerAddress& dst) const override {
+    in_.write_link_header(at, dst);
+  }
+  bool accepts(const uint8_t* h) const override { return in_.accepts(h); }
+  bool is_from(const uint8_t* h, const drivers::PeerAddress& p) const override { return in_.is_from(h, p); }
+  drivers::PeerAddress group_address(uint32_t group, uint16_t lane) const override {
+    return in_.group_address(group, lane);
+  }
+
+ protected:
+  drivers::Port& in_;
+};
+
+}  // namespace lanecast::engine::test
