@@ -1,5 +1,5 @@
 // Basic vocabulary shared by every algorithm, executor and the engine.
-// algos/ is pure: the C++ standard library only (see shared/DESIGN.md).
+// algos/ is pure: the C++ standard library only (docs/architecture.md).
 #pragma once
 
 #include <cstdint>

@@ -212,7 +212,10 @@ class LocalGroup {
   // store, stash, datagram queue) and its share of the group's pools and
   // fabric. For the memory report of `lanecast bench --memory`.
   struct Footprint {
-    uint64_t node = 0, pools = 0, fabric = 0;
+    // The member's own state, by part (engine/node.h, Node::Footprint).
+    uint64_t channels = 0, flight = 0, owed = 0, store = 0, stash = 0, datagrams = 0, other = 0;
+    uint64_t pools = 0, fabric = 0;  // its share of the group's
+    uint64_t node() const { return channels + flight + owed + store + stash + datagrams + other; }
   };
   Footprint footprint_per_member() const;
   // DPDK memory the group's buffer pools take (to size EngineOptions::memory_mb).

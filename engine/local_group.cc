@@ -135,6 +135,8 @@ PoolPlan plan_pools(const GroupOptions& o, uint32_t segment) {
   pp.max_frame = drivers::ethernet::kHeaderBytes + engine::wire::kDataHeaderBytes + segment;
   pp.payload_room = RTE_PKTMBUF_HEADROOM + kMaxLinkHeader + pp.max_frame;
   if (!o.ports.empty()) pp.payload_room = std::max<uint32_t>(pp.payload_room, RTE_MBUF_DEFAULT_BUF_SIZE);
+  for (const std::string& p : o.ports)
+    pp.payload_room = std::max(pp.payload_room, RTE_PKTMBUF_HEADROOM + drivers::DpdkPort::rx_buffer_bytes(p));
   // Header buffers: a frame's header lives from its send until the receiver
   // took it (rings, the switch's queues); acks too; and the fabric's
   // multicast copies are header-sized indirect buffers. Running out is not
@@ -307,8 +309,17 @@ GroupCaps LocalGroup::caps() const {
 LocalGroup::Footprint LocalGroup::footprint_per_member() const {
   Footprint f;
   const uint64_t p = impl_->nodes.size();
-  for (const auto& n : impl_->nodes) f.node += n->footprint().total();
-  f.node /= p;
+  for (const auto& n : impl_->nodes) {
+    const engine::Node::Footprint m = n->footprint();
+    f.channels += m.channels;
+    f.flight += m.flight;
+    f.owed += m.owed;
+    f.store += m.store;
+    f.stash += m.stash;
+    f.datagrams += m.datagrams;
+    f.other += m.other;
+  }
+  for (uint64_t* part : {&f.channels, &f.flight, &f.owed, &f.store, &f.stash, &f.datagrams, &f.other}) *part /= p;
   f.pools = impl_->pool_bytes / p;
   if (impl_->fabric) {
     const auto& fo = impl_->fabric->options();

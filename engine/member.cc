@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "engine/clock.h"
 #include "engine/lanecast.h"
 #include "engine/node.h"
 
@@ -27,6 +28,7 @@ Completion Member::broadcast(Rank root, std::span<std::byte> buffer, std::string
   s.buffer = buffer.data();
   s.size = buffer.size();
   s.algo = resolve(algo, buffer.size());
+  s.posted_ns = engine::now_ns();
   if (!node_->submit(s))
     throw std::runtime_error("broadcast: rank " + std::to_string(rank()) + " has 64 broadcasts not yet started");
   ++next_op_;

@@ -3,6 +3,7 @@
 
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_prefetch.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -137,7 +138,10 @@ uint32_t Node::poll(uint64_t now) {
   rte_mbuf* rx[kBurst];
   for (uint16_t lane = 0; lane < cfg_.lanes; ++lane) {
     const uint16_t n = port_.rx_burst(lane, rx, kBurst);
-    for (uint16_t i = 0; i < n; ++i) handle_frame(rx[i], lane, now);
+    for (uint16_t i = 0; i < n; ++i) {
+      if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], const void*));  // the next frame's headers
+      handle_frame(rx[i], lane, now);
+    }
     work += n;
   }
   if (op_.active && now >= op_.timer_at_ns) fire_timer(now);
@@ -171,6 +175,7 @@ void Node::disarm_wakeup() { port_.disarm_wakeup(); }
 void Node::try_start(uint64_t now) {
   Submission sub;
   if (!submissions_.pop(sub)) return;
+  now = std::max(now, sub.posted_ns);  // this iteration's time may predate the post
 
   algos::PlanParams pp;
   pp.nodes = cfg_.nodes;
@@ -226,7 +231,7 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
   rec.peer = peer;
   rec.start_ns = op_.start_ns;
   rec.held_ns = op_.held_ns;
-  rec.finish_ns = now;
+  rec.finish_ns = std::max(now, op_.start_ns);
   rec.segments_held = op_.held;
   rec.segments_total = op_.plan ? op_.plan->segments() : 0;
   if (err == OpError::None) {

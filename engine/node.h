@@ -233,7 +233,7 @@ class Node final : public PollTask {
   }
 
   // operation life cycle (node.cc)
-  void try_start(uint64_t now);
+  void try_start(uint64_t now);  // by value: may move forward to the post's time
   void replay_stash(uint64_t now);
   void check_done(uint64_t now);
   void finish(uint64_t now, OpError err, algos::Rank peer);

@@ -241,14 +241,18 @@ void Node::handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
 }
 
 // Leaves only the payload: a frame from a ring port is a header mbuf chained
-// to the sender's payload mbuf, which we take by reference; a frame from a
-// NIC-like port is one buffer, whose start we move past the headers. No byte
-// is copied.
+// to the sender's payload mbuf (a single segment), which we keep; a frame
+// from a NIC-like port is one buffer, whose start we move past the headers.
+// No byte is copied, and no reference count is touched: the header mbuf is
+// unlinked and given back, and the reference the frame held on the payload
+// becomes ours.
 rte_mbuf* Node::detach_payload(rte_mbuf* m, uint32_t payload_offset) {
   if (m->data_len == payload_offset && m->next != nullptr) {
     rte_mbuf* payload = m->next;
-    for (rte_mbuf* s = payload; s != nullptr; s = s->next) rte_mbuf_refcnt_update(s, 1);
-    rte_pktmbuf_free(m);  // drops the header and our frame's hold on the payload
+    m->next = nullptr;
+    m->nb_segs = 1;
+    m->pkt_len = m->data_len;
+    rte_pktmbuf_free_seg(m);
     return payload;
   }
   rte_pktmbuf_adj(m, static_cast<uint16_t>(payload_offset));
@@ -296,7 +300,7 @@ void Node::accept_segment(rte_mbuf* payload, Rank src, uint16_t lane, const wire
     // Replayed from the stash (checked when stashed): copy it in now.
     if (!in_buffer) read_into(payload, d.payload_len, op_.sub.buffer + d.offset);
     e.in_buffer = true;
-    if (++op_.held == op_.plan->segments()) op_.held_ns = now;
+    if (++op_.held == op_.plan->segments()) op_.held_ns = std::max(now, op_.start_ns);
   }
   Sink sink(*this, now);
   op_.machine->on_segment(d.segment, src, lane, sink);

@@ -17,6 +17,10 @@ struct Submission {
   algos::Algo algo = algos::Algo::Chain;
   std::byte* buffer = nullptr;  // root: the message; others: where it lands
   uint64_t size = 0;
+  // When the application posted it (engine clock): the polling core's loop
+  // time can be a little older, and a broadcast must not seem to start (or a
+  // stashed frame to arrive) before it was posted.
+  uint64_t posted_ns = 0;
 };
 
 enum class OpError : uint8_t {

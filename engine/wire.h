@@ -72,6 +72,7 @@ struct AckBody {
 };
 static_assert(sizeof(AckBody) == 24);
 
+static_assert(sizeof(DataBody) % 8 == 0 && sizeof(AckBody) % 8 == 0, "header CRC works in qwords");
 inline constexpr uint32_t kDataHeaderBytes = sizeof(FrameHeader) + sizeof(DataBody);
 inline constexpr uint32_t kAckHeaderBytes = sizeof(FrameHeader) + sizeof(AckBody);
 inline constexpr uint32_t kSackBits = 128;

@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 packages=(
   build-essential pkg-config meson ninja-build
   libdpdk-dev dpdk-dev          # DPDK 22.11: libraries, PMDs, dpdk-testpmd
-  libhwloc-dev libibverbs-dev   # placement; the verbs driver
+  libhwloc-dev                  # placement of polling cores
   libboost-dev libgtest-dev     # Boost.Lockfree; GoogleTest
   iproute2 python3                # tests; tools/plot_plan.py also wants python3-matplotlib
 )

@@ -320,9 +320,11 @@ void print_memory(LocalGroup& g, uint64_t app_buffer) {
   const LocalGroup::Footprint f = g.footprint_per_member();
   const uint64_t rss = peak_rss();
   const uint64_t p = g.size();
-  std::printf("# memory per member: state %.1f KiB, pools %.1f KiB, fabric %.1f KiB; "
-              "process peak RSS %.1f MiB = %.1f KiB per member beyond its %s buffer\n",
-              f.node / 1024.0, f.pools / 1024.0, f.fabric / 1024.0, rss / 1048576.0,
+  std::printf("# memory per member, KiB: state %.1f (channels %.1f, flight slabs %.1f, owed runs %.1f, segment store "
+              "%.1f, stash %.1f, datagrams %.1f, node and machine arena %.1f), share of pools %.1f, of the fabric %.1f\n",
+              f.node() / 1024.0, f.channels / 1024.0, f.flight / 1024.0, f.owed / 1024.0, f.store / 1024.0,
+              f.stash / 1024.0, f.datagrams / 1024.0, f.other / 1024.0, f.pools / 1024.0, f.fabric / 1024.0);
+  std::printf("# process peak RSS %.1f MiB: %.1f KiB per member beyond its %s application buffer\n", rss / 1048576.0,
               rss > p * app_buffer ? (rss - p * app_buffer) / 1024.0 / p : 0.0, format_size(app_buffer).c_str());
 }
 

@@ -8,6 +8,7 @@
 #include <rte_errno.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -68,7 +69,9 @@ std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& devargs, const DpdkP
   if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0)
     throw std::runtime_error("dpdk port: '" + devargs + "' probed but no ethdev named " + name);
   try {
-    auto port = std::make_unique<DpdkPort>(id, o, /*detach_on_close=*/true);
+    DpdkPortOptions with_mtu = o;
+    with_mtu.kernel_mtu = interface_mtu(devargs);
+    auto port = std::make_unique<DpdkPort>(id, with_mtu, /*detach_on_close=*/true);
     if (o.rx_wakeup) port->open_wakeup(devargs);
     return port;
   } catch (...) {
@@ -86,6 +89,13 @@ uint32_t DpdkPort::interface_mtu(const std::string& devargs) {
   uint32_t mtu = 0;
   if (!(in >> mtu)) return 0;
   return mtu;
+}
+
+uint32_t DpdkPort::rx_buffer_bytes(const std::string& devargs) {
+  if (devargs.rfind("net_af_packet", 0) != 0) return 0;
+  const std::string framesz = devarg(devargs, "framesz");
+  const unsigned long f = framesz.empty() ? 2048 : std::strtoul(framesz.c_str(), nullptr, 10);
+  return f > 32 && f < (1u << 20) ? static_cast<uint32_t>(f - 32) : 0;
 }
 
 void DpdkPort::open_wakeup(const std::string& devargs) {
@@ -125,14 +135,20 @@ void DpdkPort::setup(const DpdkPortOptions& o) {
     throw std::invalid_argument("dpdk port " + name_ + ": " + std::to_string(o.lanes) +
                                 " lanes requested, device has " + std::to_string(info.max_rx_queues) +
                                 " rx / " + std::to_string(info.max_tx_queues) + " tx queues");
-  if (info.max_rx_pktlen && o.max_frame_bytes > info.max_rx_pktlen)
-    throw std::invalid_argument("dpdk port " + name_ + ": frames of " + std::to_string(o.max_frame_bytes) +
-                                " bytes exceed the device's " + std::to_string(info.max_rx_pktlen));
-
   rte_eth_conf conf{};
   // max_frame_bytes counts the link header but not the FCS; the MTU neither.
   const uint32_t mtu = o.max_frame_bytes - ethernet::kHeaderBytes;
-  if (mtu > RTE_ETHER_MTU) {
+  if (o.kernel_mtu != 0) {
+    // The kernel interface's MTU is the limit (set with `ip link`); the PMD's
+    // own ring geometry is checked by its rx queue set-up.
+    if (mtu > o.kernel_mtu)
+      throw std::invalid_argument("dpdk port " + name_ + ": frames of " + std::to_string(o.max_frame_bytes) +
+                                  " bytes need an MTU of " + std::to_string(mtu) + "; the interface has " +
+                                  std::to_string(o.kernel_mtu));
+  } else if (info.max_rx_pktlen && o.max_frame_bytes > info.max_rx_pktlen) {
+    throw std::invalid_argument("dpdk port " + name_ + ": frames of " + std::to_string(o.max_frame_bytes) +
+                                " bytes exceed the device's " + std::to_string(info.max_rx_pktlen));
+  } else if (mtu > RTE_ETHER_MTU) {
     if (mtu > info.max_mtu)
       throw std::invalid_argument("dpdk port " + name_ + ": MTU " + std::to_string(mtu) +
                                   " exceeds the device's " + std::to_string(info.max_mtu));

@@ -29,6 +29,10 @@ struct DpdkPortOptions {
   // Kernel-interface PMDs (af_packet, af_xdp): open a wake-up socket on the
   // interface (packet_wakeup.h) so a sleeping core wakes on arrival.
   bool rx_wakeup = true;
+  // The kernel interface's MTU, for kernel-interface PMDs (set by open()):
+  // frames are checked against it instead of the ethdev's own limits, which
+  // DPDK 22.11's af_packet reports as 1518 whatever its ring takes.
+  uint32_t kernel_mtu = 0;
 };
 
 // Set-up throws std::invalid_argument for bad options and std::runtime_error
@@ -41,6 +45,10 @@ class DpdkPort final : public Port {
   // The MTU of the kernel interface behind a kernel-interface PMD's devargs
   // ("net_af_packet0,iface=v0" -> v0's MTU), 0 for other PMDs or when unknown.
   static uint32_t interface_mtu(const std::string& devargs);
+  // Bytes of data room (beyond the headroom) each receive buffer of the port
+  // `devargs` opens must have: af_packet copies a whole ring frame (its
+  // framesz devarg, 2048 by default, less 32) into one mbuf. 0: no such need.
+  static uint32_t rx_buffer_bytes(const std::string& devargs);
   // Configures and starts an ethdev that already exists (e.g. from
   // rte_eth_from_rings). With detach_on_close the device is removed (vdev
   // freed) on destruction; otherwise the port is stopped and closed.

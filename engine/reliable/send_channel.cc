@@ -70,12 +70,16 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
   // lanes of a switch) adds nothing; neither does one while idle.
   if (slab_ == nullptr || seq_before(cum_ack, base_)) return r;
 
-  uint32_t newest = 0;  // the most recently sent frame newly acked: the RTT sample
+  // The RTT sample is taken from the oldest frame this ack newly covers, as
+  // RFC 7323 (3.4) has TCP echo the earliest unacknowledged segment's
+  // timestamp: with acks batched, the time a frame waits for its ack belongs
+  // in the round trip the timer must outlast.
+  uint32_t oldest = 0;
   bool any = false;
   auto take = [&](uint32_t s) {
     set_acked(s);
     ++r.newly;
-    if (!any || seq_before(newest, s)) newest = s;
+    if (!any || seq_before(s, oldest)) oldest = s;
     any = true;
   };
   // Cumulative part: every frame below cum_ack. base_ passes them below, so
@@ -99,7 +103,7 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
       take(start + static_cast<uint32_t>(std::countr_zero(fresh)));
   }
   // Karn's rule: only a frame sent once gives an unambiguous sample.
-  if (any && slot(newest).tries == 1 && now_ns >= slot(newest).sent_ns) sample_rtt(now_ns - slot(newest).sent_ns);
+  if (any && slot(oldest).tries == 1 && now_ns >= slot(oldest).sent_ns) sample_rtt(now_ns - slot(oldest).sent_ns);
 
   const uint32_t old_base = base_;
   while (base_ != next_ && acked(base_)) clear_acked(base_++);

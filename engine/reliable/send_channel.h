@@ -27,7 +27,10 @@
 namespace lanecast::engine::reliable {
 
 struct RttParams {
-  uint64_t initial_rto_ns = 2'000'000;  // before any sample
+  // Before any sample: long enough for a queue or a stalled core (RFC 6298
+  // takes 1 s; a channel's first frames rarely meet loss, and SACK repairs
+  // all but the last of them).
+  uint64_t initial_rto_ns = 10'000'000;
   // Floor of the RTO. Acks are delayed (up to NodeConfig::ack_delay_ns) and
   // polling cores are shared, so a quiet millisecond is not yet loss.
   uint64_t min_rto_ns = 1'000'000;

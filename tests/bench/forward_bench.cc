@@ -6,7 +6,11 @@
 // 3-node chain is measured; ranks 0 and 2 and the switch run in the same
 // thread but outside the measured time.
 //
-// usage: forward_bench [SEGMENT_BYTES [SECONDS]]   one table row per segment size
+// usage: forward_bench [SEGMENT_BYTES [SECONDS [MESSAGE_MIB]]]   one table row per segment size
+//
+// The message (4 MiB by default) sets the working set: the three members'
+// buffers share this one core's caches, so past the cache each payload copy
+// into the member's buffer runs at memory speed.
 //
 // Columns: frames rank 1 forwarded, its time inside poll(), frames per second
 // of that time, TSC cycles per forwarded frame, payload bytes it copied to
@@ -54,8 +58,7 @@ rte_mempool* pool(const std::string& name, uint32_t n, uint32_t room) {
   return p;
 }
 
-Result run(uint32_t segment, double seconds) {
-  const uint64_t message = 4u << 20;
+Result run(uint32_t segment, double seconds, uint64_t message) {
   const uint32_t nodes = 3;
   const uint64_t segs = (message + segment - 1) / segment;
   const std::string tag = std::to_string(segment);
@@ -143,10 +146,15 @@ int main(int argc, char** argv) {
   std::vector<uint32_t> segments{64, 1400};
   if (argc > 1) segments = {static_cast<uint32_t>(std::strtoul(argv[1], nullptr, 10))};
   const double seconds = argc > 2 ? std::strtod(argv[2], nullptr) : 2.0;
+  const uint64_t message = (argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 4) << 20;
+  if (message == 0 || message > (uint64_t{1} << 30)) {
+    std::fprintf(stderr, "forward_bench: message of 1..1024 MiB\n");
+    return 2;
+  }
   std::printf("%8s %12s %10s %10s %14s %14s %12s\n", "segment", "forwarded", "busy_s", "Mpps", "cycles/frame",
               "copied_bytes", "own_buffers");
   for (uint32_t s : segments) {
-    const Result r = run(s, seconds);
+    const Result r = run(s, seconds, message);
     std::printf("%8u %12" PRIu64 " %10.3f %10.3f %14.1f %14" PRIu64 " %12u\n", r.segment, r.frames, r.busy_s, r.mpps,
                 r.cycles_per_frame, r.flatten_bytes, r.own_buffers);
   }
