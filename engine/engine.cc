@@ -40,7 +40,9 @@ Engine::Engine(const EngineOptions& opts) : opts_(opts) {
 
   engine::BackoffOptions b;
   b.max_sleep_ns = opts.idle_sleep_max_ns;
-  if (opts.idle_sleep_max_ns == 0) b.spin_ns = UINT64_MAX;
+  b.spin_ns = opts.idle_spin_us * 1000;
+  b.busy_spin_ns = opts.busy_spin_us * 1000;
+  if (opts.idle_sleep_max_ns == 0) b.spin_ns = b.busy_spin_ns = UINT64_MAX;
   for (unsigned lc : lcores_) {
     auto p = std::make_unique<engine::Poller>(b);
     if (rte_eal_remote_launch(poller_main, p.get(), lc) != 0)

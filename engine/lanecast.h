@@ -60,6 +60,10 @@ struct EngineOptions {
   bool hugepages = false;
   std::string log_level = "error";
   uint64_t idle_sleep_max_ns = 50'000;  // 0: never sleep (a dedicated core)
+  // A core sleeps after this long without work (engine/poller.h), or after
+  // busy_spin_us while one of its members has a broadcast running.
+  uint64_t idle_spin_us = 200;
+  uint64_t busy_spin_us = 5'000;
 };
 
 struct FabricOptions {
@@ -99,6 +103,10 @@ struct GroupOptions {
   // Each lane of a member sends at most this many Mbit/s (its link's rate):
   // keeps the queues of a rate-limited link short (engine/pacer.h). 0: off.
   double port_rate_mbit = 0;
+  // Bytes the link adds to each frame as its rate counts them: 24 on an
+  // Ethernet wire (preamble, FCS, gap); 0 for a Linux tbf, which counts the
+  // frame alone.
+  uint32_t port_overhead_bytes = 24;
 };
 
 // A broadcast in progress on one member. Move-only: exactly one object owns

@@ -27,7 +27,7 @@ namespace {
 class FabricTask final : public engine::PollTask {
  public:
   explicit FabricTask(drivers::Fabric& f) : f_(f) {}
-  uint32_t poll(uint64_t now) override { return f_.poll(now); }
+  uint32_t poll_rx(uint64_t now) override { return f_.poll(now); }
   uint64_t next_wakeup_ns() const override { return f_.next_event_ns(); }
   bool arm_wakeup() override { return true; }
 
@@ -75,6 +75,7 @@ void validate(const GroupOptions& o) {
     throw std::invalid_argument("group: rate and latency must not be negative");
   if (!(o.port_rate_mbit >= 0) || !std::isfinite(o.port_rate_mbit))
     throw std::invalid_argument("group: port rate must be a finite number of Mbit/s >= 0");
+  if (o.port_overhead_bytes > 1024) throw std::invalid_argument("group: port overhead must be 0..1024 bytes per frame");
   if (!(o.peer_timeout_ms > 0)) throw std::invalid_argument("group: peer timeout must be positive");
   const bool mcast_options = o.mcast_root_delay_us != 0 || o.mcast_sync_seed != 0;
   if (mcast_options && o.algo != "mcast_chain" && o.algo != "auto")
@@ -244,6 +245,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   nc.window = o.window;
   nc.peer_timeout_ns = static_cast<uint64_t>(o.peer_timeout_ms * 1e6);
   nc.lane_rate_bps = static_cast<uint64_t>(o.port_rate_mbit * 1e6);
+  nc.pace_overhead_bytes = o.port_overhead_bytes;
   nc.algo_options.root_delay_ns = static_cast<uint64_t>(std::llround(o.mcast_root_delay_us * 1e3));
   nc.algo_options.sync_seed = o.mcast_sync_seed;
   const engine::Pools pools{im.payload_pool.get(), im.header_pool.get()};

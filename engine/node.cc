@@ -131,10 +131,12 @@ void Node::attach_waker(drivers::Waker* w) {
 
 // ---------------------------------------------------------------- poll loop
 
-uint32_t Node::poll(uint64_t now) {
+uint32_t Node::poll(uint64_t now) { return poll_rx(now) + poll_tx(now); }
+
+// Everything that arrived, and the timers: the machine decides what to send.
+uint32_t Node::poll_rx(uint64_t now) {
   uint32_t work = 0;
   if (!op_.active) try_start(now);
-
   rte_mbuf* rx[kBurst];
   for (uint16_t lane = 0; lane < cfg_.lanes; ++lane) {
     const uint16_t n = port_.rx_burst(lane, rx, kBurst);
@@ -146,9 +148,14 @@ uint32_t Node::poll(uint64_t now) {
   }
   if (op_.active && now >= op_.timer_at_ns) fire_timer(now);
   if (now >= scan_due_ns_) scan(now);
+  return work;
+}
+
+// What to send: acks, frames, one burst per lane; then the broadcast may end.
+uint32_t Node::poll_tx(uint64_t now) {
   send_acks(now);
   pump(now);
-  work += flush_tx();
+  const uint32_t work = flush_tx();
   if (op_.active) check_done(now);
   return work;
 }

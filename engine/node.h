@@ -98,12 +98,17 @@ class Node final : public PollTask {
   bool submit(const Submission& s);
   CompletionBox& completions() { return box_; }
 
-  // Polling-core side. Returns the amount of work done (0 = idle).
-  uint32_t poll(uint64_t now_ns) override;
+  // Polling-core side. Returns the amount of work done (0 = idle). poll() is
+  // poll_rx() then poll_tx(); a polling core runs every member's rx half
+  // before any member's tx half (poller.h).
+  uint32_t poll(uint64_t now_ns);
+  uint32_t poll_rx(uint64_t now_ns) override;
+  uint32_t poll_tx(uint64_t now_ns) override;
   // When this node next needs the core if nothing arrives.
   uint64_t next_wakeup_ns() const override;
   bool arm_wakeup() override;
   void disarm_wakeup() override;
+  bool busy() const override { return op_.active || unacked_total_ > 0; }
   // Control path (core parked): the waker of the core that polls this node.
   void attach_waker(drivers::Waker* w);
 

@@ -76,7 +76,7 @@ void Node::handle_ack(Rank src, const wire::AckBody& ack, uint64_t now) {
     return;
   }
   unacked_total_ -= r.newly;
-  if (r.newly > 0) lane_rto_ns_[ack.lane] = c.tx.rto_ns();
+  if (r.newly > 0) lane_rto_ns_[ack.lane] = c.tx.timeout_ns();
   if (r.new_holes) counters_.fast_retransmits.add();
   if (c.tx.has_resend() && !c.in_resend) {
     c.in_resend = true;

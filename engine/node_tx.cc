@@ -394,7 +394,7 @@ void Node::pump_owed(uint64_t now) {
           internal_error_ = true;  // sending what it lacks
         }
         if (m == nullptr) break;  // a pool is empty: try again next iteration
-        if (c.tx.idle()) note_deadline(now + c.tx.rto_ns());
+            if (c.tx.idle()) note_deadline(now + c.tx.timeout_ns());
         c.tx.push(op_.sub.op, item.value, now, item.signal);
         c.owed.pop(runs_);
         --owed_total_;

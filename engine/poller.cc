@@ -25,18 +25,31 @@ void Poller::run() {
       last_work_ns_ = now_ns();
       continue;
     }
-    const uint64_t now = now_ns();
+    // A clock read per task, not per turn: a turn over many members that
+    // make system calls (af_packet's transmit carries the frame through the
+    // kernel's network) lasts long, and a member's times - when it held a
+    // message, when a timer is due - must not be stale by the turn.
     uint32_t work = 0;
-    for (PollTask* t : tasks_) work += t->poll(now);
+    uint64_t now = 0;
+    for (PollTask* t : tasks_) work += t->poll_rx(now = now_ns());
+    for (PollTask* t : tasks_) work += t->poll_tx(now = now_ns());
+    if (tasks_.empty()) now = now_ns();
     iterations_.store(iterations_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (work > 0) {
       last_work_ns_ = now;
-    } else if (now - last_work_ns_ > backoff_.spin_ns) {
+    } else if (now - last_work_ns_ > backoff_.spin_ns &&
+               (now - last_work_ns_ > backoff_.busy_spin_ns || !any_busy())) {
       idle_wait(now);
     } else {
       rte_pause();
     }
   }
+}
+
+bool Poller::any_busy() const {
+  for (const PollTask* t : tasks_)
+    if (t->busy()) return true;
+  return false;
 }
 
 uint64_t Poller::earliest_wakeup() const {
@@ -56,8 +69,9 @@ void Poller::idle_wait(uint64_t now) {
   bool all_wake = true;
   for (PollTask* t : tasks_) all_wake = t->arm_wakeup() && all_wake;
   uint32_t work = 0;
-  const uint64_t look = now_ns();
-  for (PollTask* t : tasks_) work += t->poll(look);
+  uint64_t look = 0;
+  for (PollTask* t : tasks_) work += t->poll_rx(look = now_ns());
+  for (PollTask* t : tasks_) work += t->poll_tx(look = now_ns());
   if (work == 0) {
     const uint64_t wake = earliest_wakeup();
     const uint64_t t = now_ns();

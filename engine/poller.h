@@ -1,5 +1,10 @@
 // A polling core: one thread (an EAL worker lcore) that runs its tasks (nodes,
-// the fabric's switch) in a loop. Busy, it never sleeps. Idle for spin_ns, it
+// the fabric's switch) in a loop. While a task is busy (a broadcast running,
+// frames in flight) the core keeps polling through gaps of up to busy_spin_ns:
+// going to sleep and waking costs a few system calls per member (arming and
+// disarming their wake-ups) and a wake-up latency, which a pipeline paying
+// them between every pair of frames turned into half its throughput. Idle for
+// spin_ns (nothing running), or busy but without work for busy_spin_ns, it
 // sleeps until a task's next timer - and, for tasks whose arrivals wake it
 // (drivers/wake.h: ring ports, af_packet wake-up sockets, posted broadcasts),
 // until something arrives; a task that cannot wake it bounds the nap to
@@ -19,8 +24,15 @@ namespace lanecast::engine {
 class PollTask {
  public:
   virtual ~PollTask() = default;
-  // One iteration's work at time now; returns how much was done (0 = idle).
-  virtual uint32_t poll(uint64_t now_ns) = 0;
+  // One turn's work at time now, in two halves: what arrived, then what to
+  // send. A core runs every task's rx half before any task's tx half: on a
+  // kernel-backed port a transmit is a system call that carries the frame
+  // through the kernel's network, and members sharing a core should not wait
+  // for each other's transmits to see what has already arrived for them (a
+  // 2-byte broadcast to 7 members on one core: the last held it 60 us later
+  // than the first). Each returns how much was done (0 = idle).
+  virtual uint32_t poll_rx(uint64_t now_ns) = 0;
+  virtual uint32_t poll_tx(uint64_t now_ns) { (void)now_ns; return 0; }
   // When the task next needs the core if nothing arrives (UINT64_MAX: never).
   virtual uint64_t next_wakeup_ns() const = 0;
   // Just before the core sleeps: arm what wakes it on this task's arrivals.
@@ -28,10 +40,14 @@ class PollTask {
   virtual bool arm_wakeup() { return false; }
   // After the core woke.
   virtual void disarm_wakeup() {}
+  // Whether work is under way (a broadcast running, frames in flight): the
+  // core then keeps polling through short gaps.
+  virtual bool busy() const { return false; }
 };
 
 struct BackoffOptions {
   uint64_t spin_ns = 200'000;      // keep polling this long after the last work
+  uint64_t busy_spin_ns = 5'000'000;  // the same while a task is busy
   uint64_t max_sleep_ns = 50'000;  // longest nap when a task's arrivals cannot wake the core
 };
 
@@ -60,6 +76,7 @@ class Poller {
   enum State : int { kRun, kParkRequested, kParked, kStop };
   void idle_wait(uint64_t now);
   uint64_t earliest_wakeup() const;
+  bool any_busy() const;
 
   BackoffOptions backoff_;
   std::vector<PollTask*> tasks_;

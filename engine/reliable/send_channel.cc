@@ -107,7 +107,11 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
 
   const uint32_t old_base = base_;
   while (base_ != next_ && acked(base_)) clear_acked(base_++);
-  if (base_ != old_base || r.newly > 0) last_progress_ns_ = now_ns;
+  if (base_ != old_base || r.newly > 0) {
+    const uint64_t gap = now_ns > last_progress_ns_ ? now_ns - last_progress_ns_ : 0;
+    ack_gap_ns_ = std::max(gap, ack_gap_ns_ - ack_gap_ns_ / 1024);
+    last_progress_ns_ = now_ns;
+  }
   on_acked(r.newly);
 
   // Holes below frames acked well past them were lost, not late: queue each

@@ -87,7 +87,14 @@ class SendChannel {
 
   // --- the retransmission timer
   // When the timer fires: UINT64_MAX while nothing is in flight.
-  uint64_t deadline() const { return idle() ? UINT64_MAX : last_progress_ns_ + rto_ns_; }
+  uint64_t deadline() const { return idle() ? UINT64_MAX : last_progress_ns_ + timeout_ns(); }
+  // The wait that counts as loss: the RTO, and never less than twice the
+  // longest gap between acks seen lately. On shared cores a receiver (or the
+  // kernel carrying its frames) can stall for milliseconds while the round
+  // trip measured between stalls is a fraction of one; srtt + 4 rttvar
+  // smooths such spikes away, and every one of them then re-sent a batch of
+  // frames that had arrived (on the shaped testbed, a quarter of the link).
+  uint64_t timeout_ns() const { return std::max(rto_ns_, std::min(2 * ack_gap_ns_, rtt_.max_rto_ns)); }
   // The timer fired: queue the oldest frames not known to have arrived (at
   // most kTimeoutBurst), double the RTO (RFC 6298 5.5) and restart the timer.
   // Returns how many were queued.
@@ -137,6 +144,9 @@ class SendChannel {
   uint64_t rttvar_ns_ = 0;
   uint64_t rto_ns_;
   uint64_t last_progress_ns_ = 0;
+  // The longest gap between acks that acknowledged something new, forgotten
+  // slowly (1/1024 of it per ack; about 700 acks halve it).
+  uint64_t ack_gap_ns_ = 0;
   uint32_t cwnd_;
   uint32_t ssthresh_;
   uint32_t acked_in_avoidance_ = 0;
