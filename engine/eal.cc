@@ -33,15 +33,24 @@ std::vector<std::string> eal_arguments(const EalOptions& o) {
   const std::vector<int> cpus = usable_cpus();
   const std::vector<int> pinned = polling_cpus();  // one per physical core first (hwloc)
   const unsigned workers = o.polling_cores ? o.polling_cores : static_cast<unsigned>(cpus.size());
-  // The main lcore (the application's thread) floats over every CPU; each
-  // polling lcore is pinned to one CPU, round robin over polling_cpus().
-  // Floating pollers measured badly: the scheduler stacked both on one CPU
-  // now and then, and a broadcast of one byte across 8 members took 0.5-1 ms
-  // instead of 20 us.
-  std::string all = "(";
-  for (size_t i = 0; i < cpus.size(); ++i) all += (i ? "," : "") + std::to_string(cpus[i]);
-  all += ")";
-  std::string lcores = "--lcores=0@" + all;
+  // Each polling lcore is pinned to one CPU, round robin over
+  // polling_cpus(). Floating pollers measured badly: the scheduler stacked
+  // both on one CPU now and then, and a broadcast of one byte across 8
+  // members took 0.5-1 ms instead of 20 us. The main lcore (the
+  // application's thread, and the threads it starts) floats over the CPUs no
+  // poller takes, so it does not preempt a polling core; over all of them
+  // when the pollers take every CPU.
+  std::vector<int> rest;
+  for (int c : cpus) {
+    bool polled = false;
+    for (unsigned i = 0; i < workers && i < pinned.size(); ++i) polled = polled || pinned[i] == c;
+    if (!polled) rest.push_back(c);
+  }
+  if (rest.empty()) rest = cpus;
+  std::string floating = "(";
+  for (size_t i = 0; i < rest.size(); ++i) floating += (i ? "," : "") + std::to_string(rest[i]);
+  floating += ")";
+  std::string lcores = "--lcores=0@" + floating;
   for (unsigned i = 1; i <= workers; ++i)
     lcores += "," + std::to_string(i) + "@" + std::to_string(pinned[(i - 1) % pinned.size()]);
   a.push_back(lcores);

@@ -206,6 +206,7 @@ class Node final : public PollTask {
   // machine actions (node_tx.cc)
   void owe(algos::Rank to, algos::SegmentIndex seg, algos::Lane lane);
   void owe_signal(algos::Rank to, uint32_t tag);
+  void owed_one(Channel& c, bool pushed);
   void list_owing(Channel& c);
   void multicast(algos::SegmentIndex seg, algos::Lane lane);
   void arm(uint64_t at_ns, uint32_t tag);

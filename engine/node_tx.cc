@@ -51,13 +51,7 @@ void Node::owe(Rank to, SegmentIndex seg, algos::Lane lane) {
     return;
   }
   Channel& c = channel(to, lane);
-  if (!c.owed.push(runs_, seg, next_stamp_++)) {
-    counters_.owed_runs_exhausted.add();
-    internal_error_ = true;
-    return;
-  }
-  ++owed_total_;
-  list_owing(c);
+  owed_one(c, c.owed.push(runs_, seg, next_stamp_++));
 }
 
 void Node::owe_signal(Rank to, uint32_t tag) {
@@ -66,7 +60,12 @@ void Node::owe_signal(Rank to, uint32_t tag) {
     return;
   }
   Channel& c = channel(to, 0);
-  if (!c.owed.push_signal(runs_, tag, next_stamp_++)) {
+  owed_one(c, c.owed.push_signal(runs_, tag, next_stamp_++));
+}
+
+// After an item was (or could not be) added to what c owes.
+void Node::owed_one(Channel& c, bool pushed) {
+  if (!pushed) {
     counters_.owed_runs_exhausted.add();
     internal_error_ = true;
     return;
