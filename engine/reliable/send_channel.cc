@@ -16,7 +16,7 @@ SendChannel::SendChannel(uint32_t window, const RttParams& rtt)
 }
 
 uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns, bool signal) {
-  if (idle()) last_progress_ns_ = now_ns;  // the timer starts with the first frame
+  if (idle()) last_progress_ns_ = timer_ns_ = now_ns;  // the timer starts with the first frame
   const uint32_t seq = next_++;
   InFlight& e = slot(seq);
   e.segment = segment;
@@ -108,9 +108,13 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
   const uint32_t old_base = base_;
   while (base_ != next_ && acked(base_)) clear_acked(base_++);
   if (base_ != old_base || r.newly > 0) {
-    const uint64_t gap = now_ns > last_progress_ns_ ? now_ns - last_progress_ns_ : 0;
-    ack_gap_ns_ = std::max(gap, ack_gap_ns_ - ack_gap_ns_ / 1024);
-    last_progress_ns_ = now_ns;
+    // A gap with a timeout in it says nothing of the path's pauses (the wait
+    // was a loss, or ended by a retransmission): as Karn's rule for samples.
+    if (timer_ns_ == last_progress_ns_) {
+      const uint64_t gap = now_ns > last_progress_ns_ ? now_ns - last_progress_ns_ : 0;
+      ack_gap_ns_ = std::max(gap, ack_gap_ns_ - ack_gap_ns_ / 1024);
+    }
+    last_progress_ns_ = timer_ns_ = now_ns;
   }
   on_acked(r.newly);
 
@@ -184,7 +188,7 @@ uint32_t SendChannel::on_timeout(uint64_t now_ns) {
     ++n;
   }
   rto_ns_ = std::min(rto_ns_ * 2, rtt_.max_rto_ns);
-  last_progress_ns_ = now_ns;
+  timer_ns_ = now_ns;  // the timer restarts; the peer has still not answered
   return n;
 }
 
@@ -212,7 +216,7 @@ void SendChannel::abandon_in_flight(uint64_t now_ns) {
     slot(s).flags |= InFlight::kAbandoned;
     queue_resend(s);
   }
-  last_progress_ns_ = now_ns;
+  last_progress_ns_ = timer_ns_ = now_ns;
 }
 
 }  // namespace lanecast::engine::reliable

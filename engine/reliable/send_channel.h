@@ -87,7 +87,7 @@ class SendChannel {
 
   // --- the retransmission timer
   // When the timer fires: UINT64_MAX while nothing is in flight.
-  uint64_t deadline() const { return idle() ? UINT64_MAX : last_progress_ns_ + timeout_ns(); }
+  uint64_t deadline() const { return idle() ? UINT64_MAX : timer_ns_ + timeout_ns(); }
   // The wait that counts as loss: the RTO, and never less than twice the
   // longest gap between acks seen lately. On shared cores a receiver (or the
   // kernel carrying its frames) can stall for milliseconds while the round
@@ -105,7 +105,9 @@ class SendChannel {
   // queues its lane has now; the node hands it the RTO its lane's other
   // channels learned lately, and it takes that when it is longer.
   void raise_rto(uint64_t rto_ns) { rto_ns_ = std::max(rto_ns_, std::min(rto_ns, rtt_.max_rto_ns)); }
-  // Last time an ack acknowledged something new, or the first send after idle.
+  // Last time an ack acknowledged something new, or the first send after
+  // idle: the peer's silence is measured from here (a timeout restarts the
+  // retransmission timer, not this).
   uint64_t last_progress_ns() const { return last_progress_ns_; }
 
   // The broadcast these frames belong to failed and its data is gone. They
@@ -144,6 +146,7 @@ class SendChannel {
   uint64_t rttvar_ns_ = 0;
   uint64_t rto_ns_;
   uint64_t last_progress_ns_ = 0;
+  uint64_t timer_ns_ = 0;  // when the retransmission timer last (re)started
   // The longest gap between acks that acknowledged something new, forgotten
   // slowly (1/1024 of it per ack; about 700 acks halve it).
   uint64_t ack_gap_ns_ = 0;

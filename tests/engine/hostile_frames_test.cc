@@ -202,6 +202,25 @@ TEST_F(HostileFrames, AForgedAckDoesNotCompleteABroadcast) {
   EXPECT_EQ(h_->node(0).counters().rx_acks.get(), 0u);
 }
 
+// A peer that is gone fails the broadcast within its deadline even while the
+// root's retransmission timer keeps firing and the root polls all along. (A
+// timeout once restarted the silence clock too: the root retransmitted to a
+// dead peer forever. Found by tests/fuzz/node_fuzz.)
+TEST_F(HostileFrames, AGonePeerFailsTheBroadcastWhileTimersFire) {
+  std::vector<std::byte> a(8 * kSeg);
+  Submission s;
+  s.op = 1; s.root = 0; s.algo = algos::Algo::Linear; s.size = a.size();
+  s.buffer = a.data();
+  h_->node(0).submit(s);  // rank 1 is gone
+  const uint64_t start = h_->now();
+  while (!h_->node(0).completions().ready(1) && h_->now() - start < 10'000'000'000) step_without_rank1();
+  ASSERT_TRUE(h_->node(0).completions().ready(1)) << "still running after 10 s of polling";
+  const CompletionRecord rec = h_->node(0).completions().record(1);
+  EXPECT_EQ(rec.error, OpError::PeerSilent);
+  EXPECT_LE(h_->now() - start, 2 * hostile_options().node.peer_timeout_ns);
+  EXPECT_GT(h_->node(0).counters().rto_timeouts.get(), 3u) << "the timer fired meanwhile";
+}
+
 // A receiver that hears nothing for longer than the deadline makes the root
 // fail; the frames the root had in flight are abandoned (re-sent empty) so
 // that, once the receiver is back, both ends of the channel agree again and

@@ -57,6 +57,7 @@ TEST_P(NoLossNoResend, OnAShapedLinkWithBusyCores) {
     timeouts += h.node(r).counters().rto_timeouts.get();
   }
   EXPECT_EQ(resent, 0u) << "frames sent again with nothing lost (" << timeouts << " timeouts)";
+  EXPECT_EQ(duplicates, 0u) << "receivers got frames twice";
 }
 
 // The cases: symmetric at 1 MiB, chain at 8 MiB, linear at 64 KiB;
