@@ -2,6 +2,8 @@
 # Installs what a fresh Debian 12 machine lacks, then configures and builds
 # lanecast into ./build. Sourced or run by tools/demo.sh and tools/test.sh.
 # Safe to run again: installs only missing packages, reconfigures only once.
+#
+#   tools/setup.sh [--fuzz]   --fuzz: also clang 14 and its libFuzzer (tests/fuzz)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -12,6 +14,16 @@ packages=(
   libboost-dev libgtest-dev     # Boost.Lockfree; GoogleTest
   iproute2 python3                # tests; tools/plot_plan.py also wants python3-matplotlib
 )
+# The sanitizer build (tools/test.sh --sanitize) needs nothing more: GCC's
+# ASan and UBSan runtimes come with build-essential. The fuzzers need clang,
+# about 300 MB with LLVM, so only on request; libclang-rt-14-dev (libFuzzer)
+# is only recommended by clang, so it is named.
+if [[ ${1:-} == --fuzz ]]; then
+  packages+=(clang-14 libclang-rt-14-dev)
+elif (($#)); then
+  echo "usage: tools/setup.sh [--fuzz]" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do

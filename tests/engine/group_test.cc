@@ -5,7 +5,6 @@
 
 #include <time.h>
 
-#include <cstring>
 #include <memory>
 #include <random>
 #include <vector>
@@ -56,7 +55,7 @@ TEST_P(EveryAlgorithm, DeliversExactBytesForEdgeSizes) {
           if (r != root) std::fill(bufs[r].begin(), bufs[r].end(), std::byte{0x5A});
         ASSERT_EQ(broadcast_all(*g, root, bufs), "");
         for (Rank r = 0; r < nodes; ++r)
-          ASSERT_EQ(0, std::memcmp(bufs[r].data(), bufs[root].data(), size)) << "rank " << r;
+          ASSERT_TRUE(bufs[r] == bufs[root]) << "rank " << r;
       }
     }
     // Exactly once: every member but the root delivered each byte once per
@@ -95,7 +94,7 @@ TEST(Group, SurvivesFivePercentLossOnEveryLink) {
       std::vector<std::vector<std::byte>> bufs(8, std::vector<std::byte>(size));
       fill(bufs[3], rng);
       ASSERT_EQ(broadcast_all(*g, 3, bufs), "") << "size " << size;
-      for (Rank r = 0; r < 8; ++r) ASSERT_EQ(0, std::memcmp(bufs[r].data(), bufs[3].data(), size));
+      for (Rank r = 0; r < 8; ++r) ASSERT_TRUE(bufs[r] == bufs[3]);
     }
     const auto f = g->fabric_counters();
     EXPECT_GT(f.lost, 0u) << "the fabric was asked to lose frames";
@@ -122,7 +121,7 @@ TEST(Group, TwoLanesEveryAlgorithmAndMultilaneUsesBoth) {
       std::vector<std::vector<std::byte>> bufs(7, std::vector<std::byte>(size));
       fill(bufs[2], rng);
       ASSERT_EQ(broadcast_all(*g, 2, bufs), "") << "size " << size;
-      for (Rank r = 0; r < 7; ++r) ASSERT_EQ(0, std::memcmp(bufs[r].data(), bufs[2].data(), size));
+      for (Rank r = 0; r < 7; ++r) ASSERT_TRUE(bufs[r] == bufs[2]);
     }
     if (info.name == "multilane") {
       // The root sends half A on lane 0 and half B on lane 1; so do the members
@@ -154,7 +153,7 @@ TEST(Group, ManyBroadcastsBackToBackWithRotatingRoots) {
     std::vector<std::vector<std::byte>> bufs(5, std::vector<std::byte>(size));
     fill(bufs[root], rng);
     ASSERT_EQ(broadcast_all(*g, root, bufs, i % 2 ? "chain" : ""), "") << "broadcast " << i;
-    for (Rank r = 0; r < 5; ++r) ASSERT_EQ(0, std::memcmp(bufs[r].data(), bufs[root].data(), size));
+    for (Rank r = 0; r < 5; ++r) ASSERT_TRUE(bufs[r] == bufs[root]);
   }
 }
 
@@ -208,7 +207,7 @@ TEST(Group, McastChainRootDelayAndSync) {
       for (Rank r = 0; r < p; ++r) {
         const Status st = done[r].wait();
         ASSERT_TRUE(st.ok()) << "broadcast " << op << " rank " << r << ": " << st.message;
-        ASSERT_EQ(0, std::memcmp(bufs[r].data(), bufs[root].data(), size)) << "broadcast " << op;
+        ASSERT_TRUE(bufs[r] == bufs[root]) << "broadcast " << op;
       }
       if (size > 0) {
         ++nonempty;

@@ -1,0 +1,270 @@
+// Writes the seed corpus of the fuzz targets: real frames, built by the
+// engine's own writers (wire::write_data, wire::write_ack) with right
+// checksums, in the input formats of fuzz_input.h - data frames, datagrams,
+// signals, acks, abandoned frames, frames of the next and of a far operation,
+// and truncated, corrupt, foreign and forged ones. Deterministic: run.sh
+// checks that tests/fuzz/corpus is exactly what this program writes.
+//
+// usage: make_fuzz_corpus DIR   (writes DIR/wire_fuzz/* and DIR/node_fuzz/*)
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "drivers/ethernet.h"
+#include "engine/crc32c.h"
+#include "engine/wire.h"
+#include "tests/fuzz/fuzz_input.h"
+
+namespace lanecast::fuzz {
+namespace {
+
+namespace eth = drivers::ethernet;
+using Bytes = std::vector<uint8_t>;
+
+// A data frame, by default one of node_fuzz's first broadcast (chain from
+// rank 0, kNodeSizes[0] bytes) with the root's real bytes.
+struct Data {
+  uint32_t group = kNodeGroup, src = 0, op = 1, root = 0, seq = 0, segment = 0;
+  uint64_t total = kNodeSizes[0];
+  algos::Algo algo = algos::Algo::Chain;
+  uint8_t lane = 0;
+  uint16_t flags = 0;
+  wire::FrameType type = wire::FrameType::Data;
+  bool payload = true;  // false: none, as in signals and abandoned frames
+  uint32_t crc_xor = 0; // a corrupt payload checksum
+};
+
+Bytes data_frame(const Data& d) {
+  const uint64_t offset = uint64_t{d.segment} * kNodeSegment;
+  const uint32_t len = d.payload && offset < d.total ? static_cast<uint32_t>(std::min<uint64_t>(kNodeSegment, d.total - offset)) : 0;
+  Bytes f(wire::kDataHeaderBytes + len);
+  for (uint32_t i = 0; i < len; ++i) f[wire::kDataHeaderBytes + i] = node_byte(offset + i, d.op);
+  wire::DataBody b{};
+  b.op = d.op;
+  b.root = d.root;
+  b.seq = d.seq;
+  b.segment = d.segment;
+  b.offset = offset;
+  b.total_len = d.total;
+  b.payload_len = len;
+  b.payload_crc = engine::crc32c(0, f.data() + wire::kDataHeaderBytes, len) ^ d.crc_xor;
+  b.segment_bytes = kNodeSegment;
+  b.algo = static_cast<uint8_t>(d.algo);
+  b.lane = d.lane;
+  wire::write_data(f.data(), d.group, d.src, b, d.flags, d.type);
+  return f;
+}
+
+Bytes ack_frame(uint32_t src, uint32_t cum_ack, uint16_t lane = 0, uint64_t sack0 = 0) {
+  Bytes f(wire::kAckHeaderBytes);
+  wire::AckBody a{};
+  a.cum_ack = cum_ack;
+  a.lane = lane;
+  a.sack[0] = sack0;
+  wire::write_ack(f.data(), kNodeGroup, src, a);
+  return f;
+}
+
+Bytes cut(Bytes f, size_t n) {
+  f.resize(std::min(n, f.size()));
+  return f;
+}
+
+Bytes with_link(uint32_t to, uint32_t from, const Bytes& f, bool to_all = false) {
+  Bytes out(eth::kHeaderBytes);
+  eth::write_header(out.data(), to_all ? eth::broadcast() : eth::node_mac(to, 0), eth::node_mac(from, 0));
+  out.insert(out.end(), f.begin(), f.end());
+  return out;
+}
+
+// --- node_fuzz inputs --------------------------------------------------------
+
+struct Record {
+  uint8_t how;
+  uint8_t then;
+  Bytes bytes;
+};
+
+// Sent from `port` to `to` (see fuzz_input.h), then `rounds` switch rounds.
+Record rec(uint32_t port, uint32_t to, const Bytes& f, uint8_t rounds = 8, uint8_t extra = 0) {
+  return Record{static_cast<uint8_t>(node_record_from(port) | node_record_to(to) | extra), rounds, f};
+}
+
+Bytes node_input(uint8_t scenario, const std::vector<Record>& records) {
+  Bytes in{scenario};
+  for (const Record& r : records) {
+    in.push_back(r.how);
+    in.push_back(r.then);
+    in.push_back(static_cast<uint8_t>(r.bytes.size()));
+    in.push_back(static_cast<uint8_t>(r.bytes.size() >> 8));
+    in.insert(in.end(), r.bytes.begin(), r.bytes.end());
+  }
+  return in;
+}
+
+// Scenario bytes (fuzz_input.h): members, algorithm index, size index, flags.
+constexpr uint8_t scenario(uint32_t members, uint8_t algo, uint8_t size, uint8_t flags = 0) {
+  return static_cast<uint8_t>((members - 2) | algo << 1 | size << 4 | flags);
+}
+constexpr uint8_t kChain = 0, kLinear = 1, kMcast = 3, kScatter = 5, kMultilane = 6;
+constexpr uint32_t kAttacker = 3;  // a port number no group of 2-3 members has
+
+std::vector<std::pair<std::string, Bytes>> node_seeds() {
+  const uint8_t chain2 = scenario(2, kChain, 0), chain3 = scenario(3, kChain, 0);
+  std::vector<std::pair<std::string, Bytes>> s;
+  // Valid frames of the running broadcast, forged from the root's own port.
+  s.push_back({"data_running_duplicate", node_input(chain2, {rec(0, 1, data_frame({}))})});
+  {
+    std::vector<Record> all;
+    for (uint32_t i = 0; i < 4; ++i) all.push_back(rec(0, 1, data_frame({.seq = i, .segment = i}), 2));
+    s.push_back({"data_whole_message_stashed", node_input(scenario(2, kChain, 0, kNodePostAfter), all)});
+    s.push_back({"data_whole_message_running", node_input(chain2, all)});
+  }
+  s.push_back({"data_ack_now", node_input(chain3, {rec(0, 1, data_frame({.seq = 1, .segment = 1, .flags = wire::kFlagAckNow}))})});
+  // The next broadcast (node_fuzz's first healing one: chain, root 0, 20
+  // segments), a far one, and seqs out of the window.
+  s.push_back({"data_next_op", node_input(chain2, {rec(0, 1, data_frame({.op = 2, .seq = 4, .total = 20 * kNodeSegment}))})});
+  s.push_back({"data_far_op", node_input(chain2, {rec(0, 1, data_frame({.op = 40, .seq = 2}))})});
+  s.push_back({"data_out_of_window", node_input(chain2, {rec(0, 1, data_frame({.seq = 100}))})});
+  {
+    std::vector<Record> many;  // more frames of the next broadcast than the stash holds
+    for (uint32_t i = 0; i < 20; ++i)
+      many.push_back(rec(0, 1, data_frame({.op = 2, .seq = 4 + i, .segment = i, .total = 20 * kNodeSegment}), 1));
+    s.push_back({"data_stash_overflow", node_input(chain2, many)});
+  }
+  // Frames the plan refuses: a segment past the end, another message size.
+  s.push_back({"data_bad_segment", node_input(chain2, {rec(0, 1, data_frame({.segment = 9}))})});
+  s.push_back({"data_plan_mismatch", node_input(chain3, {rec(0, 1, data_frame({.total = 999}))})});
+  s.push_back({"data_bad_payload_crc", node_input(chain2, {rec(0, 1, data_frame({.crc_xor = 1}))})});
+  s.push_back({"data_other_lane", node_input(scenario(2, kChain, 0, kNodeTwoLanes),
+                                             {rec(0, 1, data_frame({.lane = 1}), 8, kNodeLane1)})});
+  s.push_back({"data_multilane", node_input(scenario(3, kMultilane, 3, kNodeTwoLanes),
+                                            {rec(0, 2, data_frame({.seq = 0, .segment = 1, .total = 8 * kNodeSegment,
+                                                                   .algo = algos::Algo::Multilane, .lane = 1}),
+                                                 8, kNodeLane1)})});
+  // Datagrams and signals (mcast_chain), abandoned frames.
+  s.push_back({"datagram", node_input(scenario(3, kMcast, 0),
+                                      {rec(0, 2, data_frame({.segment = 1, .algo = algos::Algo::McastChain,
+                                                             .type = wire::FrameType::Datagram}))})});
+  s.push_back({"signal", node_input(scenario(3, kMcast, 0),
+                                    {rec(1, 0, data_frame({.src = 1, .algo = algos::Algo::McastChain,
+                                                           .flags = wire::kFlagSignal, .payload = false}))})});
+  s.push_back({"abandoned", node_input(chain2, {rec(0, 1, data_frame({.flags = wire::kFlagAbandoned, .payload = false}))})});
+  // Acks: plausible, far ahead, on a lane the group lacks, forged by the attacker.
+  s.push_back({"ack_plausible", node_input(chain3, {rec(1, 0, ack_frame(1, 2, 0, 0b101))})});
+  s.push_back({"ack_far_ahead", node_input(chain2, {rec(1, 0, ack_frame(1, 1000))})});
+  s.push_back({"ack_bad_lane", node_input(chain2, {rec(1, 0, ack_frame(1, 1, 3))})});
+  s.push_back({"ack_from_attacker", node_input(chain2, {rec(kAttacker, 0, ack_frame(1, 4))})});
+  // Broken and foreign frames.
+  const Bytes good = data_frame({});
+  s.push_back({"truncated", node_input(chain2, {rec(0, 1, cut(good, 10)), rec(0, 1, cut(good, 30)),
+                                                rec(0, 1, cut(good, wire::kDataHeaderBytes + 7)),
+                                                rec(1, 0, cut(ack_frame(1, 1), 20))})});
+  {
+    Bytes v = good, t = good;
+    v[0] = 1;   // version
+    t[1] = 9;   // type
+    Bytes h = good;
+    h[20] ^= 4; // header bit flip
+    s.push_back({"bad_headers", node_input(chain2, {rec(0, 1, v), rec(0, 1, t), rec(0, 1, h)})});
+  }
+  s.push_back({"foreign", node_input(chain3, {rec(0, 1, data_frame({.group = 8})), rec(0, 1, data_frame({.src = 5})),
+                                              rec(0, 1, data_frame({.src = 1}))})});
+  s.push_back({"spoofed_by_attacker", node_input(chain2, {rec(kAttacker, 1, data_frame({}))})});
+  {
+    Bytes ip = with_link(1, 0, good);
+    ip[12] = 0x08;
+    ip[13] = 0x00;
+    s.push_back({"raw_not_lanecast", node_input(chain2, {rec(0, 1, ip, 8, kNodeRaw)})});
+    s.push_back({"raw_to_everyone", node_input(chain3, {rec(0, 0, with_link(0, 0, good, true), 8, kNodeRaw)})});
+  }
+  // Fix-ups: a frame whose checksums and length the target makes right.
+  {
+    Bytes f = data_frame({.segment = 2});
+    f.resize(f.size() - 100);
+    s.push_back({"fixed_up", node_input(chain2, {rec(0, 1, f, 8, kNodeFixHeader | kNodeFixPayload)})});
+  }
+  // The root posts between the frames: forged acks meet its running broadcast.
+  s.push_back({"root_posts_midway", node_input(chain3, {rec(0, 1, data_frame({}), kNodePost | 2), rec(1, 0, ack_frame(1, 1)),
+                                                        rec(2, 1, ack_frame(2, 3, 0, 1)), rec(1, 0, ack_frame(1, 4, 0, 3))})});
+  // Time passes unpolled mid-broadcast, then more frames come.
+  s.push_back({"stall_then_frames", node_input(scenario(3, kLinear, 0),
+                                               {Record{static_cast<uint8_t>(node_record_from(0) | node_record_to(1)), kNodeWait | 4,
+                                                       data_frame({.seq = 1, .segment = 1, .algo = algos::Algo::Linear})},
+                                                rec(2, 0, ack_frame(2, 1))})});
+  s.push_back({"empty_message", node_input(scenario(2, kChain, 2), {rec(0, 1, data_frame({.total = 0, .payload = false}))})});
+  s.push_back({"scatter_allgather", node_input(scenario(3, kScatter, 3),
+                                               {rec(1, 2, data_frame({.src = 1, .segment = 3, .total = 8 * kNodeSegment,
+                                                                      .algo = algos::Algo::ScatterAllgather}))})});
+  return s;
+}
+
+// --- wire_fuzz inputs --------------------------------------------------------
+
+Bytes wire_input(uint8_t mode, uint8_t split, const Bytes& frame) {
+  Bytes in{mode, split};
+  in.insert(in.end(), frame.begin(), frame.end());
+  return in;
+}
+
+std::vector<std::pair<std::string, Bytes>> wire_seeds() {
+  const Bytes data = with_link(1, 0, data_frame({}));
+  const Bytes ack = with_link(0, 1, ack_frame(1, 3, 0, 0xf0));
+  std::vector<std::pair<std::string, Bytes>> s;
+  s.push_back({"data", wire_input(0, 0, data)});
+  s.push_back({"data_no_link", wire_input(1, 0, data_frame({.segment = 3}))});
+  {
+    Bytes tagged = data;  // 18 bytes of link header: 4 more, as a VLAN tag would add
+    tagged.insert(tagged.begin() + eth::kHeaderBytes, {0x81, 0x00, 0x00, 0x07});
+    s.push_back({"data_link18", wire_input(2, 0, tagged)});
+  }
+  s.push_back({"data_split_in_headers", wire_input(kWireChained, 40, data)});
+  s.push_back({"data_split_in_payload", wire_input(kWireChained, 200, data)});
+  s.push_back({"datagram", wire_input(0, 0, with_link(2, 0, data_frame({.type = wire::FrameType::Datagram})))});
+  s.push_back({"signal", wire_input(0, 0, with_link(0, 1, data_frame({.src = 1, .flags = wire::kFlagSignal, .payload = false})))});
+  s.push_back({"abandoned", wire_input(0, 0, with_link(1, 0, data_frame({.flags = wire::kFlagAbandoned, .payload = false})))});
+  s.push_back({"ack", wire_input(0, 0, ack)});
+  s.push_back({"ack_split", wire_input(kWireChained, 30, ack)});
+  s.push_back({"truncated_header", wire_input(0, 0, cut(data, 20))});
+  s.push_back({"truncated_body", wire_input(0, 0, cut(data, 50))});
+  s.push_back({"truncated_payload", wire_input(0, 0, cut(data, data.size() - 9))});
+  s.push_back({"bad_payload_crc", wire_input(0, 0, with_link(1, 0, data_frame({.crc_xor = 0x80})))});
+  {
+    Bytes v = data, t = data, h = data;
+    v[14] = 3;
+    t[15] = 0;
+    h[40] ^= 1;
+    s.push_back({"bad_version", wire_input(0, 0, v)});
+    s.push_back({"bad_type", wire_input(0, 0, t)});
+    s.push_back({"bad_header_crc", wire_input(0, 0, h)});
+    s.push_back({"fixed_up", wire_input(kWireFixHeader | kWireFixPayload, 0, cut(data, data.size() - 50))});
+  }
+  return s;
+}
+
+void write_all(const std::filesystem::path& dir, const std::vector<std::pair<std::string, Bytes>>& seeds) {
+  std::filesystem::create_directories(dir);
+  for (const auto& [name, bytes] : seeds) {
+    std::ofstream out(dir / name, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!out) throw std::runtime_error("cannot write " + (dir / name).string());
+  }
+}
+
+}  // namespace
+}  // namespace lanecast::fuzz
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
+    return 2;
+  }
+  const std::filesystem::path dir = argv[1];
+  lanecast::fuzz::write_all(dir / "wire_fuzz", lanecast::fuzz::wire_seeds());
+  lanecast::fuzz::write_all(dir / "node_fuzz", lanecast::fuzz::node_seeds());
+  return 0;
+}
