@@ -55,7 +55,7 @@ struct Status {
 };
 
 struct EngineOptions {
-  uint32_t polling_cores = 0;  // 0: one per CPU this process may use, at most 2
+  uint32_t polling_cores = 0;  // 0: one per usable CPU but one, at least 1, at most 2
   uint32_t memory_mb = 2048;   // DPDK memory (anonymous pages unless hugepages)
   bool hugepages = false;
   std::string log_level = "error";

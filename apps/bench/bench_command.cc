@@ -1,6 +1,5 @@
 #include "apps/bench/bench_command.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -99,8 +98,8 @@ OptionTable make_table(BenchConfig& c) {
   t.add({"timeout", "MS", "3000", "a peer silent this long fails the broadcast",
          [&](std::string_view v) { c.timeout_ms = parse_double(v, "--timeout", 1, 3'600'000); }});
   t.add({"cores", "C", "auto",
-         "polling cores (default: min(2, CPUs); with --ports on af_packet/af_xdp one CPU fewer, which the kernel "
-         "needs to carry their frames)",
+         "polling cores (default: one per usable CPU but one, at least 1, at most 2: the CPU left carries this "
+         "thread and the kernel's work for af_packet/af_xdp ports)",
          [&](std::string_view v) { c.cores = static_cast<uint32_t>(parse_uint(v, "--cores", 64)); }});
   t.add({"ports", "DEVARGS;...", "",
          "one DPDK port per member instead of the fabric, e.g. "
@@ -160,20 +159,6 @@ void fill(std::vector<std::byte>& b, uint64_t size, uint64_t seed) {
     std::memcpy(&b[i], &x, 8);
   }
   for (; i < size; ++i) b[i] = static_cast<std::byte>(x >> (8 * (i % 8)));
-}
-
-// The polling cores when --cores is not given. Frames of kernel-backed ports
-// (af_packet, af_xdp) are carried by the kernel on the same CPUs: polling
-// cores that take them all starve that work (on the 2-CPU testbed, 8 members
-// on af_packet moved 9 MB/s with two polling cores and 24 with one).
-uint32_t default_cores(const BenchConfig& c) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  const uint32_t cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<uint32_t>(CPU_COUNT(&set)) : 1;
-  const uint32_t cores = std::min<uint32_t>(2, std::max<uint32_t>(1, cpus));
-  bool kernel_ports = false;
-  for (const auto& p : c.ports) kernel_ports = kernel_ports || p.rfind("net_af_packet", 0) == 0 || p.rfind("net_af_xdp", 0) == 0;
-  return kernel_ports ? std::max<uint32_t>(1, std::min(cores, cpus - 1)) : cores;
 }
 
 uint64_t physical_memory() {
@@ -415,7 +400,7 @@ int bench_main(int argc, char** argv) {
   // One group at a time; twice its pools leaves room for fragmentation.
   const uint64_t pool_mb = LocalGroup::memory_bytes(group_options(c, algos_to_run[0], max_size)) >> 20;
   EngineOptions eo;
-  eo.polling_cores = c.cores ? c.cores : default_cores(c);
+  eo.polling_cores = c.cores;  // 0: the engine's default (engine/lanecast.h)
   eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(512, pool_mb * 2 + 256));
   Engine engine(eo);
 
