@@ -138,16 +138,39 @@ uint32_t Node::poll_rx(uint64_t now) {
   uint32_t work = 0;
   if (!op_.active) try_start(now);
   rte_mbuf* rx[kBurst];
+  bool behind = false;  // a lane gave a full burst: more frames are waiting
   for (uint16_t lane = 0; lane < cfg_.lanes; ++lane) {
     const uint16_t n = port_.rx_burst(lane, rx, kBurst);
     for (uint16_t i = 0; i < n; ++i) {
       if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], const void*));  // the next frame's headers
       handle_frame(rx[i], lane, now);
     }
+    behind = behind || n == kBurst;
     work += n;
   }
   if (op_.active && now >= op_.timer_at_ns) fire_timer(now);
-  if (now >= scan_due_ns_) scan(now);
+  // A retransmission or silence deadline that passed while this member was
+  // not looking says nothing of the peer. Two ways not to look: frames still
+  // wait in a receive queue (a lane gave a full burst) - they may be the very
+  // acks a timer waits for; or the core stalled since this member's last
+  // turn (on a kernel-backed port, a transmit can carry a burst through the
+  // kernel's network for milliseconds, and acks that came meanwhile may
+  // still sit in the kernel's backlog until the next transmit). So timers
+  // wait until the queues are drained and two turns passed after a stall.
+  // Bounded: a queue that never drains (a flood) cannot hold them off.
+  if (last_rx_poll_ns_ != 0 && now > last_rx_poll_ns_ + kStallNs) hold_turns_ = 2;
+  last_rx_poll_ns_ = now;
+  const bool blind = behind || hold_turns_ > 0;
+  if (hold_turns_ > 0) --hold_turns_;
+  if (now >= scan_due_ns_) {
+    if (blind && timer_defers_ < kMaxTimerDefers) {
+      ++timer_defers_;
+      counters_.timers_deferred.add();
+    } else {
+      timer_defers_ = 0;
+      scan(now);
+    }
+  }
   return work;
 }
 
@@ -175,7 +198,10 @@ bool Node::arm_wakeup() {
   return caps_.rx_wakeup && port_.caps().rx_wakeup;
 }
 
-void Node::disarm_wakeup() { port_.disarm_wakeup(); }
+void Node::disarm_wakeup() {
+  port_.disarm_wakeup();
+  last_rx_poll_ns_ = 0;  // a nap is not a stall: an arrival would have ended it
+}
 
 // ---------------------------------------------------------------- operations
 

@@ -276,6 +276,9 @@ class Node final : public PollTask {
   Op op_;
   uint32_t next_op_ = 1;  // the operation this node runs next
   uint64_t scan_due_ns_ = UINT64_MAX;   // earliest timer of a channel or of the broadcast
+  uint32_t timer_defers_ = 0;          // turns the due timers waited for a receive queue to drain
+  uint64_t last_rx_poll_ns_ = 0;       // this member's last poll_rx (0: after a nap)
+  uint32_t hold_turns_ = 0;            // turns the timers still wait after a stall
   uint64_t last_scan_ns_ = 0;
   uint64_t owed_total_ = 0;     // sum of every channel's owed items
   uint64_t unacked_total_ = 0;  // frames in flight over every channel
@@ -284,6 +287,8 @@ class Node final : public PollTask {
   drivers::Waker* waker_ = nullptr;
 
   static constexpr uint16_t kBurst = 32;
+  static constexpr uint32_t kMaxTimerDefers = 64;  // turns: 64 full bursts read per lane
+  static constexpr uint64_t kStallNs = 500'000;     // a gap between two turns that is a stall
   static constexpr uint16_t kMaxLanes = 4;
   static constexpr uint16_t kTxCap = 256;
   struct TxQueue {  // frames for one lane, sent by the next flush

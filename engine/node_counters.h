@@ -38,6 +38,7 @@ struct NodeCounters {
   Counter tx_retransmits;     // data and signals sent again
   Counter fast_retransmits;   // acks that revealed holes (each hole sent again once)
   Counter rto_timeouts;       // a channel's timer expired: nothing acknowledged for an RTO
+  Counter timers_deferred;    // turns due timers waited: arrivals unread, or the core stalled
   Counter tx_acks;
   Counter tx_abandoned;       // in-flight frames of a failed broadcast, re-sent empty
   Counter tx_signals;         // machine signals, first transmissions
@@ -91,6 +92,7 @@ struct NodeCounters {
     f("tx_retransmits", tx_retransmits.get());
     f("fast_retransmits", fast_retransmits.get());
     f("rto_timeouts", rto_timeouts.get());
+    f("timers_deferred", timers_deferred.get());
     f("tx_acks", tx_acks.get());
     f("tx_abandoned", tx_abandoned.get());
     f("tx_signals", tx_signals.get());

@@ -21,7 +21,11 @@
 # raw AF_PACKET blast on one hop (the line rate, next to the nominal rate R/8
 # x segment/frame) and on all N-1 hops of a chain at once (what this machine's
 # CPUs can move through every link together), and udp_pingpong's 2-byte RTT.
-# Then one `lanecast bench` per (algo, size, run), each printed as a row:
+# Then one `lanecast bench` per (algo, size, run), each member's lane paced to
+# the links' rate (--port-rate R --port-overhead 0: tbf counts no preamble or
+# gap; unpaced, frames pile up behind tbf until af_packet's transmit blocks
+# the polling core, 0.3 of the line rate instead of 0.98; arguments after --
+# override both), each printed as a row:
 #   avg_us, min_us, MB/s      from bench (text mode, --counters)
 #   x_line, x_nom             MB/s over the measured and the nominal line rate
 #   retx                      tx_retransmits summed over members
@@ -402,7 +406,7 @@ bench_once() {
   children_cpu >"$workdir/cpu0"
   run_bounded "$(bench_timeout "$size")" ip netns exec "$ns_node" "$lanecast" bench --ports "$ports" \
     --algo "$algo" --sizes "$size" --iters "$iters" --warmup "$warmup" --counters \
-    "${segment_args[@]}" "${extra[@]}" >"$out" 2>&1 || rc=$?
+    --port-rate "$rate" --port-overhead 0 "${segment_args[@]}" "${extra[@]}" >"$out" 2>&1 || rc=$?
   children_cpu >"$workdir/cpu1"
   t1=$(date +%s.%N)
   c0=$(<"$workdir/cpu0")
@@ -543,6 +547,7 @@ main() {
   echo "# shaped testbed: $nodes nodes, tbf $rate Mbit/s burst $(tbf_burst) B latency 5 ms on every uplink and" \
        "downlink, MTU $mtu, segment $segment B ($frame-byte frames), lanecast $lanecast"
   echo "# ports: ${ports%%;*};... ($nodes ports, v0..v$((nodes - 1)))"
+  echo "# bench args: --port-rate $rate --port-overhead 0 ${segment_args[*]} ${extra[*]}"
   echo "# commit: $(git -C "$(dirname "$lanecast")" describe --always --dirty 2>/dev/null || echo unknown)," \
        "$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
   measure_line_rate

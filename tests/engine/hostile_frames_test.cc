@@ -221,6 +221,31 @@ TEST_F(HostileFrames, AGonePeerFailsTheBroadcastWhileTimersFire) {
   EXPECT_GT(h_->node(0).counters().rto_timeouts.get(), 3u) << "the timer fired meanwhile";
 }
 
+// The same while a flood keeps the root's receive queue full on every turn:
+// timers wait for a queue to drain (the acks they wait for may be in it), but
+// only a bounded number of turns, so a flood cannot hold off the verdict.
+TEST_F(HostileFrames, AGonePeerFailsTheBroadcastUnderAFlood) {
+  std::vector<std::byte> a(8 * kSeg);
+  Submission s;
+  s.op = 1; s.root = 0; s.algo = algos::Algo::Linear; s.size = a.size();
+  s.buffer = a.data();
+  h_->node(0).submit(s);  // rank 1 is gone
+  const uint64_t start = h_->now();
+  uint64_t flood = 0;
+  while (!h_->node(0).completions().ready(1) && h_->now() - start < 10'000'000'000) {
+    // 32 a turn: the root reads a full burst on every turn.
+    for (int k = 0; k < 32; ++k, ++flood) inject_ack(/*src=*/1, /*cum=*/0, /*from=*/2, /*to=*/0);  // forged: dropped
+    h_->advance(100'000);
+    step_without_rank1();
+  }
+  ASSERT_TRUE(h_->node(0).completions().ready(1)) << "still running after 10 s of flood";
+  const CompletionRecord rec = h_->node(0).completions().record(1);
+  EXPECT_EQ(rec.error, OpError::PeerSilent);
+  EXPECT_LE(h_->now() - start, 2 * hostile_options().node.peer_timeout_ns);
+  EXPECT_GT(h_->node(0).counters().timers_deferred.get(), 0u) << "the flood never filled a burst";
+  EXPECT_EQ(h_->node(0).counters().rx_spoofed.get(), h_->node(0).counters().rx_frames.get()) << "only forged frames came";
+}
+
 // A receiver that hears nothing for longer than the deadline makes the root
 // fail; the frames the root had in flight are abandoned (re-sent empty) so
 // that, once the receiver is back, both ends of the channel agree again and
