@@ -51,10 +51,11 @@ struct Row {
   uint32_t nodes;
   uint64_t size;
   uint32_t iters;
-  // Completion: until the last member holds the message (avg, min, max), its
-  // bandwidth, the spread of the members' hold times, and until the root (and
-  // every member) also saw every frame acknowledged.
-  double avg_us, min_us, max_us, mbps, spread_us, acked_us;
+  // Completion: until the last member holds the message (avg, min, median,
+  // 99th percentile, max), its bandwidth, the spread of the members' hold
+  // times, and until the root (and every member) also saw every frame
+  // acknowledged.
+  double avg_us, min_us, p50_us, p99_us, max_us, mbps, spread_us, acked_us;
   bool verified;
   std::string error;
   // Summed over members, for the timed and warm-up broadcasts of this size.
@@ -183,12 +184,22 @@ Totals totals(LocalGroup& g) {
   return t;
 }
 
+// The q-quantile of `v` (nearest rank); reorders v.
+double percentile(std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
 Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint64_t size,
              std::vector<std::vector<std::byte>>& bufs) {
   Row row{algo, std::string(algos::algo_info(g.member(0).resolve(algo, size)).name),
-          c.nodes, size, c.iters, 0, 0, 0, 0, 0, 0, true, {}};
+          c.nodes, size, c.iters, 0, 0, 0, 0, 0, 0, 0, 0, true, {}};
   const Totals before = totals(g);
   std::vector<Completion> done(c.nodes);
+  std::vector<double> times;
+  times.reserve(c.iters);
   double sum = 0, spread_sum = 0, acked_sum = 0, mn = 1e300, mx = 0;
   for (uint32_t it = 0; it < c.warmup + c.iters; ++it) {
     fill(bufs[c.root], size, c.seed * 1'000'003 + size * 31 + it);
@@ -224,11 +235,14 @@ Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint6
     acked_sum += static_cast<double>(acked > t0 ? acked - t0 : 0) / 1e3;
     mn = std::min(mn, us);
     mx = std::max(mx, us);
+    times.push_back(us);
   }
   if (c.iters > 0) {
     row.avg_us = sum / c.iters;
     row.min_us = mn;
     row.max_us = mx;
+    row.p50_us = percentile(times, 0.50);
+    row.p99_us = percentile(times, 0.99);
     row.spread_us = spread_sum / c.iters;
     row.acked_us = acked_sum / c.iters;
     row.mbps = row.avg_us > 0 ? static_cast<double>(size) / row.avg_us : 0;  // bytes/us = MB/s
@@ -281,8 +295,8 @@ void print_header(const BenchConfig& c, const std::string& algo, uint32_t cores,
               caps.multicast ? "by the switch (one frame per multicast)" : "emulated (one datagram per member)",
               caps.tx_chained ? "zero-copy (chained frames)" : "flattened (a copy per frame: the port takes no chains)",
               caps.rx_wakeup ? "sleep until a frame arrives" : "nap on a timer (the port cannot wake them)");
-  std::printf("%10s %6s %12s %12s %12s %10s %12s %12s %8s %9s\n", "size", "iters", "avg_us", "min_us", "max_us",
-              "MB/s", "spread_us", "acked_us", "resent", "verified");
+  std::printf("%10s %6s %12s %12s %12s %12s %12s %10s %12s %12s %8s %9s\n", "size", "iters", "avg_us", "min_us",
+              "p50_us", "p99_us", "max_us", "MB/s", "spread_us", "acked_us", "resent", "verified");
 }
 
 void print_row(const Row& r) {
@@ -290,8 +304,8 @@ void print_row(const Row& r) {
     std::printf("%10s  FAILED: %s\n", format_size(r.size).c_str(), r.error.c_str());
     return;
   }
-  std::printf("%10s %6u %12.1f %12.1f %12.1f %10.1f %12.1f %12.1f %8" PRIu64 " %9s%s%s\n",
-              format_size(r.size).c_str(), r.iters, r.avg_us, r.min_us, r.max_us, r.mbps, r.spread_us, r.acked_us,
+  std::printf("%10s %6u %12.1f %12.1f %12.1f %12.1f %12.1f %10.1f %12.1f %12.1f %8" PRIu64 " %9s%s%s\n",
+              format_size(r.size).c_str(), r.iters, r.avg_us, r.min_us, r.p50_us, r.p99_us, r.max_us, r.mbps, r.spread_us, r.acked_us,
               r.retransmits, r.verified ? "yes" : "NO", r.algo == r.chosen ? "" : "  ",
               r.algo == r.chosen ? "" : r.chosen.c_str());
   std::fflush(stdout);
@@ -345,12 +359,12 @@ void print_json(const std::vector<Row>& rows) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     std::printf("  {\"algo\": \"%s\", \"chosen\": \"%s\", \"nodes\": %u, \"size\": %" PRIu64
-                ", \"iters\": %u, \"avg_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
+                ", \"iters\": %u, \"avg_us\": %.3f, \"min_us\": %.3f, \"p50_us\": %.3f, \"p99_us\": %.3f, \"max_us\": %.3f, "
                 "\"mbps\": %.3f, \"spread_us\": %.3f, \"acked_us\": %.3f, \"data_frames\": %" PRIu64
                 ", \"retransmits\": %" PRIu64 ", \"rto_timeouts\": %" PRIu64 ", \"acks\": %" PRIu64
                 ", \"datagrams\": %" PRIu64 ", \"verified\": %s%s%s%s}%s\n",
-                r.algo.c_str(), r.chosen.c_str(), r.nodes, r.size, r.iters, r.avg_us, r.min_us, r.max_us, r.mbps,
-                r.spread_us, r.acked_us, r.data_frames, r.retransmits, r.timeouts, r.acks, r.datagrams,
+                r.algo.c_str(), r.chosen.c_str(), r.nodes, r.size, r.iters, r.avg_us, r.min_us, r.p50_us, r.p99_us, r.max_us,
+                r.mbps, r.spread_us, r.acked_us, r.data_frames, r.retransmits, r.timeouts, r.acks, r.datagrams,
                 r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"",
                 r.error.c_str(), r.error.empty() ? "" : "\"", i + 1 < rows.size() ? "," : "");
   }

@@ -37,6 +37,12 @@
 #   load                      1-minute load average (other programs' noise)
 # and at the end the median over runs, and one-frame sizes beside UDP RTT/2.
 #
+# Latency rows need a warm-up longer than af_packet's ring (framecnt, 512 frames
+# per port by default): until each ring has gone round once, every frame costs
+# the kernel about 3.5 us more (2-byte linear, 8 nodes: the last member holds
+# 25 us after the first for broadcasts 1-512, 2 us after; with framecnt=1024
+# the step moves to 1024). E.g. --sizes 2 --iters 1000 --warmup 600.
+#
 # Needs root, iproute2 (ip, tc, bridge), and the build: lanecast, and
 # link_probe and udp_pingpong from tests/bench (in lanecast's build directory).
 # Exit status: 0 all verified, 1 a broadcast failed or was not verified,
