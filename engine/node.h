@@ -229,6 +229,7 @@ class Node final : public PollTask {
   void pump_resends(uint64_t now);
   void pump_datagrams(uint64_t now);
   void pump_owed(uint64_t now);
+  bool send_ack(Channel& c, uint64_t now);
   void send_acks(uint64_t now);
   uint32_t flush_tx();
 

@@ -423,19 +423,24 @@ void Node::pump_owed(uint64_t now) {
   }
 }
 
+// Sends c's ack now if its lane has room; false if it must wait.
+bool Node::send_ack(Channel& c, uint64_t now) {
+  if (!room(c.lane, link_bytes_ + wire::kAckHeaderBytes, now)) return false;
+  rte_mbuf* a = build_ack(c);
+  if (a == nullptr) return false;
+  tx_push(c.lane, a);
+  counters_.tx_acks.add();
+  c.ack_state = kAckNone;
+  c.rx_unacked = 0;
+  return true;
+}
+
 void Node::send_acks(uint64_t now) {
-  const uint32_t ack_frame = link_bytes_ + wire::kAckHeaderBytes;
   size_t i = 0;
   for (; i < ack_now_.size(); ++i) {
     Channel& c = channels_[ack_now_[i]];
     if (c.ack_state == kAckNone) continue;  // sent meanwhile
-    if (!room(c.lane, ack_frame, now)) break;
-    rte_mbuf* a = build_ack(c);
-    if (a == nullptr) break;
-    tx_push(c.lane, a);
-    counters_.tx_acks.add();
-    c.ack_state = kAckNone;
-    c.rx_unacked = 0;
+    if (!send_ack(c, now)) break;
   }
   ack_now_.erase(ack_now_.begin(), ack_now_.begin() + static_cast<long>(i));  // the rest next iteration
   while (ack_later_count_ > 0) {
@@ -443,13 +448,7 @@ void Node::send_acks(uint64_t now) {
     Channel& c = channels_[due.channel];
     if (c.ack_state == kAckLater && c.ack_deadline == due.deadline) {
       if (due.deadline > now) break;
-      if (!room(c.lane, ack_frame, now)) break;
-      rte_mbuf* a = build_ack(c);
-      if (a == nullptr) break;
-      tx_push(c.lane, a);
-      counters_.tx_acks.add();
-      c.ack_state = kAckNone;
-      c.rx_unacked = 0;
+      if (!send_ack(c, now)) break;
     }
     ack_later_head_ = (ack_later_head_ + 1) % ack_later_.size();
     --ack_later_count_;

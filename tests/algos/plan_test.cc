@@ -5,32 +5,25 @@
 #include <stdexcept>
 
 #include "algos/plan.h"
+#include "tests/algos/arena_helpers.h"
 
 namespace lanecast::algos {
 namespace {
 
-Plan make(uint32_t nodes, Rank root, uint64_t n, uint32_t s, uint16_t lanes = 1) {
-  PlanParams pp;
-  pp.nodes = nodes;
-  pp.root = root;
-  pp.message_bytes = n;
-  pp.segment_bytes = s;
-  pp.lanes = lanes;
-  return Plan(pp);
-}
+using testing::plan_of;
 
 TEST(Plan, SegmentCountsAtTheEdges) {
-  EXPECT_EQ(make(4, 0, 0, 64).segments(), 0u);
-  EXPECT_EQ(make(4, 0, 1, 64).segments(), 1u);
-  EXPECT_EQ(make(4, 0, 63, 64).segments(), 1u);
-  EXPECT_EQ(make(4, 0, 64, 64).segments(), 1u);
-  EXPECT_EQ(make(4, 0, 65, 64).segments(), 2u);
-  EXPECT_EQ(make(4, 0, (1u << 20) + 7, 4096).segments(), 257u);
+  EXPECT_EQ(plan_of(4, 0, 0, 64).segments(), 0u);
+  EXPECT_EQ(plan_of(4, 0, 1, 64).segments(), 1u);
+  EXPECT_EQ(plan_of(4, 0, 63, 64).segments(), 1u);
+  EXPECT_EQ(plan_of(4, 0, 64, 64).segments(), 1u);
+  EXPECT_EQ(plan_of(4, 0, 65, 64).segments(), 2u);
+  EXPECT_EQ(plan_of(4, 0, (1u << 20) + 7, 4096).segments(), 257u);
 }
 
 TEST(Plan, SegmentsTileTheMessage) {
   for (uint64_t n : {1u, 63u, 64u, 65u, 1000u}) {
-    const Plan plan = make(3, 1, n, 64);
+    const Plan plan = plan_of(3, 1, n, 64);
     uint64_t next = 0;
     for (SegmentIndex i = 0; i < plan.segments(); ++i) {
       const Segment s = plan.segment(i);
@@ -47,7 +40,7 @@ TEST(Plan, SegmentsTileTheMessage) {
 }
 
 TEST(Plan, LastSegmentIsTheTail) {
-  const Plan plan = make(2, 0, 65, 64);
+  const Plan plan = plan_of(2, 0, 65, 64);
   EXPECT_EQ(plan.segment(1).offset, 64u);
   EXPECT_EQ(plan.segment(1).length, 1u);
 }
@@ -55,7 +48,7 @@ TEST(Plan, LastSegmentIsTheTail) {
 TEST(Plan, RotationMakesTheRootVirtualZero) {
   for (uint32_t p : {1u, 2u, 7u, 16u})
     for (Rank root = 0; root < p; ++root) {
-      const Plan plan = make(p, root, 10, 4);
+      const Plan plan = plan_of(p, root, 10, 4);
       EXPECT_EQ(plan.to_virtual(root), 0u);
       EXPECT_EQ(plan.to_real(0), root);
       for (Rank r = 0; r < p; ++r) {
@@ -66,12 +59,12 @@ TEST(Plan, RotationMakesTheRootVirtualZero) {
 }
 
 TEST(Plan, BadParametersThrow) {
-  EXPECT_THROW(make(0, 0, 10, 64), std::invalid_argument);
-  EXPECT_THROW(make(4, 4, 10, 64), std::invalid_argument);
-  EXPECT_THROW(make(4, 0, 10, 0), std::invalid_argument);
-  EXPECT_THROW(make(4, 0, 10, 64, 0), std::invalid_argument);
-  EXPECT_THROW(make(4, 0, (uint64_t{UINT32_MAX} + 1) * 2, 1), std::invalid_argument);
-  EXPECT_NO_THROW(make(1, 0, 0, 1));
+  EXPECT_THROW(plan_of(0, 0, 10, 64), std::invalid_argument);
+  EXPECT_THROW(plan_of(4, 4, 10, 64), std::invalid_argument);
+  EXPECT_THROW(plan_of(4, 0, 10, 0), std::invalid_argument);
+  EXPECT_THROW(plan_of(4, 0, 10, 64, 0), std::invalid_argument);
+  EXPECT_THROW(plan_of(4, 0, (uint64_t{UINT32_MAX} + 1) * 2, 1), std::invalid_argument);
+  EXPECT_NO_THROW(plan_of(1, 0, 0, 1));
 }
 
 }  // namespace

@@ -89,6 +89,25 @@ class HostileFrames : public ::testing::Test {
     return recs[0].op != 0 && recs[1].op != 0 && recs[0].error == OpError::None && recs[1].error == OpError::None;
   }
 
+  // The root (rank 0) posts op 1, a linear broadcast of `a` to rank 1, which
+  // is gone; returns the time of posting.
+  uint64_t post_to_gone_rank1(std::vector<std::byte>& a) {
+    Submission s;
+    s.op = 1; s.root = 0; s.algo = algos::Algo::Linear; s.size = a.size();
+    s.buffer = a.data();
+    h_->node(0).submit(s);
+    return h_->now();
+  }
+
+  // Whether op 1 failed on the root for rank 1's silence within twice the
+  // deadline after `start`.
+  void expect_silent_verdict(uint64_t start) {
+    ASSERT_TRUE(h_->node(0).completions().ready(1)) << "still running after 10 s";
+    const CompletionRecord rec = h_->node(0).completions().record(1);
+    EXPECT_EQ(rec.error, OpError::PeerSilent);
+    EXPECT_LE(h_->now() - start, 2 * hostile_options().node.peer_timeout_ns);
+  }
+
   // One step in which rank 1 is gone: it neither polls nor keeps what the
   // switch delivers to it.
   void step_without_rank1() {
@@ -183,11 +202,8 @@ TEST_F(HostileFrames, EveryBadFrameIsCountedAndTheNodeStillWorks) {
 // attacker acknowledges everything rank 1 could be sent, claiming to be rank
 // 1, while rank 1 is gone. The root must not report success for it.
 TEST_F(HostileFrames, AForgedAckDoesNotCompleteABroadcast) {
-  std::vector<std::byte> a(8 * kSeg), b(8 * kSeg);
-  Submission s;
-  s.op = 1; s.root = 0; s.algo = algos::Algo::Linear; s.size = a.size();
-  s.buffer = a.data();
-  h_->node(0).submit(s);  // rank 1 never posts and never polls: it is gone
+  std::vector<std::byte> a(8 * kSeg);
+  post_to_gone_rank1(a);  // rank 1 never posts and never polls
   for (int i = 0; i < 100; ++i) {
     step_without_rank1();
     inject_ack(1, 8, /*from=*/2, /*to=*/0);  // "rank 1 has seqs 0..7"
@@ -208,16 +224,9 @@ TEST_F(HostileFrames, AForgedAckDoesNotCompleteABroadcast) {
 // dead peer forever. Found by tests/fuzz/node_fuzz.)
 TEST_F(HostileFrames, AGonePeerFailsTheBroadcastWhileTimersFire) {
   std::vector<std::byte> a(8 * kSeg);
-  Submission s;
-  s.op = 1; s.root = 0; s.algo = algos::Algo::Linear; s.size = a.size();
-  s.buffer = a.data();
-  h_->node(0).submit(s);  // rank 1 is gone
-  const uint64_t start = h_->now();
+  const uint64_t start = post_to_gone_rank1(a);
   while (!h_->node(0).completions().ready(1) && h_->now() - start < 10'000'000'000) step_without_rank1();
-  ASSERT_TRUE(h_->node(0).completions().ready(1)) << "still running after 10 s of polling";
-  const CompletionRecord rec = h_->node(0).completions().record(1);
-  EXPECT_EQ(rec.error, OpError::PeerSilent);
-  EXPECT_LE(h_->now() - start, 2 * hostile_options().node.peer_timeout_ns);
+  expect_silent_verdict(start);
   EXPECT_GT(h_->node(0).counters().rto_timeouts.get(), 3u) << "the timer fired meanwhile";
 }
 
@@ -226,11 +235,7 @@ TEST_F(HostileFrames, AGonePeerFailsTheBroadcastWhileTimersFire) {
 // only a bounded number of turns, so a flood cannot hold off the verdict.
 TEST_F(HostileFrames, AGonePeerFailsTheBroadcastUnderAFlood) {
   std::vector<std::byte> a(8 * kSeg);
-  Submission s;
-  s.op = 1; s.root = 0; s.algo = algos::Algo::Linear; s.size = a.size();
-  s.buffer = a.data();
-  h_->node(0).submit(s);  // rank 1 is gone
-  const uint64_t start = h_->now();
+  const uint64_t start = post_to_gone_rank1(a);
   uint64_t flood = 0;
   while (!h_->node(0).completions().ready(1) && h_->now() - start < 10'000'000'000) {
     // 32 a turn: the root reads a full burst on every turn.
@@ -238,10 +243,7 @@ TEST_F(HostileFrames, AGonePeerFailsTheBroadcastUnderAFlood) {
     h_->advance(100'000);
     step_without_rank1();
   }
-  ASSERT_TRUE(h_->node(0).completions().ready(1)) << "still running after 10 s of flood";
-  const CompletionRecord rec = h_->node(0).completions().record(1);
-  EXPECT_EQ(rec.error, OpError::PeerSilent);
-  EXPECT_LE(h_->now() - start, 2 * hostile_options().node.peer_timeout_ns);
+  expect_silent_verdict(start);
   EXPECT_GT(h_->node(0).counters().timers_deferred.get(), 0u) << "the flood never filled a burst";
   EXPECT_EQ(h_->node(0).counters().rx_spoofed.get(), h_->node(0).counters().rx_frames.get()) << "only forged frames came";
 }
