@@ -10,6 +10,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <time.h>
+#include <unistd.h>
+
 #include "algos/sim/topology.h"
 #include "drivers/dpdk/dpdk_port.h"
 #include "drivers/ethernet.h"
@@ -49,6 +52,20 @@ PoolPtr make_pool(const std::string& name, uint32_t count, uint32_t data_room) {
     throw std::runtime_error("cannot create mempool " + name + " of " + std::to_string(count) +
                              " buffers: " + rte_strerror(rte_errno) + " (raise the engine's memory_mb)");
   return PoolPtr(p);
+}
+
+// An epoch no earlier incarnation of this group is likely to have had: a
+// process that starts again on the same links (a bench run after another)
+// must not take the last one's late frames for its own.
+uint32_t fresh_epoch() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t x = uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec) + (uint64_t(getpid()) << 40);
+  x ^= x >> 33;  // a 64-bit mix (splitmix64's finalizer) spreads nearby times apart
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  const auto e = static_cast<uint32_t>(x);
+  return e != 0 ? e : 1;
 }
 
 // Room for the longest link header a port may write (Ethernet: 14).
@@ -238,6 +255,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
 
   engine::NodeConfig nc;
   nc.group_id = gid;
+  nc.epoch = fresh_epoch();
   nc.nodes = o.nodes;
   nc.lanes = o.lanes;
   nc.segment_bytes = im.segment;

@@ -47,6 +47,7 @@ namespace lanecast::engine {
 
 struct NodeConfig {
   uint32_t group_id = 1;
+  uint32_t epoch = 1;                    // the group's incarnation (engine/wire.h)
   algos::Rank rank = 0;
   uint32_t nodes = 1;
   uint16_t lanes = 1;                    // lanes the algorithms may use (<= the port's)
@@ -219,6 +220,7 @@ class Node final : public PollTask {
                        uint16_t flags, wire::FrameType type = wire::FrameType::Data);
   rte_mbuf* build_signal(const Channel& c, uint32_t tag, uint32_t seq, uint16_t flags);
   rte_mbuf* build_ack(Channel& c);
+  wire::Origin origin() const { return {cfg_.group_id, cfg_.epoch, cfg_.rank}; }
   rte_mbuf* build_abandoned(const Channel& c, uint32_t seq, const reliable::InFlight& e);
   rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body);
   rte_mbuf* flatten(rte_mbuf* chained);

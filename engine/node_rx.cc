@@ -35,6 +35,11 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
     rte_pktmbuf_free(m);
     return;
   }
+  if (p.epoch != cfg_.epoch) {
+    counters_.rx_wrong_epoch.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
   if (p.src >= cfg_.nodes || p.src == cfg_.rank) {
     counters_.rx_bad_source.add();
     rte_pktmbuf_free(m);

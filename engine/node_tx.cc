@@ -191,7 +191,7 @@ rte_mbuf* Node::build_data(const drivers::PeerAddress& to, SegmentIndex seg, uin
   b.segment_bytes = cfg_.segment_bytes;
   b.algo = static_cast<uint8_t>(op_.sub.algo);
   b.lane = static_cast<uint8_t>(lane);
-  wire::write_data(at, cfg_.group_id, cfg_.rank, b, flags, type);
+  wire::write_data(at, origin(), b, flags, type);
 
   // Zero-copy: the payload is shared by reference, never copied.
   rte_mbuf* payload = store_[seg].payload;
@@ -217,14 +217,14 @@ rte_mbuf* Node::build_signal(const Channel& c, uint32_t tag, uint32_t seq, uint1
   b.segment_bytes = cfg_.segment_bytes;
   b.algo = static_cast<uint8_t>(op_.sub.algo);
   b.lane = static_cast<uint8_t>(c.lane);
-  wire::write_data(at, cfg_.group_id, cfg_.rank, b, static_cast<uint16_t>(flags | wire::kFlagSignal));
+  wire::write_data(at, origin(), b, static_cast<uint16_t>(flags | wire::kFlagSignal));
   return h;
 }
 
 rte_mbuf* Node::build_ack(Channel& c) {
   uint8_t* at;
   rte_mbuf* h = alloc_frame(addrs_[c.peer], wire::kAckHeaderBytes, &at);
-  if (h != nullptr) wire::write_ack(at, cfg_.group_id, cfg_.rank, c.rx.make_ack(c.lane));
+  if (h != nullptr) wire::write_ack(at, origin(), c.rx.make_ack(c.lane));
   return h;
 }
 
@@ -238,7 +238,7 @@ rte_mbuf* Node::build_abandoned(const Channel& c, uint32_t seq, const reliable::
   b.segment = e.segment;
   b.segment_bytes = cfg_.segment_bytes;
   b.lane = static_cast<uint8_t>(c.lane);
-  wire::write_data(at, cfg_.group_id, cfg_.rank, b, wire::kFlagAbandoned | wire::kFlagAckNow);
+  wire::write_data(at, origin(), b, wire::kFlagAbandoned | wire::kFlagAckNow);
   return h;
 }
 

@@ -22,7 +22,9 @@ __attribute__((target("sse4.2"))) uint32_t header_crc_hw(const uint8_t* at, size
   std::memcpy(&q, at, 8);
   uint64_t c = __builtin_ia32_crc32di(0xFFFFFFFFu, q);
   std::memcpy(&q, at + 8, 8);
-  c = __builtin_ia32_crc32di(c, q & 0xFFFFFFFFu);  // bytes 12..15 are header_crc: zero
+  c = __builtin_ia32_crc32di(c, q);
+  std::memcpy(&q, at + 16, 8);
+  c = __builtin_ia32_crc32di(c, q & 0xFFFFFFFF00000000u);  // bytes 16..19 are header_crc: zero
   for (size_t i = 0; i < body_len; i += 8) {
     std::memcpy(&q, at + sizeof(FrameHeader) + i, 8);
     c = __builtin_ia32_crc32di(c, q);
@@ -73,15 +75,17 @@ void ack_to_wire(AckBody& b) {
   b.sack[1] = le(b.sack[1]);
 }
 
-void write_common(uint8_t* at, FrameType type, uint32_t group, uint32_t src,
-                  const void* body, size_t body_len, uint16_t flags) {
+void write_common(uint8_t* at, FrameType type, const Origin& from, const void* body, size_t body_len,
+                  uint16_t flags) {
   FrameHeader h{};
   h.version = kVersion;
   h.type = static_cast<uint8_t>(type);
   h.flags = le(flags);
-  h.group = le(group);
-  h.src = le(src);
+  h.group = le(from.group);
+  h.src = le(from.src);
+  h.epoch = le(from.epoch);
   h.header_crc = 0;
+  h.reserved = 0;
   std::memcpy(at, &h, sizeof h);
   std::memcpy(at + sizeof h, body, body_len);
   const uint32_t crc = le(header_crc(at, body_len));
@@ -105,16 +109,16 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
-void write_data(uint8_t* at, uint32_t group, uint32_t src, const DataBody& body, uint16_t flags, FrameType type) {
+void write_data(uint8_t* at, const Origin& from, const DataBody& body, uint16_t flags, FrameType type) {
   DataBody b = body;
   data_to_wire(b);
-  write_common(at, type, group, src, &b, sizeof b, flags);
+  write_common(at, type, from, &b, sizeof b, flags);
 }
 
-void write_ack(uint8_t* at, uint32_t group, uint32_t src, const AckBody& body) {
+void write_ack(uint8_t* at, const Origin& from, const AckBody& body) {
   AckBody b = body;
   ack_to_wire(b);
-  write_common(at, FrameType::Ack, group, src, &b, sizeof b, 0);
+  write_common(at, FrameType::Ack, from, &b, sizeof b, 0);
 }
 
 Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
@@ -144,6 +148,7 @@ Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
   out->type = static_cast<FrameType>(h.type);
   out->flags = le(h.flags);
   out->group = le(h.group);
+  out->epoch = le(h.epoch);
   out->src = le(h.src);
   out->payload_offset = headers;
   if (out->type == FrameType::Ack) {

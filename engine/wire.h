@@ -15,8 +15,9 @@ struct rte_mbuf;
 
 namespace lanecast::engine::wire {
 
-// Version 2: datagram frames, the ack-now flag, acks per (peer, lane).
-inline constexpr uint8_t kVersion = 2;
+// Version 3: the group's epoch (incarnation) in every frame. Version 2:
+// datagram frames, the ack-now flag, acks per (peer, lane).
+inline constexpr uint8_t kVersion = 3;
 
 // Data frames go through a reliable channel (sequenced, acknowledged, sent
 // again until acknowledged); datagrams do not (no sequence number, never
@@ -42,9 +43,15 @@ struct FrameHeader {
   uint16_t flags;
   uint32_t group;
   uint32_t src;         // sender's rank
+  // The group's incarnation: a member that restarts joins a group of a new
+  // epoch, so its new frames are never taken for its old life's (sequence
+  // numbers start again) and the old life's frames still on the wire are
+  // dropped (rx_wrong_epoch).
+  uint32_t epoch;
   uint32_t header_crc;
+  uint32_t reserved;    // zero
 };
-static_assert(sizeof(FrameHeader) == 16);
+static_assert(sizeof(FrameHeader) == 24);
 
 struct DataBody {
   uint32_t op;            // operation id within the group, from 1
@@ -96,6 +103,7 @@ struct Parsed {
   FrameType type;
   uint16_t flags;
   uint32_t group;
+  uint32_t epoch;
   uint32_t src;
   DataBody data;  // valid when type == Data or Datagram
   AckBody ack;    // valid when type == Ack
@@ -111,9 +119,16 @@ Verdict parse(const rte_mbuf* frame, uint16_t link_bytes, Parsed* out);
 // Whether the payload of a frame parse() accepted matches its payload_crc.
 bool payload_crc_ok(const rte_mbuf* frame, const Parsed& p);
 
+// Who sends a frame: group, its epoch, and the sender's rank.
+struct Origin {
+  uint32_t group;
+  uint32_t epoch;
+  uint32_t src;
+};
+
 // Writes a data (or datagram) header, header_crc filled in, at `at`.
-void write_data(uint8_t* at, uint32_t group, uint32_t src, const DataBody& body,
-                uint16_t flags = 0, FrameType type = FrameType::Data);
-void write_ack(uint8_t* at, uint32_t group, uint32_t src, const AckBody& body);
+void write_data(uint8_t* at, const Origin& from, const DataBody& body, uint16_t flags = 0,
+                FrameType type = FrameType::Data);
+void write_ack(uint8_t* at, const Origin& from, const AckBody& body);
 
 }  // namespace lanecast::engine::wire

@@ -21,12 +21,14 @@ namespace {
 
 constexpr uint32_t kSeg = 256;
 constexpr uint32_t kGroup = 7;
+constexpr uint32_t kEpoch = 5;
 
 test::NodeHarness::Options hostile_options() {
   test::NodeHarness::Options o;
   o.nodes = 2;        // ranks 0 and 1 form the group
   o.extra_ports = 1;  // port 2 is the attacker
   o.node.group_id = kGroup;
+  o.node.epoch = kEpoch;
   o.node.segment_bytes = kSeg;
   o.node.max_message_bytes = 64 * kSeg;
   o.node.peer_timeout_ns = 2'000'000'000;
@@ -59,7 +61,7 @@ class HostileFrames : public ::testing::Test {
 
   // A well-formed data frame (both CRCs right) with the given fields.
   void inject_data(uint32_t group, uint32_t src, uint32_t op, uint32_t seq, uint32_t seg, uint64_t total,
-                   uint32_t len, uint32_t from = 2, uint32_t payload_crc_xor = 0) {
+                   uint32_t len, uint32_t from = 2, uint32_t payload_crc_xor = 0, uint32_t epoch = kEpoch) {
     const uint16_t frame = static_cast<uint16_t>(14 + wire::kDataHeaderBytes + len);
     inject(frame, [&](uint8_t* p) {
       uint8_t* pay = p + 14 + wire::kDataHeaderBytes;
@@ -68,7 +70,7 @@ class HostileFrames : public ::testing::Test {
       b.op = op; b.root = 0; b.seq = seq; b.segment = seg; b.offset = uint64_t{seg} * kSeg;
       b.total_len = total; b.payload_len = len; b.payload_crc = crc32c(0, pay, len) ^ payload_crc_xor;
       b.segment_bytes = kSeg; b.algo = static_cast<uint8_t>(algos::Algo::Chain);
-      wire::write_data(p + 14, group, src, b);
+      wire::write_data(p + 14, {group, epoch, src}, b);
     }, from);
   }
 
@@ -76,7 +78,7 @@ class HostileFrames : public ::testing::Test {
     inject(static_cast<uint16_t>(14 + wire::kAckHeaderBytes), [&](uint8_t* p) {
       wire::AckBody a{};
       a.cum_ack = cum;
-      wire::write_ack(p + 14, kGroup, src, a);
+      wire::write_ack(p + 14, {kGroup, kEpoch, src}, a);
     }, from, to);
   }
 
@@ -136,17 +138,19 @@ TEST_F(HostileFrames, EveryBadFrameIsCountedAndTheNodeStillWorks) {
   inject(14 + wire::kDataHeaderBytes + 10, [](uint8_t* p) { p[14] = wire::kVersion; p[15] = 77; });
   inject(14 + wire::kDataHeaderBytes + kSeg, [&](uint8_t* p) {
     wire::DataBody b{}; b.payload_len = kSeg; b.segment_bytes = kSeg; b.total_len = kSeg;
-    wire::write_data(p + 14, kGroup, 0, b);
+    wire::write_data(p + 14, {kGroup, kEpoch, 0}, b);
     p[14 + 20] ^= 1;  // header bit flip
   });
   inject(14 + wire::kDataHeaderBytes + 5, [&](uint8_t* p) {
     wire::DataBody b{}; b.payload_len = 500;  // claims more than the frame holds
-    wire::write_data(p + 14, kGroup, 0, b);
+    wire::write_data(p + 14, {kGroup, kEpoch, 0}, b);
   });
   // Well-formed but foreign: another group, a source outside the group, ourselves.
   inject_data(8, 0, 1, 2, 0, 4 * kSeg, kSeg);
   inject_data(kGroup, 5, 1, 0, 0, 4 * kSeg, kSeg);
   inject_data(kGroup, 1, 1, 0, 0, 4 * kSeg, kSeg);
+  // Rank 0 in its earlier life (the group's previous epoch), from its own port.
+  inject_data(kGroup, 0, 1, 0, 0, 4 * kSeg, kSeg, /*from=*/0, 0, kEpoch - 1);
   // Well-formed, claiming to be rank 0, from the attacker's address: forged.
   inject_data(kGroup, 0, 1, 0, 0, 4 * kSeg, kSeg);
   inject_ack(0, 0, 2);
@@ -177,12 +181,13 @@ TEST_F(HostileFrames, EveryBadFrameIsCountedAndTheNodeStillWorks) {
   EXPECT_GE(c.rx_malformed[static_cast<size_t>(wire::Verdict::BadHeaderCrc)].get(), 1u);
   EXPECT_EQ(c.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].get(), 1u);
   EXPECT_EQ(c.rx_foreign_group.get(), 1u);
+  EXPECT_EQ(c.rx_wrong_epoch.get(), 1u);
   EXPECT_EQ(c.rx_bad_source.get(), 2u);
   EXPECT_EQ(c.rx_spoofed.get(), 2u);
   EXPECT_EQ(c.rx_early_dropped.get(), 1u);
   EXPECT_EQ(c.delivered_bytes.get(), 0u);
   EXPECT_EQ(c.rx_stashed.get(), 2u);
-  EXPECT_EQ(c.rx_frames.get(), 3u + 4 + 3 + 2 + 300 + 4 - 1);  // the unknown MAC never arrives
+  EXPECT_EQ(c.rx_frames.get(), 3u + 4 + 3 + 1 + 2 + 300 + 4 - 1);  // the unknown MAC never arrives
   // Every dropped frame went back to its pool: only the two stashed remain out.
   EXPECT_EQ(rte_mempool_avail_count(h_->payload_pool(0)), free_payload_ - 2);
 

@@ -27,7 +27,7 @@ class Wire : public ::testing::Test {
     b.payload_len = payload_len;
     b.payload_crc = crc32c(0, p + kLink + kDataHeaderBytes, payload_len);
     b.segment_bytes = 1000; b.algo = 3;
-    write_data(p + kLink, 77, 2, b);
+    write_data(p + kLink, {77, 0xE0C4u, 2}, b);
     return m;
   }
   rte_mempool* pool_ = nullptr;
@@ -47,6 +47,7 @@ TEST_F(Wire, RoundTripData) {
   ASSERT_EQ(parse(m, kLink, &p), Verdict::Ok);
   EXPECT_EQ(p.type, FrameType::Data);
   EXPECT_EQ(p.group, 77u);
+  EXPECT_EQ(p.epoch, 0xE0C4u);
   EXPECT_EQ(p.src, 2u);
   EXPECT_EQ(p.data.op, 3u);
   EXPECT_EQ(p.data.seq, 42u);
@@ -63,7 +64,7 @@ TEST_F(Wire, RoundTripDatagram) {
   b.op = 4; b.root = 0; b.segment = 7; b.offset = 7000; b.total_len = 9000; b.payload_len = 300;
   b.payload_crc = crc32c(0, rte_pktmbuf_mtod_offset(m, uint8_t*, kLink + kDataHeaderBytes), 300);
   b.segment_bytes = 1000; b.algo = 10; b.lane = 1;
-  write_data(rte_pktmbuf_mtod_offset(m, uint8_t*, kLink), 77, 0, b, 0, FrameType::Datagram);
+  write_data(rte_pktmbuf_mtod_offset(m, uint8_t*, kLink), {77, 1, 0}, b, 0, FrameType::Datagram);
   Parsed p;
   ASSERT_EQ(parse(m, kLink, &p), Verdict::Ok);
   EXPECT_EQ(p.type, FrameType::Datagram);
@@ -81,7 +82,7 @@ TEST_F(Wire, RoundTripAck) {
   a.lane = 3;
   a.sack[0] = 0x5;
   a.sack[1] = 1ull << 63;
-  write_ack(p + kLink, 9, 4, a);
+  write_ack(p + kLink, {9, 2, 4}, a);
   Parsed out;
   ASSERT_EQ(parse(m, kLink, &out), Verdict::Ok);
   EXPECT_EQ(out.type, FrameType::Ack);
@@ -98,7 +99,9 @@ TEST_F(Wire, RejectsEveryCorruption) {
       {"version", kLink + 0, Verdict::BadVersion},
       {"type", kLink + 1, Verdict::BadType},
       {"group", kLink + 4, Verdict::BadHeaderCrc},
-      {"segment", kLink + 16 + 12, Verdict::BadHeaderCrc},
+      {"epoch", kLink + 12, Verdict::BadHeaderCrc},
+      {"reserved", kLink + 20, Verdict::BadHeaderCrc},
+      {"segment", kLink + sizeof(FrameHeader) + 12, Verdict::BadHeaderCrc},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);

@@ -53,6 +53,7 @@ inline constexpr size_t kWirePrefix = 2;
 //   2 bytes  length of the frame bytes, little-endian (clamped to what is left)
 //   bytes    the lanecast header, body and payload (or the whole frame if raw)
 inline constexpr uint32_t kNodeGroup = 7;
+inline constexpr uint32_t kNodeEpoch = 3;
 inline constexpr uint32_t kNodeSegment = 256;
 inline constexpr uint8_t kNodeThreeMembers = 1, kNodePostAfter = 64, kNodeTwoLanes = 128;
 inline constexpr uint8_t kNodeFixHeader = 16, kNodeFixPayload = 32, kNodeRaw = 64, kNodeLane1 = 128;

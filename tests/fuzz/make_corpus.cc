@@ -55,7 +55,7 @@ Bytes data_frame(const Data& d) {
   b.segment_bytes = kNodeSegment;
   b.algo = static_cast<uint8_t>(d.algo);
   b.lane = d.lane;
-  wire::write_data(f.data(), d.group, d.src, b, d.flags, d.type);
+  wire::write_data(f.data(), {d.group, kNodeEpoch, d.src}, b, d.flags, d.type);
   return f;
 }
 
@@ -65,7 +65,7 @@ Bytes ack_frame(uint32_t src, uint32_t cum_ack, uint16_t lane = 0, uint64_t sack
   a.cum_ack = cum_ack;
   a.lane = lane;
   a.sack[0] = sack0;
-  wire::write_ack(f.data(), kNodeGroup, src, a);
+  wire::write_ack(f.data(), {kNodeGroup, kNodeEpoch, src}, a);
   return f;
 }
 

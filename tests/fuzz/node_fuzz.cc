@@ -61,6 +61,7 @@ unsigned memzones() {
 engine::NodeConfig config() {
   engine::NodeConfig c;
   c.group_id = kNodeGroup;
+  c.epoch = kNodeEpoch;
   c.segment_bytes = kNodeSegment;
   c.max_message_bytes = 32 * kNodeSegment;
   c.window = 16;        // small: the fuzzer reaches a full window and out-of-window seqs
