@@ -80,7 +80,7 @@ struct GroupOptions {
   std::string algo = "chain";              // or "auto": chosen per broadcast
   std::string auto_rules_file;              // rules for "auto"; empty = built in
   // Payload per frame. 0: from the link - the fabric's 1400 bytes, or the
-  // largest that fits every port's MTU (at most 8 KiB; 1436 at MTU 1500).
+  // largest that fits every port's MTU (at most 8 KiB; 1428 at MTU 1500).
   uint32_t segment_bytes = 0;
   uint64_t max_message_bytes = 16u << 20;   // sizes buffers and pools
   uint32_t window = 128;                    // frames in flight per peer

@@ -482,13 +482,13 @@ print_row() {
 
 # Per link: what each uplink sent and each downlink delivered in this run,
 # beside what every receiver must get (payload only, and with lanecast's
-# 78 header bytes per data frame).
+# 86 header bytes per data frame: Ethernet 14, lanecast 72).
 print_links() {
   local tcf=$1 size bytes per
   bytes=$(size_bytes "$2")
   per=$((bytes * (iters + warmup)))
   local frames=$(((bytes + segment - 1) / segment * (iters + warmup)))
-  awk -v per="$per" -v wire=$((per + frames * 78)) '
+  awk -v per="$per" -v wire=$((per + frames * 86)) '
     /^v/ { up = up sprintf(" %s %.2f/%d/%d", $1, $2 / 1e6, $3, $4) }
     /^b/ { dn = dn sprintf(" %s %.2f/%d/%d", $1, $2 / 1e6, $3, $4) }
     END { printf "#   up   MB/pkt/drop:%s\n#   down MB/pkt/drop:%s\n", up, dn
