@@ -12,6 +12,7 @@ packages=(
   libdpdk-dev dpdk-dev          # DPDK 22.11: libraries, PMDs, dpdk-testpmd
   libhwloc-dev                  # placement of polling cores
   libboost-dev libgtest-dev     # Boost.Lockfree; GoogleTest
+  libtomlplusplus-dev           # toml++: group files (config/groups/)
   iproute2 python3                # tests; tools/plot_plan.py also wants python3-matplotlib
 )
 # The sanitizer build (tools/test.sh --sanitize) needs nothing more: GCC's

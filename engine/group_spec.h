@@ -1,0 +1,58 @@
+// A group as its members' processes know it: one member per process, each
+// with its own ports, found by a bootstrap (engine/bootstrap/). Written by
+// hand or read from a group file (config/groups/; parsed by engine/group_file.cc).
+//
+// Public: an application that joins a group names these types.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lanecast {
+
+// One member of the group.
+struct MemberSpec {
+  uint32_t rank = 0;
+  // Per lane: the DPDK devargs of this member's port on that lane, e.g.
+  // "net_af_packet0,iface=v0,qdisc_bypass=0". Only the joining member's own
+  // entries are opened; the others document the testbed.
+  std::vector<std::string> lanes;
+  // Per lane: its link address ("02:00:00:00:00:01"), for the static
+  // bootstrap; empty for the others (they learn addresses on the wire).
+  std::vector<std::string> macs;
+  uint32_t site = 0;  // members of one site share a switch (index into site_latency_us)
+};
+
+struct GroupSpec {
+  std::string name;      // for messages
+  uint32_t id = 1;       // carried by every frame: groups sharing a segment stay apart
+  // The group's incarnation, carried by every frame: frames of another one
+  // are dropped and counted (rx_wrong_epoch). 0: the bootstrap picks it (the
+  // static bootstrap cannot: give it).
+  uint32_t epoch = 0;
+  std::string bootstrap = "static";  // "static", "discovery" or "pmix"
+  double bootstrap_timeout_ms = 10'000;
+  std::vector<MemberSpec> members;   // indexed by rank, ranks 0..n-1
+  uint16_t lanes = 1;
+  std::string algo = "auto";
+  uint32_t segment_bytes = 0;         // 0: from the ports' MTU
+  uint64_t max_message_bytes = 16u << 20;
+  uint32_t window = 128;
+  double peer_timeout_ms = 3000;
+  double port_rate_mbit = 0;          // pace each lane to this (0: off)
+  uint32_t port_overhead_bytes = 24;  // 24 on an Ethernet wire, 0 under tbf
+  // One-way latency between sites in microseconds, sites x sites (empty:
+  // uniform). The ports' delay decorator and `auto` use it.
+  std::vector<std::vector<double>> site_latency_us;
+  std::string source;  // the file it was read from, if any
+};
+
+// Reads a group file (TOML; format in config/groups/README.md). Throws
+// std::invalid_argument "FILE:LINE: what is wrong" for unknown keys, bad
+// values and missing ones.
+GroupSpec load_group_file(const std::string& path);
+// The same from text; `name` stands for the file in messages.
+GroupSpec parse_group_file(const std::string& text, const std::string& name);
+
+}  // namespace lanecast
