@@ -19,6 +19,7 @@ struct NodeCounters {
   Counter rx_not_for_us;      // link header addressed elsewhere / foreign EtherType
   std::array<Counter, static_cast<size_t>(wire::Verdict::kCount)> rx_malformed;  // by verdict
   Counter rx_foreign_group;
+  Counter rx_hello;           // bootstrap announcements, after this member's group formed
   Counter rx_wrong_epoch;     // this group's frames of another incarnation (a member's earlier life)
   Counter rx_bad_source;      // source rank outside the group, or ourselves
   Counter rx_spoofed;         // source rank not sent from that rank's link address
@@ -72,6 +73,7 @@ struct NodeCounters {
     for (size_t i = 1; i < rx_malformed.size(); ++i)
       f(std::string_view(wire::verdict_name(static_cast<wire::Verdict>(i))), rx_malformed[i].get());
     f("rx_foreign_group", rx_foreign_group.get());
+    f("rx_hello", rx_hello.get());
     f("rx_wrong_epoch", rx_wrong_epoch.get());
     f("rx_bad_source", rx_bad_source.get());
     f("rx_spoofed", rx_spoofed.get());

@@ -35,6 +35,11 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
     rte_pktmbuf_free(m);
     return;
   }
+  if (p.type == wire::FrameType::Hello) {  // a member still looking for its group (bootstrap)
+    counters_.rx_hello.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
   if (p.epoch != cfg_.epoch) {
     counters_.rx_wrong_epoch.add();
     rte_pktmbuf_free(m);
@@ -64,6 +69,8 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
     case wire::FrameType::Datagram:
       handle_datagram(m, p, now);
       return;
+    case wire::FrameType::Hello:  // dropped above
+      break;
   }
   (void)lane;
   rte_pktmbuf_free(m);

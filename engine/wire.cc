@@ -75,6 +75,14 @@ void ack_to_wire(AckBody& b) {
   b.sack[1] = le(b.sack[1]);
 }
 
+void hello_to_wire(HelloBody& b) {
+  b.incarnation = le(b.incarnation);
+  b.spec_digest = le(b.spec_digest);
+  b.nodes = le(b.nodes);
+  b.lanes = le(b.lanes);
+  b.reserved = 0;
+}
+
 void write_common(uint8_t* at, FrameType type, const Origin& from, const void* body, size_t body_len,
                   uint16_t flags) {
   FrameHeader h{};
@@ -121,6 +129,12 @@ void write_ack(uint8_t* at, const Origin& from, const AckBody& body) {
   write_common(at, FrameType::Ack, from, &b, sizeof b, 0);
 }
 
+void write_hello(uint8_t* at, const Origin& from, const HelloBody& body) {
+  HelloBody b = body;
+  hello_to_wire(b);
+  write_common(at, FrameType::Hello, from, &b, sizeof b, 0);
+}
+
 Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
   const uint32_t total = m->pkt_len;
   if (total < link_bytes + sizeof(FrameHeader)) return Verdict::TooShort;
@@ -135,6 +149,8 @@ Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
     body_len = sizeof(DataBody);
   } else if (h.type == static_cast<uint8_t>(FrameType::Ack)) {
     body_len = sizeof(AckBody);
+  } else if (h.type == static_cast<uint8_t>(FrameType::Hello)) {
+    body_len = sizeof(HelloBody);
   } else {
     return Verdict::BadType;
   }
@@ -154,6 +170,11 @@ Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
   if (out->type == FrameType::Ack) {
     std::memcpy(&out->ack, p + sizeof(FrameHeader), sizeof(AckBody));
     ack_to_wire(out->ack);  // the conversion is its own inverse
+    return Verdict::Ok;
+  }
+  if (out->type == FrameType::Hello) {
+    std::memcpy(&out->hello, p + sizeof(FrameHeader), sizeof(HelloBody));
+    hello_to_wire(out->hello);
     return Verdict::Ok;
   }
   std::memcpy(&out->data, p + sizeof(FrameHeader), sizeof(DataBody));

@@ -23,7 +23,10 @@ inline constexpr uint8_t kVersion = 3;
 // again until acknowledged); datagrams do not (no sequence number, never
 // acknowledged or sent again: a multicast copy, repaired by the algorithm);
 // acks describe one channel.
-enum class FrameType : uint8_t { Data = 1, Ack = 2, Datagram = 3 };
+// Hellos find a group's members before it runs (engine/bootstrap/): sent
+// to the link's broadcast address with epoch 0; a running member drops them
+// (rx_hello).
+enum class FrameType : uint8_t { Data = 1, Ack = 2, Datagram = 3, Hello = 4 };
 
 // FrameHeader::flags
 inline constexpr uint16_t kFlagAbandoned = 1;  // data of a failed broadcast: ack, drop
@@ -79,9 +82,24 @@ struct AckBody {
 };
 static_assert(sizeof(AckBody) == 24);
 
-static_assert(sizeof(DataBody) % 8 == 0 && sizeof(AckBody) % 8 == 0, "header CRC works in qwords");
+// A member announcing itself to its group (wire discovery): who it is, this
+// life of its process, what it was told the group is, and whether it has
+// heard every other rank yet.
+struct HelloBody {
+  uint64_t incarnation;   // random per process start: a restart is a new member
+  uint64_t spec_digest;   // of the group settings every member must share
+  uint32_t nodes;         // the group's size as the sender knows it
+  uint16_t lanes;
+  uint8_t heard_all;      // 1: the sender has heard every rank's hello
+  uint8_t reserved;
+};
+static_assert(sizeof(HelloBody) == 24);
+
+static_assert(sizeof(DataBody) % 8 == 0 && sizeof(AckBody) % 8 == 0 && sizeof(HelloBody) % 8 == 0,
+              "header CRC works in qwords");
 inline constexpr uint32_t kDataHeaderBytes = sizeof(FrameHeader) + sizeof(DataBody);
 inline constexpr uint32_t kAckHeaderBytes = sizeof(FrameHeader) + sizeof(AckBody);
+inline constexpr uint32_t kHelloBytes = sizeof(FrameHeader) + sizeof(HelloBody);
 inline constexpr uint32_t kSackBits = 128;
 
 // Why a received frame was not accepted; each reason is a counter.
@@ -105,8 +123,9 @@ struct Parsed {
   uint32_t group;
   uint32_t epoch;
   uint32_t src;
-  DataBody data;  // valid when type == Data or Datagram
-  AckBody ack;    // valid when type == Ack
+  DataBody data;    // valid when type == Data or Datagram
+  AckBody ack;      // valid when type == Ack
+  HelloBody hello;  // valid when type == Hello
   uint32_t payload_offset;  // from the start of the frame's data
 };
 
@@ -130,5 +149,6 @@ struct Origin {
 void write_data(uint8_t* at, const Origin& from, const DataBody& body, uint16_t flags = 0,
                 FrameType type = FrameType::Data);
 void write_ack(uint8_t* at, const Origin& from, const AckBody& body);
+void write_hello(uint8_t* at, const Origin& from, const HelloBody& body);
 
 }  // namespace lanecast::engine::wire
