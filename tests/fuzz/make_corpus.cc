@@ -69,6 +69,19 @@ Bytes ack_frame(uint32_t src, uint32_t cum_ack, uint16_t lane = 0, uint64_t sack
   return f;
 }
 
+// A member still looking for its group (epoch 0), or one of another life.
+Bytes hello_frame(uint32_t src, uint32_t epoch = 0) {
+  Bytes f(wire::kHelloBytes);
+  wire::HelloBody h{};
+  h.incarnation = 0x1234'5678'9abc'def0ULL + src;
+  h.spec_digest = 42;
+  h.nodes = 2;
+  h.lanes = 1;
+  h.heard_all = 1;
+  wire::write_hello(f.data(), {kNodeGroup, epoch, src}, h);
+  return f;
+}
+
 Bytes cut(Bytes f, size_t n) {
   f.resize(std::min(n, f.size()));
   return f;
@@ -174,6 +187,7 @@ std::vector<std::pair<std::string, Bytes>> node_seeds() {
   }
   s.push_back({"foreign", node_input(chain3, {rec(0, 1, data_frame({.group = 8})), rec(0, 1, data_frame({.src = 5})),
                                               rec(0, 1, data_frame({.src = 1}))})});
+  s.push_back({"hellos", node_input(chain2, {rec(0, 1, hello_frame(0)), rec(0, 1, hello_frame(0, kNodeEpoch))})});
   s.push_back({"spoofed_by_attacker", node_input(chain2, {rec(kAttacker, 1, data_frame({}))})});
   {
     Bytes ip = with_link(1, 0, good);
