@@ -99,6 +99,9 @@ inline bool is_from(const uint8_t* hdr, const PeerAddress& peer) {
   return peer.len == 6 && std::memcmp(hdr + 6, peer.bytes, 6) == 0;
 }
 
+// The frame's source MAC.
+inline PeerAddress source_of(const uint8_t* hdr) { return to_peer(hdr + 6); }
+
 // --- group addresses ---------------------------------------------------------
 //
 // A locally administered multicast MAC per (group, lane): 03:4c:43:gg:gg:ll

@@ -82,6 +82,9 @@ class Port {
   // Whether a received frame's link header says it was sent by `peer`: a frame
   // whose lanecast header names a rank must come from that rank's address.
   virtual bool is_from(const uint8_t* link_header, const PeerAddress& peer) const = 0;
+  // The address a received frame was sent from (bootstrap: a member learns
+  // its peers' addresses from their hellos).
+  virtual PeerAddress source_of(const uint8_t* link_header) const = 0;
   // The address a multicast of `group` on `lane` is sent to (caps().multicast).
   virtual PeerAddress group_address(uint32_t group, uint16_t lane) const {
     (void)group, (void)lane;

@@ -6,17 +6,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
-#include <time.h>
-#include <unistd.h>
 
 #include "algos/sim/topology.h"
 #include "drivers/dpdk/dpdk_port.h"
 #include "drivers/ethernet.h"
 #include "drivers/fabric/fabric.h"
+#include "engine/group_setup.h"
 #include "engine/lanecast.h"
 #include "engine/node.h"
 #include "engine/poller.h"
@@ -38,41 +35,7 @@ class FabricTask final : public engine::PollTask {
   drivers::Fabric& f_;
 };
 
-struct PoolDeleter {
-  void operator()(rte_mempool* p) const { rte_mempool_free(p); }
-};
-using PoolPtr = std::unique_ptr<rte_mempool, PoolDeleter>;
-
-PoolPtr make_pool(const std::string& name, uint32_t count, uint32_t data_room) {
-  // Cache per lcore: most allocations and frees stay core-local.
-  const uint32_t cache = std::min<uint32_t>(256, count / 8);
-  rte_mempool* p = rte_pktmbuf_pool_create(name.c_str(), count, cache, 0, static_cast<uint16_t>(data_room),
-                                           SOCKET_ID_ANY);
-  if (p == nullptr)
-    throw std::runtime_error("cannot create mempool " + name + " of " + std::to_string(count) +
-                             " buffers: " + rte_strerror(rte_errno) + " (raise the engine's memory_mb)");
-  return PoolPtr(p);
-}
-
-// An epoch no earlier incarnation of this group is likely to have had: a
-// process that starts again on the same links (a bench run after another)
-// must not take the last one's late frames for its own.
-uint32_t fresh_epoch() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  uint64_t x = uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec) + (uint64_t(getpid()) << 40);
-  x ^= x >> 33;  // a 64-bit mix (splitmix64's finalizer) spreads nearby times apart
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  const auto e = static_cast<uint32_t>(x);
-  return e != 0 ? e : 1;
-}
-
-// Room for the longest link header a port may write (Ethernet: 14).
-constexpr uint32_t kMaxLinkHeader = 64;
-// The largest segment chosen from a port's MTU: 8 KiB, as jumbo frames allow.
-constexpr uint32_t kMaxAutoSegment = 8192;
-constexpr uint32_t kFabricSegment = 1400;
+uint32_t segment_for(const GroupOptions& o) { return engine::segment_for(o.segment_bytes, o.ports); }
 
 void validate(const GroupOptions& o) {
   if (!o.ports.empty() && o.ports.size() != o.nodes)
@@ -105,82 +68,16 @@ void validate(const GroupOptions& o) {
     throw std::invalid_argument("group: window must be 1.." + std::to_string(engine::reliable::SendChannel::kMaxWindow));
 }
 
-// The segment a group uses: as given, or from its links (see GroupOptions).
-uint32_t segment_of(const GroupOptions& o) {
-  if (o.segment_bytes != 0) return o.segment_bytes;
-  if (o.ports.empty()) return kFabricSegment;
-  uint32_t seg = kMaxAutoSegment;
-  for (const std::string& p : o.ports) {
-    const uint32_t mtu = drivers::DpdkPort::interface_mtu(p);
-    if (mtu == 0) return kFabricSegment;  // a PMD that does not say: Ethernet's
-    if (mtu <= engine::wire::kDataHeaderBytes)
-      throw std::invalid_argument("group: port '" + p + "' has an MTU of " + std::to_string(mtu) +
-                                  ", too small for lanecast's headers");
-    seg = std::min(seg, mtu - engine::wire::kDataHeaderBytes);
-  }
-  return seg;
-}
-
-algos::autoselect::Rules load_rules(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("auto rules: cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return algos::autoselect::Rules::parse(text.str(), path);  // RulesError is an invalid_argument
-}
-
-// What a group's mempools hold, from its options alone.
-struct PoolPlan {
-  uint32_t payload_count, payload_room;
-  uint32_t header_count, header_room;
-  uint32_t max_frame;  // link header included
-};
-
-PoolPlan plan_pools(const GroupOptions& o, uint32_t segment) {
-  PoolPlan pp{};
-  const uint64_t max_segments = (o.max_message_bytes + segment - 1) / segment;
-  // Payload buffers. On the fabric only a root allocates them, one per segment
-  // it sends (receivers share the root's by reference); two messages' worth
-  // lets the next root start while the last one drains. On NIC-like ports
-  // every member receives into buffers of its own and keeps a message's
-  // worth until the broadcast ends, plus what its rx queue holds.
-  const uint64_t payload_count = o.ports.empty() ? 2 * max_segments + 1024
-                                                 : (uint64_t{o.nodes} + 1) * max_segments + uint64_t{o.nodes} * 2048 + 1024;
-  if (payload_count > (1u << 24)) throw std::invalid_argument("group: message limit needs too many buffers");
-  pp.payload_count = static_cast<uint32_t>(payload_count);
-  // Payload buffers also receive whole frames on NIC-like ports (af_packet),
-  // and PMDs that copy into mbufs want at least DPDK's default room.
-  pp.max_frame = drivers::ethernet::kHeaderBytes + engine::wire::kDataHeaderBytes + segment;
-  pp.payload_room = RTE_PKTMBUF_HEADROOM + kMaxLinkHeader + pp.max_frame;
-  if (!o.ports.empty()) pp.payload_room = std::max<uint32_t>(pp.payload_room, RTE_MBUF_DEFAULT_BUF_SIZE);
-  for (const std::string& p : o.ports)
-    pp.payload_room = std::max(pp.payload_room, RTE_PKTMBUF_HEADROOM + drivers::DpdkPort::rx_buffer_bytes(p));
-  // Header buffers: a frame's header lives from its send until the receiver
-  // took it (rings, the switch's queues); acks too; and the fabric's
-  // multicast copies are header-sized indirect buffers. Running out is not
-  // fatal (tx_alloc_failures: retried next iteration).
-  pp.header_count = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{o.nodes} * 512 + 16384, 1u << 22));
-  pp.header_room = RTE_PKTMBUF_HEADROOM + 128;
-  return pp;
-}
-
-uint64_t pool_bytes(const PoolPlan& pp) {
-  // Each buffer also carries its rte_mbuf and the mempool's object header.
-  constexpr uint64_t kPerBuffer = sizeof(rte_mbuf) + 64;
-  return uint64_t{pp.payload_count} * (pp.payload_room + kPerBuffer) +
-         uint64_t{pp.header_count} * (pp.header_room + kPerBuffer);
-}
-
 }  // namespace
 
 uint64_t LocalGroup::memory_bytes(const GroupOptions& o) {
   validate(o);
-  return pool_bytes(plan_pools(o, segment_of(o)));
+  return engine::pool_bytes(engine::plan_pools(o.max_message_bytes, segment_for(o), o.nodes, o.nodes, o.ports));
 }
 
 struct LocalGroup::Impl {
-  PoolPtr payload_pool;
-  PoolPtr header_pool;
+  engine::PoolPtr payload_pool;
+  engine::PoolPtr header_pool;
   uint32_t segment = 0;
   uint64_t pool_bytes = 0;
   std::unique_ptr<drivers::Fabric> fabric;                    // the in-process fabric, or
@@ -200,13 +97,13 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   g->impl_ = std::make_unique<LocalGroup::Impl>();
   auto& im = *g->impl_;
 
-  im.segment = segment_of(o);
+  im.segment = segment_for(o);
   g->opts_.segment_bytes = im.segment;
-  const PoolPlan pp = plan_pools(o, im.segment);
-  im.pool_bytes = pool_bytes(pp);
+  const engine::PoolPlan pp = engine::plan_pools(o.max_message_bytes, im.segment, o.nodes, o.nodes, o.ports);
+  im.pool_bytes = engine::pool_bytes(pp);
   const std::string tag = "g" + std::to_string(gid);
-  im.payload_pool = make_pool(tag + "_payload", pp.payload_count, pp.payload_room);
-  im.header_pool = make_pool(tag + "_header", pp.header_count, pp.header_room);
+  im.payload_pool = engine::make_pool(tag + "_payload", pp.payload_count, pp.payload_room);
+  im.header_pool = engine::make_pool(tag + "_header", pp.header_count, pp.header_room);
 
   // Latencies between members: the fabric's per-pair delay, and auto's spread.
   double spread = 1.0;
@@ -255,7 +152,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
 
   engine::NodeConfig nc;
   nc.group_id = gid;
-  nc.epoch = fresh_epoch();
+  nc.epoch = engine::fresh_epoch();
   nc.nodes = o.nodes;
   nc.lanes = o.lanes;
   nc.segment_bytes = im.segment;
@@ -268,7 +165,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   nc.algo_options.sync_seed = o.mcast_sync_seed;
   const engine::Pools pools{im.payload_pool.get(), im.header_pool.get()};
   const std::optional<algos::Algo> algo = o.algo == "auto" ? std::nullopt : algos::algo_by_name(o.algo);
-  if (!o.auto_rules_file.empty()) im.rules = load_rules(o.auto_rules_file);
+  if (!o.auto_rules_file.empty()) im.rules = engine::load_rules(o.auto_rules_file);
   const algos::autoselect::Rules* rules = im.rules ? &*im.rules : &algos::autoselect::Rules::defaults();
   for (uint32_t r = 0; r < o.nodes; ++r) {
     nc.rank = r;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "drivers/dpdk/packet_wakeup.h"
+#include "drivers/ethernet.h"
 #include "drivers/port.h"
 
 struct rte_mempool;
@@ -76,6 +77,7 @@ class DpdkPort final : public Port {
   void write_link_header(uint8_t* at, const PeerAddress& dst) const override;
   bool accepts(const uint8_t* link_header) const override;
   bool is_from(const uint8_t* link_header, const PeerAddress& peer) const override;
+  PeerAddress source_of(const uint8_t* link_header) const override { return ethernet::source_of(link_header); }
   void attach_waker(Waker* w) override;
   void detach_waker() override;
   void arm_wakeup() override;

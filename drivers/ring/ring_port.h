@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "drivers/ethernet.h"
 #include "drivers/port.h"
 
 struct rte_ring;
@@ -52,6 +53,7 @@ class RingPort final : public Port {
   void write_link_header(uint8_t* at, const PeerAddress& dst) const override;
   bool accepts(const uint8_t* link_header) const override;
   bool is_from(const uint8_t* link_header, const PeerAddress& peer) const override;
+  PeerAddress source_of(const uint8_t* link_header) const override { return ethernet::source_of(link_header); }
   PeerAddress group_address(uint32_t group, uint16_t lane) const override;
   void attach_waker(Waker* w) override { rx_waker_ = w; }
   void detach_waker() override { rx_waker_ = nullptr; }

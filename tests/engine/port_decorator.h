@@ -29,6 +29,7 @@ class PortDecorator : public drivers::Port {
   }
   bool accepts(const uint8_t* h) const override { return in_.accepts(h); }
   bool is_from(const uint8_t* h, const drivers::PeerAddress& p) const override { return in_.is_from(h, p); }
+  drivers::PeerAddress source_of(const uint8_t* h) const override { return in_.source_of(h); }
   drivers::PeerAddress group_address(uint32_t group, uint16_t lane) const override {
     return in_.group_address(group, lane);
   }

@@ -1,0 +1,113 @@
+#include "engine/group_setup.h"
+
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "drivers/dpdk/dpdk_port.h"
+#include "drivers/ethernet.h"
+#include "engine/wire.h"
+
+namespace lanecast::engine {
+namespace {
+
+// Room for the longest link header a port may write (Ethernet: 14).
+constexpr uint32_t kMaxLinkHeader = 64;
+// The largest segment chosen from a port's MTU: 8 KiB, as jumbo frames allow.
+constexpr uint32_t kMaxAutoSegment = 8192;
+constexpr uint32_t kFabricSegment = 1400;
+
+}  // namespace
+
+PoolPtr make_pool(const std::string& name, uint32_t count, uint32_t data_room) {
+  // Cache per lcore: most allocations and frees stay core-local.
+  const uint32_t cache = std::min<uint32_t>(256, count / 8);
+  rte_mempool* p = rte_pktmbuf_pool_create(name.c_str(), count, cache, 0, static_cast<uint16_t>(data_room),
+                                           SOCKET_ID_ANY);
+  if (p == nullptr)
+    throw std::runtime_error("cannot create mempool " + name + " of " + std::to_string(count) +
+                             " buffers: " + rte_strerror(rte_errno) + " (raise the engine's memory_mb)");
+  return PoolPtr(p);
+}
+
+// A process that starts again on the same links (a bench run after another)
+// must not take the last one's late frames for its own.
+uint32_t fresh_epoch() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t x = uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec) + (uint64_t(getpid()) << 40);
+  x ^= x >> 33;  // a 64-bit mix (splitmix64's finalizer) spreads nearby times apart
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  const auto e = static_cast<uint32_t>(x);
+  return e != 0 ? e : 1;
+}
+
+uint32_t segment_for(uint32_t segment_bytes, const std::vector<std::string>& ports) {
+  if (segment_bytes != 0) return segment_bytes;
+  if (ports.empty()) return kFabricSegment;
+  uint32_t seg = kMaxAutoSegment;
+  for (const std::string& p : ports) {
+    const uint32_t mtu = drivers::DpdkPort::interface_mtu(p);
+    if (mtu == 0) return kFabricSegment;  // a PMD that does not say: Ethernet's
+    if (mtu <= wire::kDataHeaderBytes)
+      throw std::invalid_argument("group: port '" + p + "' has an MTU of " + std::to_string(mtu) +
+                                  ", too small for lanecast's headers");
+    seg = std::min(seg, mtu - wire::kDataHeaderBytes);
+  }
+  return seg;
+}
+
+algos::autoselect::Rules load_rules(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("auto rules: cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return algos::autoselect::Rules::parse(text.str(), path);  // RulesError is an invalid_argument
+}
+
+PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes, uint32_t members_here,
+                    const std::vector<std::string>& ports) {
+  PoolPlan pp{};
+  const uint64_t max_segments = (max_message_bytes + segment - 1) / segment;
+  // Payload buffers. On the fabric only a root allocates them, one per segment
+  // it sends (receivers share the root's by reference); two messages' worth
+  // lets the next root start while the last one drains. On NIC-like ports
+  // every member receives into buffers of its own and keeps a message's
+  // worth until the broadcast ends, plus what its rx queue holds.
+  const uint64_t payload_count =
+      ports.empty() ? 2 * max_segments + 1024
+                    : (uint64_t{members_here} + 1) * max_segments + uint64_t{members_here} * 2048 + 1024;
+  if (payload_count > (1u << 24)) throw std::invalid_argument("group: message limit needs too many buffers");
+  pp.payload_count = static_cast<uint32_t>(payload_count);
+  // Payload buffers also receive whole frames on NIC-like ports (af_packet),
+  // and PMDs that copy into mbufs want at least DPDK's default room.
+  pp.max_frame = drivers::ethernet::kHeaderBytes + wire::kDataHeaderBytes + segment;
+  pp.payload_room = RTE_PKTMBUF_HEADROOM + kMaxLinkHeader + pp.max_frame;
+  if (!ports.empty()) pp.payload_room = std::max<uint32_t>(pp.payload_room, RTE_MBUF_DEFAULT_BUF_SIZE);
+  for (const std::string& p : ports)
+    pp.payload_room = std::max(pp.payload_room, RTE_PKTMBUF_HEADROOM + drivers::DpdkPort::rx_buffer_bytes(p));
+  // Header buffers: a frame's header lives from its send until the receiver
+  // took it (rings, the switch's queues); acks too; and the fabric's
+  // multicast copies are header-sized indirect buffers. Running out is not
+  // fatal (tx_alloc_failures: retried next iteration).
+  pp.header_count = static_cast<uint32_t>(
+      std::min<uint64_t>(uint64_t{members_here} * 512 + uint64_t{nodes - members_here} * 64 + 16384, 1u << 22));
+  pp.header_room = RTE_PKTMBUF_HEADROOM + 128;
+  return pp;
+}
+
+uint64_t pool_bytes(const PoolPlan& pp) {
+  // Each buffer also carries its rte_mbuf and the mempool's object header.
+  constexpr uint64_t kPerBuffer = sizeof(rte_mbuf) + 64;
+  return uint64_t{pp.payload_count} * (pp.payload_room + kPerBuffer) +
+         uint64_t{pp.header_count} * (pp.header_room + kPerBuffer);
+}
+
+}  // namespace lanecast::engine

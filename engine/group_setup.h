@@ -1,0 +1,47 @@
+// What every kind of group needs set up before its members run: buffer pools
+// sized from the group's settings, the segment its links allow, an epoch, the
+// rules of `auto`. Shared by LocalGroup (every member in this process) and
+// Group (one member per process).
+#pragma once
+
+#include <rte_mempool.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algos/auto/rules.h"
+
+namespace lanecast::engine {
+
+struct PoolDeleter {
+  void operator()(rte_mempool* p) const { rte_mempool_free(p); }
+};
+using PoolPtr = std::unique_ptr<rte_mempool, PoolDeleter>;
+
+// A pktmbuf pool; throws std::runtime_error (with a hint) when DPDK's memory is short.
+PoolPtr make_pool(const std::string& name, uint32_t count, uint32_t data_room);
+
+// An epoch no earlier incarnation of a group is likely to have had.
+uint32_t fresh_epoch();
+
+// The segment a group uses: `segment_bytes` if nonzero, else the largest
+// that fits every port's MTU (at most 8 KiB; the fabric's 1400 without ports).
+uint32_t segment_for(uint32_t segment_bytes, const std::vector<std::string>& ports);
+
+algos::autoselect::Rules load_rules(const std::string& path);
+
+// What a group's mempools hold.
+struct PoolPlan {
+  uint32_t payload_count, payload_room;
+  uint32_t header_count, header_room;
+  uint32_t max_frame;  // link header included
+};
+// For `members_here` members of a group of `nodes` in this process, on
+// `ports` (their devargs; empty: the in-process fabric).
+PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes, uint32_t members_here,
+                    const std::vector<std::string>& ports);
+uint64_t pool_bytes(const PoolPlan& pp);
+
+}  // namespace lanecast::engine
