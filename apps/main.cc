@@ -8,6 +8,7 @@
 #include "apps/bench/bench_command.h"
 #include "apps/common/options.h"
 #include "apps/plan/plan_command.h"
+#include "apps/run/run_command.h"
 
 namespace {
 
@@ -19,6 +20,8 @@ const char* kHelp =
     "commands:\n"
     "  bench     broadcast latency/bandwidth among N members on the in-process fabric\n"
     "            (DPDK ring ports + emulated switch with rate, latency and loss)\n"
+    "  run       this process as one member of a group file's group (one member per\n"
+    "            process): find the others, broadcast, check every byte\n"
     "  plan      predict a broadcast's time on a model network (the simulator runs the\n"
     "            same algorithm machines): per-rank finish times, bytes and peers\n"
     "  help      this text\n"
@@ -39,6 +42,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "bench") return lanecast::apps::bench_main(argc - 1, argv + 1);
     if (cmd == "plan") return lanecast::apps::plan_main(argc - 1, argv + 1);
+    if (cmd == "run") return lanecast::apps::run_main(argc - 1, argv + 1);
     std::fprintf(stderr, "lanecast: unknown command '%s' (see lanecast --help)\n", argv[1]);
     return 2;
   } catch (const lanecast::apps::UsageError& e) {

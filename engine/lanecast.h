@@ -5,6 +5,12 @@
 //   auto done = group->member(r).broadcast(root, buf); // on every member
 //   lanecast::Status s = done.wait();
 //
+// or, one member per process (each process of the group runs this with its
+// own rank; apps/examples/join_and_broadcast.cc):
+//
+//   auto group = engine.join(lanecast::load_group_file("g.toml"), my_rank);
+//   group->broadcast(root, buf).wait();
+//
 // broadcast() is collective: every member posts it with the same root and size;
 // the root's buffer is sent, every other member's buffer is filled. A member's
 // broadcasts complete in the order they were posted.
@@ -33,6 +39,7 @@
 
 #include "algos/auto/rules.h"
 #include "algos/registry.h"
+#include "engine/group_spec.h"
 #include "engine/node_counters.h"
 #include "engine/op_types.h"
 
@@ -165,6 +172,7 @@ class Member {
  private:
   friend class Engine;
   friend class LocalGroup;
+  friend class Group;
   friend class Completion;
   Member(engine::Node* n, std::optional<algos::Algo> algo, const algos::autoselect::Rules* rules,
          double latency_spread)
@@ -240,6 +248,39 @@ class LocalGroup {
   std::vector<std::unique_ptr<Member>> members_;
 };
 
+// This process's member of a group whose members live in separate processes
+// (one engine per host), found by the group's bootstrap (GroupSpec).
+class Group {
+ public:
+  ~Group();
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+  Member& member() { return *member_; }
+  // As Member::broadcast: collective over every process of the group.
+  Completion broadcast(Rank root, std::span<std::byte> buffer, std::string_view algo = {}) {
+    return member_->broadcast(root, buffer, algo);
+  }
+  Rank rank() const;
+  uint32_t size() const;
+  // The incarnation the bootstrap agreed on (engine/wire.h).
+  uint32_t epoch() const;
+  const GroupSpec& spec() const { return spec_; }
+  PortCounters port_counters() const;
+  GroupCaps caps() const;
+  // Every member's link addresses as the bootstrap found them, a line per
+  // (rank, lane): "rank R lane L 02:00:00:00:00:01".
+  std::string endpoints() const;
+
+ private:
+  friend class Engine;
+  Group() = default;
+  GroupSpec spec_;
+  class Engine* engine_ = nullptr;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Member> member_;
+};
+
 class Engine {
  public:
   explicit Engine(const EngineOptions& opts);
@@ -249,6 +290,13 @@ class Engine {
 
   // Throws std::invalid_argument (bad options) or std::runtime_error (DPDK).
   std::unique_ptr<LocalGroup> create_local_group(const GroupOptions& opts);
+  // Joins the group `spec` as member `me`: opens this member's port (its
+  // devargs in the spec), finds the other members by the spec's bootstrap,
+  // and runs the member on the polling cores. Blocks until the group formed.
+  // Throws std::invalid_argument for a bad spec or rank, std::runtime_error
+  // for a port DPDK refuses or a bootstrap that failed (naming the ranks it
+  // never heard, or one started with other group settings).
+  std::unique_ptr<Group> join(const GroupSpec& spec, Rank me);
   uint32_t polling_cores() const { return static_cast<uint32_t>(pollers_.size()); }
   // Times the polling cores slept for lack of work (they back off when idle),
   // and turns of their loops so far.
@@ -257,6 +305,7 @@ class Engine {
 
  private:
   friend class LocalGroup;
+  friend class Group;
   void park_all();
   void unpark_all();
   EngineOptions opts_;

@@ -13,6 +13,7 @@
 
 #include "algos/registry.h"
 #include "apps/common/options.h"
+#include "apps/common/pattern.h"
 #include "engine/clock.h"
 #include "engine/lanecast.h"
 
@@ -149,19 +150,6 @@ const char* kUsage =
     "every member's bytes equal the root's in every iteration.\n"
     "\n";
 
-// A different pattern every iteration, so a stale buffer can never pass.
-void fill(std::vector<std::byte>& b, uint64_t size, uint64_t seed) {
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  size_t i = 0;
-  for (; i + 8 <= size; i += 8) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    std::memcpy(&b[i], &x, 8);
-  }
-  for (; i < size; ++i) b[i] = static_cast<std::byte>(x >> (8 * (i % 8)));
-}
-
 uint64_t physical_memory() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
@@ -202,7 +190,7 @@ Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint6
   times.reserve(c.iters);
   double sum = 0, spread_sum = 0, acked_sum = 0, mn = 1e300, mx = 0;
   for (uint32_t it = 0; it < c.warmup + c.iters; ++it) {
-    fill(bufs[c.root], size, c.seed * 1'000'003 + size * 31 + it);
+    fill_pattern(std::span(bufs[c.root].data(), size), pattern_seed(c.seed, size, it));
     // The receivers post first and the clock starts when the root posts: as
     // after a barrier, every member is in the broadcast when it starts, and
     // nothing can arrive before the time is taken.

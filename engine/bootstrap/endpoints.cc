@@ -1,0 +1,100 @@
+#include "engine/bootstrap/endpoints.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <random>
+
+namespace lanecast::engine::bootstrap {
+namespace {
+
+// FNV-1a, 64 bit: enough to tell group files apart, not a defence.
+struct Fnv {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  void bytes(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ULL;
+  }
+  void str(const std::string& s) {
+    bytes(s.data(), s.size());
+    u64(s.size());
+  }
+  void u64(uint64_t v) { bytes(&v, sizeof v); }
+};
+
+}  // namespace
+
+bool same_addresses(const EndpointTable& a, const EndpointTable& b) {
+  if (a.members.size() != b.members.size()) return false;
+  for (size_t r = 0; r < a.members.size(); ++r) {
+    const Endpoint& x = a.members[r];
+    const Endpoint& y = b.members[r];
+    if (x.rank != y.rank || x.lanes.size() != y.lanes.size()) return false;
+    for (size_t l = 0; l < x.lanes.size(); ++l)
+      if (!(x.lanes[l] == y.lanes[l])) return false;
+  }
+  return true;
+}
+
+std::string format_address(const drivers::PeerAddress& a) {
+  std::string s;
+  char b[4];
+  for (uint8_t i = 0; i < a.len; ++i) {
+    std::snprintf(b, sizeof b, i ? ":%02x" : "%02x", a.bytes[i]);
+    s += b;
+  }
+  return s.empty() ? "-" : s;
+}
+
+std::string describe(const EndpointTable& t) {
+  std::string s;
+  for (const Endpoint& e : t.members)
+    for (size_t l = 0; l < e.lanes.size(); ++l)
+      s += "rank " + std::to_string(e.rank) + " lane " + std::to_string(l) + " " + format_address(e.lanes[l]) + "\n";
+  return s;
+}
+
+bool parse_mac(const std::string& text, drivers::PeerAddress* out) {
+  unsigned v[6];
+  char tail;
+  if (text.size() != 17 ||
+      std::sscanf(text.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
+    return false;
+  out->len = 6;
+  for (int i = 0; i < 6; ++i) out->bytes[i] = static_cast<uint8_t>(v[i]);
+  return true;
+}
+
+uint64_t spec_digest(const GroupSpec& s) {
+  Fnv f;
+  f.str(s.name);
+  f.u64(s.id);
+  f.u64(s.members.size());
+  f.u64(s.lanes);
+  f.str(s.algo);
+  f.u64(s.segment_bytes);
+  f.u64(s.max_message_bytes);
+  f.u64(s.window);
+  f.bytes(&s.peer_timeout_ms, sizeof s.peer_timeout_ms);
+  return f.h;
+}
+
+uint64_t fresh_incarnation() {
+  std::random_device rd;  // the kernel's entropy: two processes started at once still differ
+  uint64_t x = (uint64_t{rd()} << 32) ^ rd();
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  x ^= uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec) + (uint64_t(getpid()) << 40);
+  return x != 0 ? x : 1;
+}
+
+uint32_t epoch_of(uint32_t group_id, const std::vector<Endpoint>& members) {
+  Fnv f;
+  f.u64(group_id);
+  for (const Endpoint& e : members) f.u64(e.incarnation);
+  const auto e = static_cast<uint32_t>(f.h ^ (f.h >> 32));
+  return e != 0 ? e : 1;
+}
+
+}  // namespace lanecast::engine::bootstrap

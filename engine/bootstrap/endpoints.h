@@ -1,0 +1,54 @@
+// A group's endpoint table: every member's link addresses, the same in every
+// member's process once a bootstrap has run, and the epoch they agreed on.
+// Three bootstraps fill it (docs/groups.md): static (from the group file),
+// discovery (hellos on the wire) and PMIx (a job launcher's key-value store).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "drivers/port.h"
+#include "engine/group_spec.h"
+
+namespace lanecast::engine::bootstrap {
+
+struct Endpoint {
+  uint32_t rank = 0;
+  std::vector<drivers::PeerAddress> lanes;  // link address per lane
+  uint64_t incarnation = 0;                 // this life of its process (0: unknown, static)
+};
+
+struct EndpointTable {
+  uint32_t epoch = 0;
+  std::vector<Endpoint> members;  // by rank
+};
+
+// Whether two tables name the same ranks at the same addresses.
+bool same_addresses(const EndpointTable& a, const EndpointTable& b);
+// "rank R lane L AA:BB:CC:DD:EE:FF" lines, for logs and `lanecast run --show-endpoints`.
+std::string describe(const EndpointTable& t);
+std::string format_address(const drivers::PeerAddress& a);
+// A MAC "02:00:00:00:00:01"; false if malformed.
+bool parse_mac(const std::string& text, drivers::PeerAddress* out);
+
+// What every member of a group must agree on, hashed: hellos carry it, so a
+// member started with another group file is refused by name, not by
+// mysterious failures later.
+uint64_t spec_digest(const GroupSpec& spec);
+// Random per process start (a restarted member is a new member).
+uint64_t fresh_incarnation();
+// The epoch a discovered group takes: a hash of its id and its members'
+// incarnations, so it changes whenever any member restarts. Never 0.
+uint32_t epoch_of(uint32_t group_id, const std::vector<Endpoint>& members);
+
+// Fills the endpoint table from this member's own endpoint. Throws
+// std::runtime_error naming what is missing (ranks not heard, a mismatched
+// group file) when it cannot.
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+  virtual EndpointTable exchange(const Endpoint& mine) = 0;
+};
+
+}  // namespace lanecast::engine::bootstrap

@@ -1,0 +1,32 @@
+// The discovery bootstrap: members find each other on the wire. Each sends a
+// hello (engine/wire.h) to the link's broadcast address on every lane every
+// few milliseconds - its rank, this life of its process, a digest of its
+// group file, whether it has heard every rank yet - and learns the others'
+// addresses from theirs. It is done when every rank has said it heard every
+// rank; it then keeps saying so for a few more rounds (for whoever missed
+// it) and the group starts. It fails after the spec's bootstrap timeout,
+// naming the ranks it never heard.
+//
+// Runs on the calling thread before the member's port is given to a polling
+// core; frames other than hellos that arrive meanwhile (a faster member's
+// first broadcast) are dropped and sent again by their reliable channels.
+#pragma once
+
+#include <rte_mempool.h>
+
+#include <memory>
+
+#include "drivers/port.h"
+#include "engine/bootstrap/endpoints.h"
+
+namespace lanecast::engine::bootstrap {
+
+struct DiscoveryOptions {
+  uint64_t interval_ns = 5'000'000;  // between a member's hellos
+  uint32_t linger_rounds = 4;        // hellos sent after it is done
+};
+
+std::unique_ptr<Bootstrap> make_wire_discovery(const GroupSpec& spec, drivers::Port& port, rte_mempool* pool,
+                                               const DiscoveryOptions& o = {});
+
+}  // namespace lanecast::engine::bootstrap

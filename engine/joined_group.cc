@@ -1,0 +1,151 @@
+// Group: this process's member of a group spread over processes. Opens the
+// member's port, runs the spec's bootstrap on it to learn every member's
+// address and the group's epoch, then hands the member to a polling core.
+#include <rte_mbuf.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "drivers/dpdk/dpdk_port.h"
+#include "engine/bootstrap/static_bootstrap.h"
+#include "engine/bootstrap/wire_discovery.h"
+#include "engine/group_setup.h"
+#include "engine/lanecast.h"
+#include "engine/node.h"
+#include "engine/poller.h"
+
+namespace lanecast {
+namespace {
+
+void validate(const GroupSpec& s, Rank me) {
+  const std::string where = s.source.empty() ? "group '" + s.name + "'" : s.source;
+  const auto bad = [&](const std::string& what) { return std::invalid_argument(where + ": " + what); };
+  if (s.members.empty()) throw bad("no members");
+  if (me >= s.members.size())
+    throw bad("rank " + std::to_string(me) + " is not a member (ranks 0.." + std::to_string(s.members.size() - 1) + ")");
+  for (size_t r = 0; r < s.members.size(); ++r)
+    if (s.members[r].rank != r) throw bad("members must be listed by rank 0..n-1");
+  if (s.lanes != 1)
+    throw bad("lanes = " + std::to_string(s.lanes) +
+              ": a member in its own process has one lane for now (two ports per member come with multilane over processes)");
+  if (s.members[me].lanes.size() != s.lanes)
+    throw bad("rank " + std::to_string(me) + " names " + std::to_string(s.members[me].lanes.size()) +
+              " ports for " + std::to_string(s.lanes) + " lane(s)");
+  if (s.algo != "auto" && !algos::algo_by_name(s.algo)) throw bad("unknown algorithm '" + s.algo + "'");
+  if (s.window == 0 || s.window > engine::reliable::SendChannel::kMaxWindow)
+    throw bad("window must be 1.." + std::to_string(engine::reliable::SendChannel::kMaxWindow));
+  if (!(s.peer_timeout_ms > 0) || !(s.bootstrap_timeout_ms > 0)) throw bad("timeouts must be positive");
+  if (s.max_message_bytes == 0 || s.max_message_bytes > (uint64_t{1} << 32)) throw bad("messages of 1 byte to 4 GiB");
+  if (s.segment_bytes > 9000) throw bad("segment size must be 0 (from the MTU) or at most 9000 bytes");
+  if (!(s.port_rate_mbit >= 0) || !std::isfinite(s.port_rate_mbit)) throw bad("port rate must be >= 0 Mbit/s");
+  if (s.bootstrap != "static" && s.bootstrap != "discovery" && s.bootstrap != "pmix")
+    throw bad("bootstrap must be static, discovery or pmix, not '" + s.bootstrap + "'");
+}
+
+}  // namespace
+
+struct Group::Impl {
+  engine::PoolPtr payload_pool;
+  engine::PoolPtr header_pool;
+  std::unique_ptr<drivers::DpdkPort> port;
+  engine::bootstrap::EndpointTable table;
+  std::unique_ptr<engine::Node> node;
+  engine::Poller* poller = nullptr;
+  std::optional<algos::autoselect::Rules> rules;
+  uint32_t segment = 0;
+};
+
+std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
+  validate(spec, me);
+  auto g = std::unique_ptr<Group>(new Group());
+  g->spec_ = spec;
+  g->engine_ = this;
+  g->impl_ = std::make_unique<Group::Impl>();
+  auto& im = *g->impl_;
+  const uint32_t n = static_cast<uint32_t>(spec.members.size());
+  const std::vector<std::string>& my_ports = spec.members[me].lanes;
+
+  im.segment = engine::segment_for(spec.segment_bytes, my_ports);
+  const engine::PoolPlan pp = engine::plan_pools(spec.max_message_bytes, im.segment, n, 1, my_ports);
+  // Pool names are per process; one engine may join several groups.
+  const std::string tag = "j" + std::to_string(next_group_id_++);
+  im.payload_pool = engine::make_pool(tag + "_payload", pp.payload_count, pp.payload_room);
+  im.header_pool = engine::make_pool(tag + "_header", pp.header_count, pp.header_room);
+
+  drivers::DpdkPortOptions po;
+  po.max_frame_bytes = pp.max_frame;
+  po.rx_pool = im.payload_pool.get();
+  po.lanes = spec.lanes;
+  im.port = drivers::DpdkPort::open(my_ports[0], po);
+
+  engine::bootstrap::Endpoint mine;
+  mine.rank = me;
+  mine.lanes.assign(spec.lanes, im.port->address());
+  mine.incarnation = engine::bootstrap::fresh_incarnation();
+  std::unique_ptr<engine::bootstrap::Bootstrap> boot;
+  if (spec.bootstrap == "static") {
+    boot = engine::bootstrap::make_static_bootstrap(spec);
+  } else if (spec.bootstrap == "discovery") {
+    boot = engine::bootstrap::make_wire_discovery(spec, *im.port, im.header_pool.get());
+  } else {
+    throw std::runtime_error((spec.source.empty() ? spec.name : spec.source) +
+                             ": the pmix bootstrap is not built yet (use static or discovery)");
+  }
+  im.table = boot->exchange(mine);
+
+  std::vector<drivers::PeerAddress> addrs;
+  for (const auto& e : im.table.members) addrs.push_back(e.lanes.at(0));
+  engine::NodeConfig nc;
+  nc.group_id = spec.id;
+  nc.epoch = im.table.epoch;
+  nc.rank = me;
+  nc.nodes = n;
+  nc.lanes = spec.lanes;
+  nc.segment_bytes = im.segment;
+  nc.max_message_bytes = spec.max_message_bytes;
+  nc.window = spec.window;
+  nc.peer_timeout_ns = static_cast<uint64_t>(spec.peer_timeout_ms * 1e6);
+  nc.lane_rate_bps = static_cast<uint64_t>(spec.port_rate_mbit * 1e6);
+  nc.pace_overhead_bytes = spec.port_overhead_bytes;
+  const engine::Pools pools{im.payload_pool.get(), im.header_pool.get()};
+  im.node = std::make_unique<engine::Node>(nc, *im.port, pools, addrs);
+  const std::optional<algos::Algo> algo = spec.algo == "auto" ? std::nullopt : algos::algo_by_name(spec.algo);
+  g->member_ = std::unique_ptr<Member>(new Member(im.node.get(), algo, &algos::autoselect::Rules::defaults(), 1.0));
+
+  park_all();
+  im.poller = pollers_[0].get();
+  im.node->attach_waker(&im.poller->waker());
+  im.poller->add(im.node.get());
+  unpark_all();
+  return g;
+}
+
+Group::~Group() {
+  if (engine_ == nullptr || !impl_) return;
+  if (impl_->poller != nullptr) {
+    engine_->park_all();
+    impl_->poller->remove(impl_->node.get());
+    impl_->node->attach_waker(nullptr);
+    engine_->unpark_all();
+  }
+  member_.reset();
+  impl_->node.reset();  // frames back to the pools before the port and pools go
+  impl_->port.reset();
+}
+
+Rank Group::rank() const { return member_->rank(); }
+uint32_t Group::size() const { return static_cast<uint32_t>(spec_.members.size()); }
+uint32_t Group::epoch() const { return impl_->table.epoch; }
+std::string Group::endpoints() const { return engine::bootstrap::describe(impl_->table); }
+
+PortCounters Group::port_counters() const {
+  const drivers::PortStats s = impl_->port->stats();
+  return PortCounters{s.rx_frames, s.tx_frames, s.tx_full, s.rx_missed, s.rx_errors, s.tx_errors, s.rx_no_buffer};
+}
+
+GroupCaps Group::caps() const {
+  const drivers::PortCaps& c = impl_->node->port_caps();
+  return GroupCaps{c.multicast, c.tx_chained, c.rx_wakeup, impl_->segment};
+}
+
+}  // namespace lanecast

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# One member per process, each in its own network namespace with one veth to
+# a Linux bridge in another: `lanecast run` joins the group from a group file
+# and every member checks every byte. Both bootstraps run - static (addresses
+# from the file) and discovery (hellos on the wire) - and must give the same
+# endpoint table. Everything this test creates is removed on any exit.
+#
+# With the example application's path, it also runs that (the engine linked
+# as a library) on the static group.
+#
+# usage: multiprocess_test.sh path/to/lanecast [NODES [path/to/join_and_broadcast]]
+set -u
+bin=${1:?usage: multiprocess_test.sh path/to/lanecast [NODES [path/to/join_and_broadcast]]}
+nodes=${2:-3}
+example=${3:-}
+if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null; then
+  echo "SKIP: needs root and iproute2 to create namespaces, a bridge and veths"
+  exit 77
+fi
+tag=lcmp$$
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  for ((i = 0; i < nodes; i++)); do ip netns del "${tag}n$i" 2>/dev/null; done
+  ip netns del "${tag}s" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+ip netns add "${tag}s" || { echo "SKIP: cannot create network namespaces here"; exit 77; }
+ip -n "${tag}s" link add br0 type bridge
+ip -n "${tag}s" link set br0 up
+ip netns exec "${tag}s" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+mac() { printf '02:00:00:00:%02x:%02x' $(($1 >> 8)) $(($1 & 255)); }
+for ((i = 0; i < nodes; i++)); do
+  ns=${tag}n$i
+  ip netns add "$ns"
+  ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+  ip -n "$ns" link add v0 address "$(mac "$i")" type veth peer name "b$i" netns "${tag}s"
+  ip -n "${tag}s" link set "b$i" master br0 up
+  ip -n "$ns" link set v0 up
+done
+
+# Group files: every member's port is "v0" in its own namespace.
+write_group() {  # $1 bootstrap, $2 file
+  {
+    echo "[group]"
+    echo "name = \"mp$nodes\""
+    echo "id = 21"
+    echo "bootstrap = \"$1\""
+    [[ $1 == static ]] && echo "epoch = 9"
+    echo "bootstrap_timeout_ms = 20000"
+    echo "peer_timeout_ms = 3000"
+    echo "max_message = \"4M\""
+    for ((i = 0; i < nodes; i++)); do
+      echo
+      echo "[[member]]"
+      echo "rank = $i"
+      echo "lanes = [\"net_af_packet0,iface=v0,qdisc_bypass=0\"]"
+      [[ $1 == static ]] && echo "macs = [\"$(mac "$i")\"]"
+    done
+  } >"$2"
+}
+
+status=0
+for boot in static discovery; do
+  write_group "$boot" "$work/$boot.toml"
+  pids=()
+  for ((i = 0; i < nodes; i++)); do
+    timeout 120 ip netns exec "${tag}n$i" "$bin" run --config "$work/$boot.toml" --rank "$i" \
+      --sizes 1,1428,1429,64K,1M,4M --iters 2 --show-endpoints >"$work/$boot.$i.out" 2>&1 &
+    pids+=($!)
+  done
+  for ((i = 0; i < nodes; i++)); do
+    wait "${pids[i]}"
+    rc=$?
+    sed "s/^/[$boot rank $i] /" "$work/$boot.$i.out"
+    if [[ $rc -ne 0 ]]; then
+      echo "FAIL: $boot bootstrap, rank $i exited $rc"
+      status=1
+    elif [[ $(grep -c " yes$" "$work/$boot.$i.out") -ne 6 ]]; then
+      echo "FAIL: $boot bootstrap, rank $i did not verify all 6 sizes"
+      status=1
+    fi
+  done
+  pids=()
+  grep "^rank [0-9]* lane" "$work/$boot.0.out" >"$work/$boot.endpoints"
+done
+if [[ -n $example ]]; then
+  pids=()
+  for ((i = 0; i < nodes; i++)); do
+    timeout 60 ip netns exec "${tag}n$i" "$example" "$work/static.toml" "$i" >"$work/example.$i.out" 2>&1 &
+    pids+=($!)
+  done
+  for ((i = 0; i < nodes; i++)); do
+    wait "${pids[i]}"
+    rc=$?
+    sed "s/^/[example rank $i] /" "$work/example.$i.out"
+    if [[ $rc -ne 0 ]] || ! grep -q "rank $i of $nodes got: hello from rank 0" "$work/example.$i.out"; then
+      echo "FAIL: the example application, rank $i (exit $rc)"
+      status=1
+    fi
+  done
+  pids=()
+fi
+if ! cmp -s "$work/static.endpoints" "$work/discovery.endpoints"; then
+  echo "FAIL: the static and discovery bootstraps found different endpoint tables:"
+  diff "$work/static.endpoints" "$work/discovery.endpoints"
+  status=1
+fi
+[[ -s $work/static.endpoints ]] || { echo "FAIL: no endpoint table printed"; status=1; }
+exit $status
