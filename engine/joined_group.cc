@@ -107,6 +107,7 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   nc.peer_timeout_ns = static_cast<uint64_t>(spec.peer_timeout_ms * 1e6);
   nc.lane_rate_bps = static_cast<uint64_t>(spec.port_rate_mbit * 1e6);
   nc.pace_overhead_bytes = spec.port_overhead_bytes;
+  nc.fail_stop = true;  // members are processes: one that goes silent is gone for this epoch
   const engine::Pools pools{im.payload_pool.get(), im.header_pool.get()};
   im.node = std::make_unique<engine::Node>(nc, *im.port, pools, addrs);
   const std::optional<algos::Algo> algo = spec.algo == "auto" ? std::nullopt : algos::algo_by_name(spec.algo);

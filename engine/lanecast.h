@@ -58,6 +58,9 @@ class Fabric;
 struct Status {
   engine::OpError error = engine::OpError::None;
   std::string message;  // empty when ok
+  // The member it names (silent, mismatching, or lost to the group), or
+  // algos::kNoRank.
+  Rank peer = algos::kNoRank;
   bool ok() const { return error == engine::OpError::None; }
 };
 

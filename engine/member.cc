@@ -97,6 +97,7 @@ bool Completion::ready() {
 Status Completion::status() const {
   Status s;
   s.error = rec_.error;
+  s.peer = rec_.peer;
   if (!s.ok()) s.message = describe(rec_);
   return s;
 }
@@ -133,6 +134,13 @@ std::string describe(const engine::CompletionRecord& r) {
              " sends a different broadcast (root, size, algorithm or segment size) than this member posted";
     case engine::OpError::Internal:
       return "broadcast " + std::to_string(r.op) + " failed: internal error in the algorithm" + held;
+    case engine::OpError::GroupBroken: {
+      const std::string who = r.peer == algos::kNoRank ? "a member (which one, nobody could tell)"
+                                                       : "rank " + std::to_string(r.peer);
+      return "broadcast " + std::to_string(r.op) + " failed: the group lost " + who + " (seen by rank " +
+             (r.reporter == algos::kNoRank ? std::string("?") : std::to_string(r.reporter)) + " during broadcast " +
+             std::to_string(r.broken_op) + "); re-form the group to go on";
+    }
   }
   return "unknown error";
 }

@@ -51,6 +51,10 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   if (cfg.nodes == 0 || cfg.rank >= cfg.nodes) throw std::invalid_argument("node: rank outside the group");
   if (peers.size() != cfg.nodes) throw std::invalid_argument("node: need one address per member");
   if (pools.payload == nullptr || pools.header == nullptr) throw std::invalid_argument("node: mempools missing");
+  if (cfg.fail_stop) {
+    last_notice_ns_.assign(cfg.nodes, 0);
+    notices_.reserve(cfg.nodes);
+  }
   const uint64_t frame = uint64_t{link_bytes_} + wire::kDataHeaderBytes + cfg.segment_bytes;
   if (frame > port.max_frame_bytes())
     throw std::invalid_argument("segment of " + std::to_string(cfg.segment_bytes) + " bytes makes " +
@@ -176,6 +180,7 @@ uint32_t Node::poll_rx(uint64_t now) {
 
 // What to send: acks, frames, one burst per lane; then the broadcast may end.
 uint32_t Node::poll_tx(uint64_t now) {
+  if (!notices_.empty()) send_notices(now);
   send_acks(now);
   pump(now);
   const uint32_t work = flush_tx();
@@ -184,7 +189,7 @@ uint32_t Node::poll_tx(uint64_t now) {
 }
 
 uint64_t Node::next_wakeup_ns() const {
-  if (tx_pending() || submissions_.read_available() > 0) return 0;
+  if (tx_pending() || submissions_.read_available() > 0 || !notices_.empty()) return 0;
   uint64_t at = scan_due_ns_;
   if (owed_total_ > 0 || datagram_count_ > 0 || !resend_.empty()) at = std::min(at, paced_until_ns_);
   if (!ack_now_.empty()) return 0;
@@ -209,6 +214,19 @@ void Node::try_start(uint64_t now) {
   Submission sub;
   if (!submissions_.pop(sub)) return;
   now = std::max(now, sub.posted_ns);  // this iteration's time may predate the post
+  if (broken_.yes) {  // a broken group's broadcasts fail at once
+    CompletionRecord rec;
+    rec.op = sub.op;
+    rec.error = OpError::GroupBroken;
+    rec.peer = broken_.culprit;
+    rec.reporter = broken_.reporter;
+    rec.broken_op = broken_.op;
+    rec.start_ns = rec.finish_ns = now;
+    counters_.ops_failed.add();
+    next_op_ = sub.op + 1;
+    publish(rec);
+    return;
+  }
 
   algos::PlanParams pp;
   pp.nodes = cfg_.nodes;
@@ -267,6 +285,12 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
   rec.finish_ns = std::max(now, op_.start_ns);
   rec.segments_held = op_.held;
   rec.segments_total = op_.plan ? op_.plan->segments() : 0;
+  if (err == OpError::GroupBroken) {
+    rec.peer = broken_.culprit;
+    rec.reporter = broken_.reporter;
+    rec.broken_op = broken_.op;
+  }
+  if (err != OpError::None && cfg_.fail_stop && !broken_.yes) mark_broken(op_.sub.op, err, peer, cfg_.rank);
   if (err == OpError::None) {
     counters_.ops_completed.add();
   } else {

@@ -48,6 +48,13 @@ namespace lanecast::engine {
 struct NodeConfig {
   uint32_t group_id = 1;
   uint32_t epoch = 1;                    // the group's incarnation (engine/wire.h)
+  // Members are processes that may die (Engine::join): the first broadcast to
+  // fail makes the group broken for this epoch - the member tells every
+  // other member (failure notices), and every broadcast still running or
+  // posted later fails at once (OpError::GroupBroken) naming the lost rank.
+  // Off for members of one process, where a silent member is a stalled
+  // thread that comes back, and channels carry on (they stay in step).
+  bool fail_stop = false;
   algos::Rank rank = 0;
   uint32_t nodes = 1;
   uint16_t lanes = 1;                    // lanes the algorithms may use (<= the port's)
@@ -240,6 +247,22 @@ class Node final : public PollTask {
   void note_deadline(uint64_t at) {
     if (at < scan_due_ns_) scan_due_ns_ = at;
   }
+
+  // fail-stop groups (node_failure.cc)
+  void mark_broken(uint32_t op, OpError err, algos::Rank culprit, algos::Rank reporter);
+  void handle_failed(const wire::Parsed& p, uint64_t now);
+  void notify(algos::Rank peer, uint64_t now);
+  void send_notices(uint64_t now);
+  struct Broken {
+    bool yes = false;
+    uint32_t op = 0;
+    OpError error = OpError::None;
+    algos::Rank culprit = algos::kNoRank;
+    algos::Rank reporter = algos::kNoRank;
+  };
+  Broken broken_;
+  std::vector<algos::Rank> notices_;     // peers still to tell (a queue)
+  std::vector<uint64_t> last_notice_ns_; // per rank: replies to a peer that did not hear, at most one a ms
 
   // operation life cycle (node.cc)
   void try_start(uint64_t now);  // by value: may move forward to the post's time

@@ -57,6 +57,13 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
     rte_pktmbuf_free(m);
     return;
   }
+  if (broken_.yes && p.type != wire::FrameType::Failed) {
+    // Whoever still sends has not heard: tell it (again), take nothing.
+    counters_.rx_after_broken.add();
+    notify(p.src, now);
+    rte_pktmbuf_free(m);
+    return;
+  }
   switch (p.type) {
     case wire::FrameType::Ack:
       counters_.rx_acks.add();
@@ -70,6 +77,9 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
       handle_datagram(m, p, now);
       return;
     case wire::FrameType::Hello:  // dropped above
+      break;
+    case wire::FrameType::Failed:
+      handle_failed(p, now);
       break;
   }
   (void)lane;

@@ -35,7 +35,11 @@ void Node::scan(uint64_t now) {
     if (op_.active) next = std::min(next, c.tx.last_progress_ns() + cfg_.peer_timeout_ns + 1);
   }
   if (op_.active && !op_.machine->done()) {
-    const uint64_t silent_at = op_.last_rx_ns + cfg_.peer_timeout_ns;
+    // In a fail-stop group the member that sends to a lost peer names it
+    // (PeerSilent) at the deadline and tells everyone; those that only wait
+    // for data give it half a deadline more to arrive, so they fail naming
+    // the lost rank rather than "nothing arrived".
+    const uint64_t silent_at = op_.last_rx_ns + cfg_.peer_timeout_ns + (cfg_.fail_stop ? cfg_.peer_timeout_ns / 2 : 0);
     if (now > silent_at) {
       finish(now, OpError::NoProgress, algos::kNoRank);
       scan_due_ns_ = now + cfg_.min_scan_interval_ns;

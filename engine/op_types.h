@@ -29,12 +29,18 @@ enum class OpError : uint8_t {
   NoProgress,    // nothing arrived for this operation past the deadline
   Mismatch,      // the root's frames disagree with what this member posted
   Internal,      // an algorithm asked for something impossible
+  // A fail-stop group (NodeConfig::fail_stop) lost a member: this and every
+  // later broadcast of this epoch fail at once. `peer` names the lost member
+  // (kNoRank: nobody knew which), `reporter` the member that saw it go.
+  GroupBroken,
 };
 
 struct CompletionRecord {
   uint32_t op = 0;
   OpError error = OpError::None;
   algos::Rank peer = algos::kNoRank;  // the silent or mismatching peer, if any
+  algos::Rank reporter = algos::kNoRank;  // GroupBroken: who saw the peer go
+  uint32_t broken_op = 0;                 // GroupBroken: during which broadcast
   uint64_t start_ns = 0;   // when the polling core started the operation
   uint64_t held_ns = 0;    // when this member held the whole message (the root: at start)
   uint64_t finish_ns = 0;  // when this member held everything and was acked

@@ -83,6 +83,13 @@ void hello_to_wire(HelloBody& b) {
   b.reserved = 0;
 }
 
+void failed_to_wire(FailedBody& b) {
+  b.op = le(b.op);
+  b.culprit = le(b.culprit);
+  b.reporter = le(b.reporter);
+  b.reserved[0] = b.reserved[1] = b.reserved[2] = 0;
+}
+
 void write_common(uint8_t* at, FrameType type, const Origin& from, const void* body, size_t body_len,
                   uint16_t flags) {
   FrameHeader h{};
@@ -135,6 +142,12 @@ void write_hello(uint8_t* at, const Origin& from, const HelloBody& body) {
   write_common(at, FrameType::Hello, from, &b, sizeof b, 0);
 }
 
+void write_failed(uint8_t* at, const Origin& from, const FailedBody& body) {
+  FailedBody b = body;
+  failed_to_wire(b);
+  write_common(at, FrameType::Failed, from, &b, sizeof b, 0);
+}
+
 Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
   const uint32_t total = m->pkt_len;
   if (total < link_bytes + sizeof(FrameHeader)) return Verdict::TooShort;
@@ -151,6 +164,8 @@ Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
     body_len = sizeof(AckBody);
   } else if (h.type == static_cast<uint8_t>(FrameType::Hello)) {
     body_len = sizeof(HelloBody);
+  } else if (h.type == static_cast<uint8_t>(FrameType::Failed)) {
+    body_len = sizeof(FailedBody);
   } else {
     return Verdict::BadType;
   }
@@ -175,6 +190,11 @@ Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
   if (out->type == FrameType::Hello) {
     std::memcpy(&out->hello, p + sizeof(FrameHeader), sizeof(HelloBody));
     hello_to_wire(out->hello);
+    return Verdict::Ok;
+  }
+  if (out->type == FrameType::Failed) {
+    std::memcpy(&out->failed, p + sizeof(FrameHeader), sizeof(FailedBody));
+    failed_to_wire(out->failed);
     return Verdict::Ok;
   }
   std::memcpy(&out->data, p + sizeof(FrameHeader), sizeof(DataBody));

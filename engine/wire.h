@@ -26,7 +26,9 @@ inline constexpr uint8_t kVersion = 3;
 // Hellos find a group's members before it runs (engine/bootstrap/): sent
 // to the link's broadcast address with epoch 0; a running member drops them
 // (rx_hello).
-enum class FrameType : uint8_t { Data = 1, Ack = 2, Datagram = 3, Hello = 4 };
+// Failure notices spread a fail-stop group's loss of a member to every other
+// member (engine/node.cc, NodeConfig::fail_stop).
+enum class FrameType : uint8_t { Data = 1, Ack = 2, Datagram = 3, Hello = 4, Failed = 5 };
 
 // FrameHeader::flags
 inline constexpr uint16_t kFlagAbandoned = 1;  // data of a failed broadcast: ack, drop
@@ -95,11 +97,23 @@ struct HelloBody {
 };
 static_assert(sizeof(HelloBody) == 24);
 
-static_assert(sizeof(DataBody) % 8 == 0 && sizeof(AckBody) % 8 == 0 && sizeof(HelloBody) % 8 == 0,
+// "Rank `culprit` is lost (seen by `reporter` during broadcast `op`)".
+struct FailedBody {
+  uint32_t op;
+  uint32_t culprit;   // kNoRank (0xFFFFFFFF) when the reporter could not tell
+  uint32_t reporter;
+  uint8_t error;      // the reporter's OpError
+  uint8_t reserved[3];
+};
+static_assert(sizeof(FailedBody) == 16);
+
+static_assert(sizeof(DataBody) % 8 == 0 && sizeof(AckBody) % 8 == 0 && sizeof(HelloBody) % 8 == 0 &&
+                  sizeof(FailedBody) % 8 == 0,
               "header CRC works in qwords");
 inline constexpr uint32_t kDataHeaderBytes = sizeof(FrameHeader) + sizeof(DataBody);
 inline constexpr uint32_t kAckHeaderBytes = sizeof(FrameHeader) + sizeof(AckBody);
 inline constexpr uint32_t kHelloBytes = sizeof(FrameHeader) + sizeof(HelloBody);
+inline constexpr uint32_t kFailedBytes = sizeof(FrameHeader) + sizeof(FailedBody);
 inline constexpr uint32_t kSackBits = 128;
 
 // Why a received frame was not accepted; each reason is a counter.
@@ -126,6 +140,7 @@ struct Parsed {
   DataBody data;    // valid when type == Data or Datagram
   AckBody ack;      // valid when type == Ack
   HelloBody hello;  // valid when type == Hello
+  FailedBody failed;  // valid when type == Failed
   uint32_t payload_offset;  // from the start of the frame's data
 };
 
@@ -150,5 +165,6 @@ void write_data(uint8_t* at, const Origin& from, const DataBody& body, uint16_t 
                 FrameType type = FrameType::Data);
 void write_ack(uint8_t* at, const Origin& from, const AckBody& body);
 void write_hello(uint8_t* at, const Origin& from, const HelloBody& body);
+void write_failed(uint8_t* at, const Origin& from, const FailedBody& body);
 
 }  // namespace lanecast::engine::wire

@@ -27,12 +27,13 @@ struct RunConfig {
   uint64_t seed = 1;
   uint32_t cores = 0;
   bool serve = false;
+  bool reform = false;
   bool show_endpoints = false;
 };
 
 const char* kUsage =
     "usage: lanecast run --config FILE --rank R [--sizes LIST] [--iters K] [--root R]\n"
-    "                    [--seed S] [--serve] [--show-endpoints] [--cores C]\n"
+    "                    [--seed S] [--serve] [--reform] [--show-endpoints] [--cores C]\n"
     "\n"
     "Runs this process as member R of the group FILE describes (config/groups/):\n"
     "opens the member's port, finds the other members by the file's bootstrap\n"
@@ -42,6 +43,8 @@ const char* kUsage =
     "byte it received; a line per size gives this member's time from posting to\n"
     "completion (avg and min; the root's includes every member's acknowledgement).\n"
     "With --serve the schedule repeats until SIGINT or SIGTERM (an appliance).\n"
+    "A lost member fails every survivor's broadcast within twice the peer timeout,\n"
+    "naming it; with --reform the survivors then form the group again without it.\n"
     "Exit status: 0 all verified, 1 a broadcast failed or a byte differed,\n"
     "2 bad usage or group file, 3 the engine, its port or the bootstrap failed.\n"
     "\n";
@@ -62,6 +65,10 @@ OptionTable make_table(RunConfig& c) {
          [&](std::string_view v) { c.seed = parse_uint(v, "--seed", UINT64_MAX); }});
   t.add({"serve", "", "", "repeat the schedule until SIGINT or SIGTERM",
          [&](std::string_view) { c.serve = true; }});
+  t.add({"reform", "", "",
+         "when a member is lost, the survivors form the group again without it (a new epoch; discovery "
+         "bootstrap) and go on from where the root was",
+         [&](std::string_view) { c.reform = true; }});
   t.add({"show-endpoints", "", "", "print every member's link address as the bootstrap found it",
          [&](std::string_view) { c.show_endpoints = true; }});
   t.add({"cores", "C", "auto", "polling cores (default: one per usable CPU but one, 1..2)",
@@ -76,6 +83,7 @@ struct SizeResult {
   double sum_us = 0, min_us = 1e300;
   uint32_t done = 0;
   std::string error;
+  Rank peer = algos::kNoRank;  // the member the error names
 };
 
 // One broadcast of the schedule; returns its time, or sets r.error.
@@ -101,6 +109,7 @@ void run_one(Group& g, const RunConfig& c, std::vector<std::byte>& buf, uint64_t
   }
   if (!s->ok()) {
     r.error = s->message;
+    r.peer = s->peer;
     return;
   }
   if (g.rank() != c.root) {
@@ -116,6 +125,35 @@ void run_one(Group& g, const RunConfig& c, std::vector<std::byte>& buf, uint64_t
   ++r.done;
 }
 
+// The survivors of a lost member form the group again without it: ranks
+// above it move down by one, the bootstrap runs again (a new epoch: every
+// process's incarnation is new to the group), and the new root tells
+// everyone where in the schedule it was, so all go on from the same place.
+std::unique_ptr<Group> reform(Engine& engine, std::unique_ptr<Group> old, GroupSpec& spec, RunConfig& c, Rank lost,
+                              uint64_t& pos) {
+  Rank me = old->rank();
+  old.reset();  // its port is opened again by the new group
+  spec.members.erase(spec.members.begin() + lost);
+  for (uint32_t r = 0; r < spec.members.size(); ++r) spec.members[r].rank = r;
+  spec.bootstrap = "discovery";
+  spec.epoch = 0;
+  if (me > lost) --me;
+  if (c.root == lost) c.root = 0;
+  else if (c.root > lost) --c.root;
+  const uint64_t t0 = engine::now_ns();
+  auto g = engine.join(spec, me);
+  uint64_t where = pos;
+  std::span<std::byte> b(reinterpret_cast<std::byte*>(&where), sizeof where);
+  const Status s = g->broadcast(c.root, b).wait();
+  if (!s.ok()) throw std::runtime_error("re-formed group: " + s.message);
+  pos = where;
+  std::printf("# re-formed without the lost member in %.1f ms: rank %u of %u, epoch %u, root %u, from broadcast %llu\n",
+              static_cast<double>(engine::now_ns() - t0) / 1e6, g->rank(), g->size(), g->epoch(), c.root,
+              static_cast<unsigned long long>(pos));
+  std::fflush(stdout);
+  return g;
+}
+
 }  // namespace
 
 int run_main(int argc, char** argv) {
@@ -128,7 +166,9 @@ int run_main(int argc, char** argv) {
   }
   if (c.config.empty()) throw UsageError("--config FILE is required (see lanecast run --help)");
   if (c.rank < 0) throw UsageError("--rank R is required (see lanecast run --help)");
-  const GroupSpec spec = load_group_file(c.config);  // invalid_argument: file:line, exit 2
+  const GroupSpec spec = load_group_file(c.config);
+  if (c.reform && spec.bootstrap == "static")
+    throw UsageError("--reform needs a group found on the wire (bootstrap = \"discovery\"): a static group file cannot say who is left");  // invalid_argument: file:line, exit 2
   if (c.rank >= static_cast<int64_t>(spec.members.size()))
     throw UsageError("--rank " + std::to_string(c.rank) + ": " + c.config + " has ranks 0.." +
                      std::to_string(spec.members.size() - 1));
@@ -156,22 +196,31 @@ int run_main(int argc, char** argv) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   std::vector<std::byte> buf(max_size);
-  uint64_t round = 0;
-  do {
-    for (uint64_t size : c.sizes) {
-      SizeResult r;
-      for (uint32_t i = 0; i < c.iters && r.error.empty(); ++i) run_one(*g, c, buf, size, round * c.iters + i, r);
-      if (!r.error.empty()) {
-        std::printf("%10s  FAILED: %s\n", format_size(size).c_str(), r.error.c_str());
-        std::fprintf(stderr, "lanecast run: rank %u: %s\n", g->rank(), r.error.c_str());
-        return 1;
+  GroupSpec current = spec;
+  // The schedule is one count of broadcasts: position p is size
+  // sizes[(p / iters) % sizes] and the p-th pattern.
+  const uint64_t per_round = c.sizes.size() * uint64_t{c.iters};
+  uint64_t pos = 0;
+  SizeResult r;
+  while (per_round > 0 && (c.serve ? !g_stop.load() : pos < per_round)) {
+    const uint64_t size = c.sizes[(pos / c.iters) % c.sizes.size()];
+    run_one(*g, c, buf, size, pos, r);
+    if (r.error.empty()) {
+      if (++pos % c.iters == 0) {
+        std::printf("%10s %6u %12.1f %12.1f %9s\n", format_size(size).c_str(), r.done, r.sum_us / r.done, r.min_us,
+                    "yes");
+        std::fflush(stdout);
+        r = SizeResult{};
       }
-      std::printf("%10s %6u %12.1f %12.1f %9s\n", format_size(size).c_str(), r.done, r.sum_us / r.done, r.min_us,
-                  "yes");
-      std::fflush(stdout);
+      continue;
     }
-    ++round;
-  } while (c.serve && !g_stop.load());
+    std::printf("%10s  FAILED: %s\n", format_size(size).c_str(), r.error.c_str());
+    std::fprintf(stderr, "lanecast run: rank %u: %s\n", g->rank(), r.error.c_str());
+    std::fflush(stdout);
+    if (!c.reform || r.peer == algos::kNoRank || current.members.size() <= 2) return 1;
+    g = reform(engine, std::move(g), current, c, r.peer, pos);
+    r = SizeResult{};
+  }
   return 0;
 }
 

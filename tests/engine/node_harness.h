@@ -32,7 +32,7 @@ class NodeHarness {
     uint32_t payload_buffers = 8191, header_buffers = 16383;
     uint32_t payload_room = 2048;
     // Wraps a node's port (a decorator that observes or restricts it).
-    std::function<std::unique_ptr<drivers::Port>(uint32_t rank, drivers::Port& inner)> wrap;
+    std::function<std::unique_ptr<drivers::Port>(uint32_t rank, drivers::Port& inner)> wrap;  // nullptr: unwrapped
     // Virtual time one node's poll takes: nodes polled one after another as
     // on one shared core, so a node's acks wait while others run.
     uint64_t poll_cost_ns = 0;
@@ -60,8 +60,10 @@ class NodeHarness {
     for (uint32_t r = 0; r < o.nodes; ++r) {
       drivers::Port* port = &fabric_->port(r);
       if (o.wrap) {
-        wrapped_.push_back(o.wrap(r, *port));
-        port = wrapped_.back().get();
+        if (auto w = o.wrap(r, *port)) {  // nullptr: this member's port as it is
+          wrapped_.push_back(std::move(w));
+          port = wrapped_.back().get();
+        }
       }
       ports_.push_back(port);
       NodeConfig nc = o.node;

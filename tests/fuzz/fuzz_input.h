@@ -35,6 +35,7 @@ inline constexpr size_t kWirePrefix = 2;
 
 // --- node_fuzz ---------------------------------------------------------------
 //
+//   (an input of odd length runs a fail-stop group: NodeConfig::fail_stop)
 //   byte 0   scenario: bit 0 members (2 or 3), bits 1-3 algorithm
 //            (kNodeAlgos), bits 4-5 message size (kNodeSizes), bit 6 nobody
 //            posts the broadcast before the frames (they meet the stash);

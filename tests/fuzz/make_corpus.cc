@@ -82,6 +82,18 @@ Bytes hello_frame(uint32_t src, uint32_t epoch = 0) {
   return f;
 }
 
+// "Rank `culprit` is lost", as a fail-stop member tells its group.
+Bytes failed_frame(uint32_t src, uint32_t culprit) {
+  Bytes f(wire::kFailedBytes);
+  wire::FailedBody b{};
+  b.op = 1;
+  b.culprit = culprit;
+  b.reporter = src;
+  b.error = 1;
+  wire::write_failed(f.data(), {kNodeGroup, kNodeEpoch, src}, b);
+  return f;
+}
+
 Bytes cut(Bytes f, size_t n) {
   f.resize(std::min(n, f.size()));
   return f;
@@ -187,6 +199,7 @@ std::vector<std::pair<std::string, Bytes>> node_seeds() {
   }
   s.push_back({"foreign", node_input(chain3, {rec(0, 1, data_frame({.group = 8})), rec(0, 1, data_frame({.src = 5})),
                                               rec(0, 1, data_frame({.src = 1}))})});
+  s.push_back({"failure_notice", node_input(chain3, {rec(2, 1, failed_frame(2, 0)), rec(0, 1, data_frame({}))})});
   s.push_back({"hellos", node_input(chain2, {rec(0, 1, hello_frame(0)), rec(0, 1, hello_frame(0, kNodeEpoch))})});
   s.push_back({"spoofed_by_attacker", node_input(chain2, {rec(kAttacker, 1, data_frame({}))})});
   {

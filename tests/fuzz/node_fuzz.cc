@@ -168,7 +168,11 @@ bool send(FuzzGroup& g, uint8_t how, const uint8_t* bytes, size_t len, uint16_t 
 void run(const uint8_t* data, size_t size) {
   const uint8_t scenario = data[0];
   const uint16_t lanes = (scenario & kNodeTwoLanes) ? 2 : 1;
-  FuzzGroup g(node_members(scenario), lanes, config(), g_pools);
+  // Inputs of odd length run as a fail-stop group (members in processes,
+  // failure notices; engine/node_failure.cc), even ones as one process's.
+  engine::NodeConfig cfg = config();
+  cfg.fail_stop = size % 2 == 1;
+  FuzzGroup g(node_members(scenario), lanes, cfg, g_pools);
   Broadcast first(g.members(), 1, 0, node_algo(scenario), node_size(scenario));
   // Every member but the root is waiting for it: frames forged from the
   // root's port are the first the others see of this broadcast.

@@ -56,6 +56,8 @@ Verdict expected(const std::vector<uint8_t>& f, uint32_t first, uint16_t link) {
     body = sizeof(wire::AckBody);
   else if (h[1] == static_cast<uint8_t>(FrameType::Hello))
     body = sizeof(wire::HelloBody);
+  else if (h[1] == static_cast<uint8_t>(FrameType::Failed))
+    body = sizeof(wire::FailedBody);
   else
     return Verdict::BadType;
   const size_t headers = link + sizeof(wire::FrameHeader) + body;
@@ -82,7 +84,12 @@ void check_round_trip(const std::vector<uint8_t>& f, uint16_t link, const wire::
   // Reserved fields are written as zero: a header with any set does not come back byte for byte.
   uint32_t header_reserved;
   std::memcpy(&header_reserved, h + offsetof(wire::FrameHeader, reserved), sizeof header_reserved);
-  if (p.type == FrameType::Hello) {
+  if (p.type == FrameType::Failed) {
+    wire::write_failed(again, from, p.failed);
+    len = wire::kFailedBytes;
+    const uint8_t* r = h + sizeof(wire::FrameHeader) + offsetof(wire::FailedBody, reserved);
+    cleared_something = p.flags != 0 || r[0] != 0 || r[1] != 0 || r[2] != 0;
+  } else if (p.type == FrameType::Hello) {
     wire::write_hello(again, from, p.hello);
     len = wire::kHelloBytes;
     cleared_something = p.flags != 0 || h[sizeof(wire::FrameHeader) + offsetof(wire::HelloBody, reserved)] != 0;
@@ -155,7 +162,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (v != want) fail("parse disagrees with the format", v, want);
   if (v == Verdict::Ok) {
     check_round_trip(f, link, p);
-    if (p.type != FrameType::Ack && p.type != FrameType::Hello) check_payload(m, f, p);
+    if (p.type == FrameType::Data || p.type == FrameType::Datagram) check_payload(m, f, p);
   }
   rte_pktmbuf_free(m);
   if (rte_mempool_in_use_count(g_headers) != 0) fail("an mbuf was not returned", v, want);

@@ -103,6 +103,61 @@ if [[ -n $example ]]; then
   done
   pids=()
 fi
+# A member process killed mid-broadcast: every survivor names it within
+# twice the peer timeout, re-forms the group without it (a new epoch) and
+# finishes the schedule, checking every byte.
+if ((nodes >= 3)); then
+  write_group discovery "$work/kill.toml"
+  sed -i 's/^peer_timeout_ms = .*/peer_timeout_ms = 1000/; s/^\[group\]$/[group]\nalgo = "chain"/' "$work/kill.toml"
+  victim=1
+  pids=()
+  for ((i = 0; i < nodes; i++)); do
+    timeout 120 ip netns exec "${tag}n$i" "$bin" run --config "$work/kill.toml" --rank "$i" \
+      --sizes 256K --iters 300 --reform >"$work/kill.$i.out" 2>&1 &
+    pids+=($!)
+  done
+  # Past the bootstrap (well under a second here), into the broadcasts.
+  for ((t = 0; t < 100; t++)); do
+    sleep 0.05
+    grep -q "^# lanecast run" "$work/kill.0.out" && break
+  done
+  sleep 0.5
+  # The member itself, not the `timeout` that runs it.
+  pkill -9 -f -- "--config $work/kill.toml --rank $victim " || echo "FAIL: no rank $victim process to kill"
+  killed=$(date +%s%N)
+  for ((t = 0; t < 200; t++)); do  # at most 10 s
+    seen=0
+    for ((i = 0; i < nodes; i++)); do
+      ((i == victim)) || ! grep -q "FAILED" "$work/kill.$i.out" || seen=$((seen + 1))
+    done
+    ((seen == nodes - 1)) && break
+    sleep 0.05
+  done
+  noticed_ms=$((($(date +%s%N) - killed) / 1000000))
+  echo "# killed rank $victim: every survivor failed its broadcast within ${noticed_ms} ms (peer timeout 1000 ms)"
+  for ((i = 0; i < nodes; i++)); do
+    wait "${pids[i]}"
+    rc=$?
+    sed "s/^/[kill rank $i] /" "$work/kill.$i.out"
+    ((i == victim)) && continue
+    if [[ $rc -ne 0 ]]; then
+      echo "FAIL: survivor rank $i exited $rc"
+      status=1
+    elif ! grep -q "FAILED: .*rank $victim" "$work/kill.$i.out"; then
+      echo "FAIL: survivor rank $i did not name rank $victim"
+      status=1
+    elif ! grep -q "^# re-formed" "$work/kill.$i.out" || ! grep -q " yes$" "$work/kill.$i.out"; then
+      echo "FAIL: survivor rank $i did not re-form the group and finish"
+      status=1
+    fi
+  done
+  pids=()
+  # Generous: a hang fails, a slow machine does not.
+  if ((noticed_ms > 5000)); then
+    echo "FAIL: survivors took ${noticed_ms} ms to notice"
+    status=1
+  fi
+fi
 if ! cmp -s "$work/static.endpoints" "$work/discovery.endpoints"; then
   echo "FAIL: the static and discovery bootstraps found different endpoint tables:"
   diff "$work/static.endpoints" "$work/discovery.endpoints"

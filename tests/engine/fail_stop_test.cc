@@ -1,0 +1,124 @@
+// Fail-stop groups (members in their own processes): a member that dies is
+// named by every survivor within twice the peer timeout, and a broken group
+// fails every later broadcast at once instead of hanging on the dead member.
+// Virtual time on the fabric; a member "dies" when its port goes dark.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "engine/lanecast.h"
+#include "tests/engine/node_harness.h"
+#include "tests/engine/port_decorator.h"
+
+namespace lanecast::engine {
+namespace {
+
+constexpr uint64_t kTimeout = 20'000'000;  // 20 ms of virtual time
+constexpr uint64_t kStep = 10'000;
+constexpr uint32_t kSeg = 512;
+
+// A port that stops sending and receiving when its process "dies".
+class DeadPort final : public test::PortDecorator {
+ public:
+  using PortDecorator::PortDecorator;
+  uint16_t rx_burst(uint16_t, rte_mbuf**, uint16_t) override { return 0; }
+  uint16_t tx_burst(uint16_t, rte_mbuf** frames, uint16_t count) override {
+    for (uint16_t i = 0; i < count; ++i) rte_pktmbuf_free(frames[i]);
+    return count;
+  }
+};
+
+test::NodeHarness::Options options(uint32_t nodes, algos::Rank dead, bool fail_stop) {
+  test::NodeHarness::Options o;
+  o.nodes = nodes;
+  o.node.segment_bytes = kSeg;
+  o.node.max_message_bytes = 64 * kSeg;
+  o.node.peer_timeout_ns = kTimeout;
+  o.node.fail_stop = fail_stop;
+  o.wrap = [dead](uint32_t r, drivers::Port& inner) -> std::unique_ptr<drivers::Port> {
+    if (r == dead) return std::make_unique<DeadPort>(inner);
+    return nullptr;
+  };
+  return o;
+}
+
+std::vector<std::vector<std::byte>> buffers(uint32_t nodes) {
+  std::vector<std::vector<std::byte>> b(nodes, std::vector<std::byte>(16 * kSeg));
+  for (size_t i = 0; i < b[0].size(); ++i) b[0][i] = static_cast<std::byte>(i * 7 + 3);
+  return b;
+}
+
+// Chain 0 -> 1 -> 2 -> 3 with rank 2 dead: rank 1 sees it go silent, rank 3
+// only sees nothing arrive - and still names rank 2, told by rank 1.
+TEST(FailStop, EverySurvivorNamesTheDeadRankInTime) {
+  test::NodeHarness h(options(4, 2, true));
+  auto bufs = buffers(4);
+  const uint64_t start = h.now();
+  const auto recs = h.broadcast(0, algos::Algo::Chain, bufs, 2 * kTimeout / kStep + 1000, kStep);
+  EXPECT_EQ(recs[1].error, OpError::PeerSilent);
+  EXPECT_EQ(recs[1].peer, 2u);
+  EXPECT_EQ(recs[3].error, OpError::GroupBroken) << "rank 3 must learn who is gone, not just that nothing came";
+  EXPECT_EQ(recs[3].peer, 2u);
+  EXPECT_EQ(recs[3].reporter, 1u);
+  for (algos::Rank r : {1u, 3u}) {
+    ASSERT_NE(recs[r].op, 0u) << "rank " << r << " never finished";
+    EXPECT_LE(recs[r].finish_ns - start, 2 * kTimeout) << "rank " << r;
+  }
+  // The root's part ended when rank 1 had everything; it heard of the loss
+  // all the same (a notice), and so does every later broadcast, at once.
+  h.run(100, kStep);
+  EXPECT_GE(h.node(0).counters().rx_failure_notices.get(), 1u);
+  const uint64_t again = h.now();
+  const auto next = h.broadcast(0, algos::Algo::Chain, bufs, 1000, kStep);
+  for (algos::Rank r : {0u, 1u, 3u}) {
+    EXPECT_EQ(next[r].error, OpError::GroupBroken) << "rank " << r;
+    EXPECT_EQ(next[r].peer, 2u) << "rank " << r;
+    EXPECT_LE(next[r].finish_ns - again, kStep * 4) << "rank " << r << " waited for the dead member";
+  }
+  EXPECT_EQ(lanecast::describe(next[0]).find("rank 2") != std::string::npos, true) << lanecast::describe(next[0]);
+}
+
+// The flood reaches members that never talk to the dead one or to whoever
+// saw it: binomial from 0 over 8 with rank 4 dead.
+TEST(FailStop, TheNewsReachesEveryMember) {
+  test::NodeHarness h(options(8, 4, true));
+  auto bufs = buffers(8);
+  const auto recs = h.broadcast(0, algos::Algo::Binomial, bufs, 2 * kTimeout / kStep + 1000, kStep);
+  h.run(100, kStep);
+  // Binomial from 0: the root sends to 4 itself; 5, 6 and 7 get everything
+  // through 4 and can only learn of it from others.
+  EXPECT_EQ(recs[0].error, OpError::PeerSilent);
+  EXPECT_EQ(recs[0].peer, 4u);
+  for (algos::Rank r : {5u, 6u, 7u}) {
+    EXPECT_EQ(recs[r].error, OpError::GroupBroken) << "rank " << r << ": " << lanecast::describe(recs[r]);
+    EXPECT_EQ(recs[r].reporter, 0u) << "rank " << r;
+  }
+  for (algos::Rank r = 0; r < 8; ++r) {
+    if (r == 4) continue;
+    const bool ok = recs[r].error == OpError::None;
+    // A member either finished its part before the loss, or failed naming 4.
+    if (!ok) {
+      EXPECT_EQ(recs[r].peer, 4u) << "rank " << r << ": " << lanecast::describe(recs[r]);
+    }
+  }
+  const auto next = h.broadcast(0, algos::Algo::Binomial, bufs, 1000, kStep);
+  for (algos::Rank r = 0; r < 8; ++r)
+    if (r != 4) {
+      EXPECT_EQ(next[r].error, OpError::GroupBroken) << "rank " << r << " did not hear";
+    }
+}
+
+// Members of one process (fail_stop off) keep today's meaning: a silent
+// member fails the broadcast it stalls, and the channels carry on after it.
+TEST(FailStop, OffInOneProcess) {
+  test::NodeHarness h(options(4, 2, false));
+  auto bufs = buffers(4);
+  const auto recs = h.broadcast(0, algos::Algo::Chain, bufs, 3 * kTimeout / kStep, kStep);
+  EXPECT_EQ(recs[1].error, OpError::PeerSilent);
+  EXPECT_EQ(recs[3].error, OpError::NoProgress);
+  EXPECT_EQ(h.node(3).counters().rx_failure_notices.get(), 0u);
+}
+
+}  // namespace
+}  // namespace lanecast::engine
