@@ -3,11 +3,14 @@
 // address and the group's epoch, then hands the member to a polling core.
 #include <rte_mbuf.h>
 
+#include <time.h>
+
 #include <cmath>
 #include <stdexcept>
 
 #include "drivers/dpdk/dpdk_port.h"
 #include "engine/bootstrap/static_bootstrap.h"
+#include "engine/clock.h"
 #include "engine/bootstrap/wire_discovery.h"
 #include "engine/group_setup.h"
 #include "engine/lanecast.h"
@@ -121,9 +124,35 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   return g;
 }
 
+// A member whose broadcasts are all done may still owe a peer an ack: if its
+// last one was lost, the peer sends again and must be answered, or it fails
+// the broadcast for a member that simply left. So a member leaves only once
+// nothing arrived for longer than the longest retransmission timeout (like
+// TCP's TIME-WAIT), and waits at most the peer timeout.
+namespace {
+
+void linger_until_quiet(const Member& m, double peer_timeout_ms) {
+  constexpr uint64_t kQuietNs = 250'000'000;  // > the channels' largest RTO (200 ms)
+  const uint64_t start = engine::now_ns();
+  const uint64_t give_up = start + static_cast<uint64_t>(peer_timeout_ms * 1e6);
+  uint64_t frames = m.counters().rx_frames.get(), since = start;
+  for (uint64_t now = start; now < give_up && now - since < kQuietNs; now = engine::now_ns()) {
+    timespec ts{0, 10'000'000};
+    nanosleep(&ts, nullptr);
+    const uint64_t f = m.counters().rx_frames.get();
+    if (f != frames) {
+      frames = f;
+      since = engine::now_ns();
+    }
+  }
+}
+
+}  // namespace
+
 Group::~Group() {
   if (engine_ == nullptr || !impl_) return;
   if (impl_->poller != nullptr) {
+    linger_until_quiet(*member_, spec_.peer_timeout_ms);
     engine_->park_all();
     impl_->poller->remove(impl_->node.get());
     impl_->node->attach_waker(nullptr);

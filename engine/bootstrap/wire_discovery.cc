@@ -95,21 +95,31 @@ class WireDiscovery final : public Bootstrap {
     if (!port_.accepts(hdr)) return;
     wire::Parsed p;
     if (wire::parse(m, link, &p) != wire::Verdict::Ok || p.type != wire::FrameType::Hello) return;
-    if (p.group != spec_.id || p.src >= spec_.members.size() || p.src == me_) return;
+    if (p.group != spec_.id || p.src >= spec_.members.size()) return;
     const std::string where = spec_.source.empty() ? spec_.name : spec_.source;
+    if (p.src == me_) {  // our own hello looped back, or another process with our rank
+      if (p.hello.incarnation == table_.members[me_].incarnation) return;
+      throw std::runtime_error(where + ": another member at " + format_address(port_.source_of(hdr)) +
+                               " was started as rank " + std::to_string(me_) + " too");
+    }
     if (p.hello.spec_digest != digest_ || p.hello.nodes != spec_.members.size() || p.hello.lanes != spec_.lanes)
       throw std::runtime_error(where + ": rank " + std::to_string(p.src) + " at " +
                                format_address(port_.source_of(hdr)) +
                                " was started with other group settings (name, size, lanes, algorithm, segment, "
                                "message limit, window or timeout differ)");
     Endpoint& e = table_.members[p.src];
+    const drivers::PeerAddress from = port_.source_of(hdr);
+    if (heard_[p.src][lane] && !(e.lanes[lane] == from))
+      throw std::runtime_error(where + ": rank " + std::to_string(p.src) + " answers from two addresses, " +
+                               format_address(e.lanes[lane]) + " and " + format_address(from) +
+                               ": two members were started with the same rank");
     if (e.incarnation != 0 && e.incarnation != p.hello.incarnation) {
       // The member restarted while we were still looking: forget its old life.
       heard_[p.src].assign(spec_.lanes, false);
       done_[p.src] = false;
     }
     e.incarnation = p.hello.incarnation;
-    e.lanes[lane] = port_.source_of(hdr);
+    e.lanes[lane] = from;
     heard_[p.src][lane] = true;
     done_[p.src] = p.hello.heard_all != 0;
   }

@@ -158,6 +158,31 @@ if ((nodes >= 3)); then
     status=1
   fi
 fi
+# Two processes started with the same rank: refused by name (whichever hears
+# the other first), and nobody hangs or forms a group.
+sed 's/^bootstrap_timeout_ms = .*/bootstrap_timeout_ms = 5000/' "$work/discovery.toml" >"$work/dup.toml"
+pids=()
+for ((i = 0; i < nodes; i++)); do
+  r=$i
+  ((i == 1)) && r=0
+  timeout 60 ip netns exec "${tag}n$i" "$bin" run --config "$work/dup.toml" --rank "$r" --sizes 1K --iters 1 \
+    >"$work/dup.$i.out" 2>&1 &
+  pids+=($!)
+done
+for ((i = 0; i < nodes; i++)); do
+  wait "${pids[i]}"
+  rc=$?
+  sed "s/^/[duplicate rank, process $i] /" "$work/dup.$i.out"
+  if [[ $rc -ne 3 ]]; then
+    echo "FAIL: process $i exited $rc, not 3 (the bootstrap failed)"
+    status=1
+  fi
+done
+pids=()
+if ! cat "$work"/dup.*.out | grep -q "started as rank 0 too\|answers from two addresses"; then
+  echo "FAIL: nobody named the duplicate rank 0"
+  status=1
+fi
 if ! cmp -s "$work/static.endpoints" "$work/discovery.endpoints"; then
   echo "FAIL: the static and discovery bootstraps found different endpoint tables:"
   diff "$work/static.endpoints" "$work/discovery.endpoints"
