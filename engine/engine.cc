@@ -44,6 +44,7 @@ Engine::Engine(const EngineOptions& opts) : opts_(opts) {
   b.max_sleep_ns = opts.idle_sleep_max_ns;
   b.spin_ns = opts.idle_spin_us * 1000;
   b.busy_spin_ns = opts.busy_spin_us * 1000;
+  b.yield_when_idle = opts.yield_when_idle;
   if (opts.idle_sleep_max_ns == 0) b.spin_ns = b.busy_spin_ns = UINT64_MAX;
   for (unsigned lc : lcores_) {
     auto p = std::make_unique<engine::Poller>(b);

@@ -74,6 +74,11 @@ struct EngineOptions {
   // busy_spin_us while one of its members has a broadcast running.
   uint64_t idle_spin_us = 200;
   uint64_t busy_spin_us = 5'000;
+  // Idle polls yield the CPU (sched_yield) instead of pausing: for several
+  // engines sharing CPUs (member processes on one host, a testbed), where a
+  // spinning poller holds the next hop's poller off for a scheduler slice.
+  // Like MPI's mpi_yield_when_idle. Off for a core of one's own.
+  bool yield_when_idle = false;
 };
 
 struct FabricOptions {

@@ -1,6 +1,7 @@
 #include "engine/poller.h"
 
 #include <rte_pause.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <time.h>
 
@@ -40,6 +41,8 @@ void Poller::run() {
     } else if (now - last_work_ns_ > backoff_.spin_ns &&
                (now - last_work_ns_ > backoff_.busy_spin_ns || !any_busy())) {
       idle_wait(now);
+    } else if (backoff_.yield_when_idle) {
+      sched_yield();  // another engine's poller on this CPU may have the next hop
     } else {
       rte_pause();
     }

@@ -49,6 +49,10 @@ struct BackoffOptions {
   uint64_t spin_ns = 200'000;      // keep polling this long after the last work
   uint64_t busy_spin_ns = 5'000'000;  // the same while a task is busy
   uint64_t max_sleep_ns = 50'000;  // longest nap when a task's arrivals cannot wake the core
+  // Between idle polls, give the CPU to whatever else is runnable on it
+  // (sched_yield) instead of pausing: for engines that share CPUs with other
+  // engines (several member processes on one host).
+  bool yield_when_idle = false;
 };
 
 class Poller {

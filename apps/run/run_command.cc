@@ -26,6 +26,7 @@ struct RunConfig {
   uint32_t root = 0;
   uint64_t seed = 1;
   uint32_t cores = 0;
+  bool yield_when_idle = false;
   bool serve = false;
   bool reform = false;
   bool show_endpoints = false;
@@ -34,6 +35,7 @@ struct RunConfig {
 const char* kUsage =
     "usage: lanecast run --config FILE --rank R [--sizes LIST] [--iters K] [--root R]\n"
     "                    [--seed S] [--serve] [--reform] [--show-endpoints] [--cores C]\n"
+    "                    [--yield-when-idle]\n"
     "\n"
     "Runs this process as member R of the group FILE describes (config/groups/):\n"
     "opens the member's port, finds the other members by the file's bootstrap\n"
@@ -71,6 +73,10 @@ OptionTable make_table(RunConfig& c) {
          [&](std::string_view) { c.reform = true; }});
   t.add({"show-endpoints", "", "", "print every member's link address as the bootstrap found it",
          [&](std::string_view) { c.show_endpoints = true; }});
+  t.add({"yield-when-idle", "", "",
+         "idle polling cores yield their CPU instead of spinning: for several members on one host's CPUs "
+         "(a testbed), not for a core of one's own",
+         [&](std::string_view) { c.yield_when_idle = true; }});
   t.add({"cores", "C", "auto", "polling cores (default: one per usable CPU but one, 1..2)",
          [&](std::string_view v) { c.cores = static_cast<uint32_t>(parse_uint(v, "--cores", 64)); }});
   return t;
@@ -182,6 +188,7 @@ int run_main(int argc, char** argv) {
 
   EngineOptions eo;
   eo.polling_cores = c.cores;
+  eo.yield_when_idle = c.yield_when_idle;
   eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(512, (3 * spec.max_message_bytes >> 20) + 512));
   Engine engine(eo);
   const uint64_t t0 = engine::now_ns();
@@ -202,9 +209,22 @@ int run_main(int argc, char** argv) {
   const uint64_t per_round = c.sizes.size() * uint64_t{c.iters};
   uint64_t pos = 0;
   SizeResult r;
-  while (per_round > 0 && (c.serve ? !g_stop.load() : pos < per_round)) {
-    const uint64_t size = c.sizes[(pos / c.iters) % c.sizes.size()];
-    run_one(*g, c, buf, size, pos, r);
+  while (per_round > 0 && (c.serve ? !(g_stop.load() && g->rank() != c.root) : pos < per_round)) {
+    uint64_t size = 0;
+    if (c.serve && pos > 0 && pos % per_round == 0) {
+      // Serving: the root says at the end of each round whether all go on,
+      // so a signal to the root stops every member at the same place. (A
+      // signal to another member makes it leave at once: the group sees it
+      // lost.)
+      uint64_t stop = g_stop.load() ? 1 : 0;
+      const Status s = g->broadcast(c.root, std::span(reinterpret_cast<std::byte*>(&stop), sizeof stop)).wait();
+      if (s.ok() && stop != 0) break;
+      if (!s.ok()) r = SizeResult{0, 1e300, 0, s.message, s.peer};
+    }
+    if (r.error.empty()) {
+      size = c.sizes[(pos / c.iters) % c.sizes.size()];
+      run_one(*g, c, buf, size, pos, r);
+    }
     if (r.error.empty()) {
       if (++pos % c.iters == 0) {
         std::printf("%10s %6u %12.1f %12.1f %9s\n", format_size(size).c_str(), r.done, r.sum_us / r.done, r.min_us,

@@ -67,7 +67,7 @@ for boot in static discovery; do
   write_group "$boot" "$work/$boot.toml"
   pids=()
   for ((i = 0; i < nodes; i++)); do
-    timeout 120 ip netns exec "${tag}n$i" "$bin" run --config "$work/$boot.toml" --rank "$i" \
+    timeout 120 ip netns exec "${tag}n$i" "$bin" run --config "$work/$boot.toml" --rank "$i" --yield-when-idle \
       --sizes 1,1428,1429,64K,1M,4M --iters 2 --show-endpoints >"$work/$boot.$i.out" 2>&1 &
     pids+=($!)
   done
@@ -105,7 +105,7 @@ if [[ -n $example ]]; then
 fi
 # A member process killed mid-broadcast: every survivor names it within
 # twice the peer timeout, re-forms the group without it (a new epoch) and
-# finishes the schedule, checking every byte.
+# serves on, checking every byte, until told to stop.
 if ((nodes >= 3)); then
   write_group discovery "$work/kill.toml"
   sed -i 's/^peer_timeout_ms = .*/peer_timeout_ms = 1000/; s/^\[group\]$/[group]\nalgo = "chain"/' "$work/kill.toml"
@@ -113,7 +113,7 @@ if ((nodes >= 3)); then
   pids=()
   for ((i = 0; i < nodes; i++)); do
     timeout 120 ip netns exec "${tag}n$i" "$bin" run --config "$work/kill.toml" --rank "$i" \
-      --sizes 256K --iters 300 --reform >"$work/kill.$i.out" 2>&1 &
+      --sizes 256K --iters 50 --serve --reform --yield-when-idle >"$work/kill.$i.out" 2>&1 &
     pids+=($!)
   done
   # Past the bootstrap (well under a second here), into the broadcasts.
@@ -135,6 +135,17 @@ if ((nodes >= 3)); then
   done
   noticed_ms=$((($(date +%s%N) - killed) / 1000000))
   echo "# killed rank $victim: every survivor failed its broadcast within ${noticed_ms} ms (peer timeout 1000 ms)"
+  # Serving on in the re-formed group: stop them once each finished a round.
+  for ((t = 0; t < 200; t++)); do  # at most 10 s
+    seen=0
+    for ((i = 0; i < nodes; i++)); do
+      ((i == victim)) || ! sed -n '/^# re-formed/,$p' "$work/kill.$i.out" | grep -q " yes$" || seen=$((seen + 1))
+    done
+    ((seen == nodes - 1)) && break
+    sleep 0.05
+  done
+  # The root's signal stops them all at the end of a round.
+  pkill -TERM -f -- "--config $work/kill.toml --rank 0 " || true
   for ((i = 0; i < nodes; i++)); do
     wait "${pids[i]}"
     rc=$?
@@ -147,7 +158,7 @@ if ((nodes >= 3)); then
       echo "FAIL: survivor rank $i did not name rank $victim"
       status=1
     elif ! grep -q "^# re-formed" "$work/kill.$i.out" || ! grep -q " yes$" "$work/kill.$i.out"; then
-      echo "FAIL: survivor rank $i did not re-form the group and finish"
+      echo "FAIL: survivor rank $i did not re-form the group and go on"
       status=1
     fi
   done
@@ -165,7 +176,7 @@ pids=()
 for ((i = 0; i < nodes; i++)); do
   r=$i
   ((i == 1)) && r=0
-  timeout 60 ip netns exec "${tag}n$i" "$bin" run --config "$work/dup.toml" --rank "$r" --sizes 1K --iters 1 \
+  timeout 60 ip netns exec "${tag}n$i" "$bin" run --config "$work/dup.toml" --rank "$r" --sizes 1K --iters 1 --yield-when-idle \
     >"$work/dup.$i.out" 2>&1 &
   pids+=($!)
 done
