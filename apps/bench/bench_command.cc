@@ -1,4 +1,5 @@
 #include "apps/bench/bench_command.h"
+#include "apps/bench/bench_group.h"
 
 #include <unistd.h>
 
@@ -44,6 +45,9 @@ struct BenchConfig {
   std::string auto_rules;
   std::string topology;
   bool memory = false;
+  std::string config;      // one member per process: the group file
+  int64_t rank = -1;       // and this process's rank in it
+  bool yield_when_idle = false;
 };
 
 struct Row {
@@ -126,6 +130,15 @@ OptionTable make_table(BenchConfig& c) {
   t.add({"topology", "FILE", "uniform",
          "latency between members (config/topologies/ format): the fabric's delays and auto's spread",
          [&](std::string_view v) { c.topology = std::string(v); }});
+  t.add({"config", "FILE", "",
+         "one member per process: run as member --rank of the group FILE describes (config/groups/); every "
+         "member runs the same command; osu_bcast-style timing",
+         [&](std::string_view v) { c.config = std::string(v); }});
+  t.add({"rank", "R", "", "with --config: this process's rank",
+         [&](std::string_view v) { c.rank = static_cast<int64_t>(parse_uint(v, "--rank", 1023)); }});
+  t.add({"yield-when-idle", "", "",
+         "idle polling cores yield their CPU: for several member processes on one host's CPUs",
+         [&](std::string_view) { c.yield_when_idle = true; }});
   t.add({"memory", "", "", "print engine memory per member (state, pools, fabric) and the process's peak RSS",
          [&](std::string_view) { c.memory = true; }});
   t.add({"json", "", "", "print results as a JSON array, one object per (algo, nodes, size)",
@@ -140,6 +153,7 @@ const char* kUsage =
     "                      [--root R] [--segment BYTES] [--rate MBIT] [--latency US]\n"
     "                      [--loss FRACTION] [--seed S] [--cores C] [--json] [--counters]\n"
     "                      [--ports DEVARGS;...] [--port-rate MBIT] [--memory]\n"
+    "       lanecast bench --config FILE --rank R [--algo NAME] [--sizes LIST] ...  (one member per process)\n"
     "\n"
     "Broadcasts messages among N members joined by the in-process fabric (rings and\n"
     "an emulated switch) or by one DPDK port each (--ports), and prints per size the\n"
@@ -381,6 +395,22 @@ int bench_main(int argc, char** argv) {
     std::string names;
     for (const auto& a : algos::algorithms()) names += " " + std::string(a.name);
     throw UsageError("--algo: unknown algorithm '" + c.algo + "' (known:" + names + ", auto, all)");
+  }
+  if (!c.config.empty() || c.rank >= 0) {
+    if (c.config.empty() || c.rank < 0) throw UsageError("--config FILE and --rank R go together");
+    if (!c.ports.empty()) throw UsageError("--config takes the members' ports from the group file, not --ports");
+    GroupBenchConfig gc;
+    gc.config = c.config;
+    gc.rank = static_cast<uint32_t>(c.rank);
+    gc.algos = algos_to_run;
+    gc.sizes = c.sizes;
+    gc.iters = c.iters;
+    gc.warmup = c.warmup;
+    gc.root = c.root;
+    gc.seed = c.seed;
+    gc.cores = c.cores;
+    gc.yield_when_idle = c.yield_when_idle;
+    return bench_group(gc);
   }
   if (c.nodes == 0) throw UsageError("--nodes must be at least 1");
   if (c.window == 0) throw UsageError("--window must be at least 1");

@@ -11,7 +11,7 @@
 // through all the shaped links together, the ceiling of a pipelined broadcast.
 // Prints one line of key=value pairs: rates per pair (the mean over pairs),
 // the slowest pair (min_pair_*) and the sum (total_*). Payload counts
-// frame - 14 - 64 bytes per frame, the bytes lanecast carries per frame of
+// frame - 14 - 72 bytes per frame, the bytes lanecast carries per frame of
 // the same size (its segment).
 #include <arpa/inet.h>
 #include <linux/if_packet.h>
@@ -39,7 +39,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr uint16_t kEtherType = 0x88B6;  // lanecast uses 0x88B5; stay apart from it
-constexpr uint32_t kLanecastHeaders = 14 + 64;
+constexpr uint32_t kLanecastHeaders = 14 + 72;  // Ethernet + lanecast data headers (engine/wire.h)
 
 struct Args {
   std::vector<std::string> tx, rx;

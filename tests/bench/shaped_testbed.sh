@@ -123,7 +123,7 @@ check_prerequisites() {
 
 # ---------------------------------------------------------------- derived settings
 
-# lanecast's frame is 14 (Ethernet) + 64 (its headers) + the segment; pick the
+# lanecast's frame is 14 (Ethernet) + 72 (its headers) + the segment; pick the
 # largest round segment that fits the MTU unless the caller chose one.
 choose_segment() {
   segment=""
@@ -134,13 +134,13 @@ choose_segment() {
   if [[ -n $segment ]]; then
     segment_args=()
   else
-    if ((mtu >= 8192 + 64)); then segment=8192
-    elif ((mtu >= 1400 + 64)); then segment=1400
-    else segment=$((mtu - 64)); fi
+    if ((mtu >= 8192 + 72)); then segment=8192
+    elif ((mtu >= 1400 + 72)); then segment=1400
+    else segment=$((mtu - 72)); fi
     segment_args=(--segment "$segment")
   fi
   [[ $segment =~ ^[0-9]+$ ]] || die "--segment must be a number of bytes (K/M suffixes not handled here)"
-  frame=$((14 + 64 + segment))
+  frame=$((14 + 72 + segment))
   ((frame <= mtu + 14)) || die "segment $segment makes $frame-byte frames, more than MTU $mtu allows"
 }
 

@@ -1,0 +1,144 @@
+// The bench over a group of processes, timed as osu_bcast times MPI_Bcast:
+// every iteration starts after a barrier, each member takes its own time
+// from posting until it held the message, and the row gives the largest of
+// the members' averages (and the root's time until every member also
+// acknowledged). Every member checks every byte. Members exchange their
+// figures by broadcasts, so every member prints the same table.
+#include "apps/bench/bench_group.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "apps/common/options.h"
+#include "apps/common/pattern.h"
+#include "engine/clock.h"
+#include "engine/lanecast.h"
+
+namespace lanecast::apps {
+namespace {
+
+// A barrier made of broadcasts: member r is the root of the r-th 1-byte
+// broadcast; all are posted in the same order, so a member that holds
+// broadcast j knows member j reached the barrier. Posted in chunks below the
+// 64 a member may have outstanding.
+void barrier(Group& g) {
+  static std::byte token[1];
+  constexpr uint32_t kChunk = 32;
+  for (uint32_t first = 0; first < g.size(); first += kChunk) {
+    std::vector<Completion> done;
+    for (uint32_t r = first; r < std::min(g.size(), first + kChunk); ++r)
+      done.push_back(g.broadcast(r, std::span(token, 1), "linear"));
+    for (auto& d : done) {
+      const Status s = d.wait();
+      if (!s.ok()) throw std::runtime_error("barrier: " + s.message);
+    }
+  }
+}
+
+// What each member measured for one (algorithm, size).
+struct Figures {
+  double held_sum_us = 0;   // posting -> held the message, summed over iterations
+  double held_min_us = 1e300;
+  double acked_sum_us = 0;  // posting -> finished (held and acknowledged)
+  uint64_t bad = 0;         // broadcasts whose bytes differed or that failed
+};
+
+// Every member's figures, by broadcasts (member r roots the r-th).
+std::vector<Figures> exchange(Group& g, const Figures& mine) {
+  std::vector<Figures> all(g.size());
+  all[g.rank()] = mine;
+  std::vector<Completion> done;
+  for (uint32_t r = 0; r < g.size(); ++r) {
+    done.push_back(g.broadcast(r, std::span(reinterpret_cast<std::byte*>(&all[r]), sizeof(Figures)), "linear"));
+    if (done.size() == 32 || r + 1 == g.size()) {
+      for (auto& d : done) {
+        const Status s = d.wait();
+        if (!s.ok()) throw std::runtime_error("exchanging figures: " + s.message);
+      }
+      done.clear();
+    }
+  }
+  return all;
+}
+
+}  // namespace
+
+int bench_group(const GroupBenchConfig& c) {
+  const GroupSpec spec = load_group_file(c.config);
+  if (c.rank >= spec.members.size())
+    throw UsageError("--rank " + std::to_string(c.rank) + ": " + c.config + " has ranks 0.." +
+                     std::to_string(spec.members.size() - 1));
+  if (c.root >= spec.members.size()) throw UsageError("--root is outside the group");
+  const uint64_t max_size = *std::max_element(c.sizes.begin(), c.sizes.end());
+  if (max_size > spec.max_message_bytes)
+    throw UsageError("--sizes: " + format_size(max_size) + " exceeds the group's max_message of " +
+                     format_size(spec.max_message_bytes));
+  EngineOptions eo;
+  eo.polling_cores = c.cores;
+  eo.yield_when_idle = c.yield_when_idle;
+  eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(512, (3 * spec.max_message_bytes >> 20) + 512));
+  Engine engine(eo);
+  auto g = engine.join(spec, c.rank);
+  const bool printer = g->rank() == 0;
+  if (printer) {
+    std::printf("# lanecast bench: group %s of %u processes (%s), root %u, epoch %u, segment %u B, %u polling core(s)%s\n",
+                spec.name.c_str(), g->size(), c.config.c_str(), c.root, g->epoch(), g->caps().segment_bytes,
+                engine.polling_cores(), c.yield_when_idle ? ", yielding when idle" : "");
+    std::printf("# osu_bcast style: a barrier before each broadcast; held_us = the largest of the members' average "
+                "times from posting to holding the message; acked_us = the root's, until every member acknowledged\n");
+    std::printf("%-12s %10s %6s %12s %12s %10s %12s %9s\n", "algo", "size", "iters", "held_us", "min_us", "MB/s",
+                "acked_us", "verified");
+    std::fflush(stdout);
+  }
+  std::vector<std::byte> buf(max_size);
+  bool all_ok = true;
+  for (const std::string& algo : c.algos) {
+    for (uint64_t size : c.sizes) {
+      Figures f;
+      std::span<std::byte> b(buf.data(), size);
+      for (uint32_t it = 0; it < c.warmup + c.iters; ++it) {
+        const uint64_t seed = pattern_seed(c.seed, size, it);
+        if (g->rank() == c.root) fill_pattern(b, seed);
+        else std::fill(b.begin(), b.end(), std::byte{0xEE});
+        barrier(*g);
+        const uint64_t t0 = engine::now_ns();
+        Completion done = g->broadcast(c.root, b, algo);
+        const Status s = done.wait();
+        if (!s.ok()) {
+          std::fprintf(stderr, "lanecast bench: rank %u: %s\n", g->rank(), s.message.c_str());
+          return 1;  // the group cannot go on (fail-stop); the others fail too
+        }
+        if (g->rank() != c.root && check_pattern(b, seed) != size) ++f.bad;
+        if (it < c.warmup) continue;
+        const double held = static_cast<double>(std::max(done.held_ns(), t0) - t0) / 1e3;
+        f.held_sum_us += held;
+        f.held_min_us = std::min(f.held_min_us, held);
+        f.acked_sum_us += static_cast<double>(std::max(done.finish_ns(), t0) - t0) / 1e3;
+      }
+      const std::vector<Figures> all = exchange(*g, f);
+      double held = 0, mn = 1e300;
+      uint64_t bad = 0;
+      for (uint32_t r = 0; r < all.size(); ++r) {
+        const Figures& x = all[r];
+        bad += x.bad;
+        if (r == c.root && all.size() > 1) continue;  // the root holds the message from the start
+        held = std::max(held, x.held_sum_us / std::max<uint32_t>(c.iters, 1));
+        mn = std::min(mn, x.held_min_us);
+      }
+      const double acked = all[c.root].acked_sum_us / std::max<uint32_t>(c.iters, 1);
+      all_ok = all_ok && bad == 0;
+      if (printer) {
+        std::printf("%-12s %10s %6u %12.1f %12.1f %10.1f %12.1f %9s\n", algo.c_str(), format_size(size).c_str(),
+                    c.iters, held, mn, held > 0 ? static_cast<double>(size) / held : 0.0, acked, bad == 0 ? "yes" : "NO");
+        std::fflush(stdout);
+      }
+    }
+  }
+  if (!all_ok) std::fprintf(stderr, "lanecast bench: some broadcasts were not verified\n");
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace lanecast::apps

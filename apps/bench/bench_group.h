@@ -1,0 +1,25 @@
+// `lanecast bench --config FILE --rank R`: the bench with one member per
+// process (Engine::join), every member running the same schedule.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lanecast::apps {
+
+struct GroupBenchConfig {
+  std::string config;  // group file
+  uint32_t rank = 0;
+  std::vector<std::string> algos;  // each broadcast's algorithm ("auto" allowed)
+  std::vector<uint64_t> sizes;
+  uint32_t iters = 10, warmup = 2;
+  uint32_t root = 0;
+  uint64_t seed = 1;
+  uint32_t cores = 0;
+  bool yield_when_idle = false;
+};
+
+int bench_group(const GroupBenchConfig& c);
+
+}  // namespace lanecast::apps

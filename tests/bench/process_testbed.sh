@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# One lanecast member process per node: N network namespaces, each with one
+# veth (v0) to a Linux bridge in a switch namespace, tbf on both directions of
+# every link (rate R, burst max(400 us of R, two frames), queue 5 ms), MTU M,
+# IPv6 off. A probe pair (p0, p1) on the same bridge, shaped alike, measures
+# the line rate in the same run (link_probe). Then every node runs
+#   lanecast bench --config GROUP --rank I --yield-when-idle
+# (discovery bootstrap, lanes paced to R), osu_bcast-style timing; rank 0's
+# table is printed with x_line = MB/s over the measured line rate, and the tc
+# counters (drops) summed over all links. Everything is removed on any exit.
+#
+# usage: tests/bench/process_testbed.sh [--nodes N] [--rate MBIT] [--mtu M]
+#          [--algos LIST] [--sizes LIST] [--iters K] [--warmup W]
+#          [--lanecast PATH] [-- extra bench args]
+# Needs root and iproute2; link_probe from lanecast's build (tests/bench).
+set -euo pipefail
+
+nodes=8 rate=200 mtu=1500 algos=chain sizes=64K,1M,8M iters=5 warmup=1
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+lanecast=$repo/build/apps/lanecast
+extra=()
+while (($#)); do
+  case $1 in
+    --nodes) nodes=$2; shift ;;
+    --rate) rate=$2; shift ;;
+    --mtu) mtu=$2; shift ;;
+    --algos) algos=$2; shift ;;
+    --sizes) sizes=$2; shift ;;
+    --iters) iters=$2; shift ;;
+    --warmup) warmup=$2; shift ;;
+    --lanecast) lanecast=$2; shift ;;
+    --) shift; extra=("$@"); break ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "process_testbed: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+probe=$(dirname "$lanecast")/../tests/bench/link_probe
+[[ $(id -u) -eq 0 ]] || { echo "process_testbed: needs root" >&2; exit 2; }
+[[ -x $lanecast && -x $probe ]] || { echo "process_testbed: build lanecast and tests/bench/link_probe first" >&2; exit 2; }
+
+tag=lcpt$$
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  pkill -9 -f -- "--config $work/group.toml" 2>/dev/null || true
+  for ((i = 0; i < nodes; i++)); do ip netns del "${tag}n$i" 2>/dev/null || true; done
+  ip netns del "${tag}p" 2>/dev/null || true
+  ip netns del "${tag}s" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+burst=$((rate * 50)); two=$((2 * (mtu + 14))); ((burst > two)) || burst=$two
+shape() { tc -n "$1" qdisc replace dev "$2" root tbf rate "${rate}mbit" burst "$burst" latency 5ms; }
+make_ns() {
+  ip netns add "$1"
+  ip netns exec "$1" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1
+}
+sw=${tag}s
+make_ns "$sw"
+ip -n "$sw" link add br0 type bridge
+ip -n "$sw" link set br0 mtu "$mtu" up
+# link NS IF SWITCH_PORT MAC: a shaped veth from NS to the bridge
+link() {
+  ip -n "$1" link add "$2" address "$4" mtu "$mtu" type veth peer name "$3" netns "$sw"
+  ip -n "$sw" link set "$3" mtu "$mtu" master br0 up
+  ip -n "$1" link set "$2" up
+  shape "$1" "$2"
+  shape "$sw" "$3"
+}
+mac() { printf '02:00:00:%02x:%02x:%02x' "$1" $(($2 >> 8)) $(($2 & 255)); }
+for ((i = 0; i < nodes; i++)); do
+  make_ns "${tag}n$i"
+  link "${tag}n$i" v0 "b$i" "$(mac 1 "$i")"
+done
+make_ns "${tag}p"
+link "${tag}p" p0 bp0 "$(mac 2 0)"
+link "${tag}p" p1 bp1 "$(mac 2 1)"
+
+# Line rate: raw frames of lanecast's size through both tbf (segment = MTU - 72).
+frame=$((mtu + 14))
+out=$(timeout 30 ip netns exec "${tag}p" "$probe" --tx p0 --rx p1 --frame "$frame" --seconds 2 --warmup 0.5)
+line=$(tr ' ' '\n' <<<"$out" | awk -F= '$1 == "payload_MBps" { print $2 }')
+echo "# process testbed: $nodes member processes, tbf $rate Mbit/s burst $burst B latency 5 ms both ways, MTU $mtu"
+echo "# line rate (link_probe p0->p1, $frame-byte frames): $line MB/s payload"
+
+# af_packet ring frames must hold the MTU (see shaped_testbed.sh).
+ring=""
+need=$((34 + mtu + 14))
+if ((need > 2048)); then
+  framesz=$(((need + 1023) / 1024 * 1024)); page=$(getconf PAGESIZE)
+  g=$framesz; b=$page; while ((b)); do t=$((g % b)); g=$b; b=$t; done
+  blocksz=$((framesz / g * page)); per=$((blocksz / framesz))
+  ring=",framesz=$framesz,blocksz=$blocksz,framecnt=$(((512 + per - 1) / per * per))"
+fi
+max=$(tr ',' '\n' <<<"$sizes" | awk '{ s = $1; m = 1; u = toupper(substr(s, length(s)));
+  if (u == "K") m = 1024; else if (u == "M") m = 1048576; if (m > 1) s = substr(s, 1, length(s) - 1);
+  v = s * m; if (v > x) x = v } END { printf "%d", x }')
+{
+  echo "[group]"
+  echo "name = \"process-testbed\""
+  echo "id = 33"
+  echo "bootstrap = \"discovery\""
+  echo "bootstrap_timeout_ms = 30000"
+  echo "max_message = $max"
+  echo "port_rate_mbit = $rate"
+  echo "port_overhead = 0"
+  for ((i = 0; i < nodes; i++)); do
+    printf '\n[[member]]\nrank = %d\nlanes = ["net_af_packet0,iface=v0,qdisc_bypass=0%s"]\n' "$i" "$ring"
+  done
+} >"$work/group.toml"
+
+tc_drops() {
+  { for ((i = 0; i < nodes; i++)); do tc -s -n "${tag}n$i" qdisc show dev v0; done
+    tc -s -n "$sw" qdisc show; } | awk '/dropped/ { for (k = 1; k <= NF; k++) if ($k == "dropped") d += $(k + 1) } END { print d + 0 }'
+}
+drops0=$(tc_drops)
+for ((i = 0; i < nodes; i++)); do
+  timeout 1800 ip netns exec "${tag}n$i" "$lanecast" bench --config "$work/group.toml" --rank "$i" \
+    --algo "$algos" --sizes "$sizes" --iters "$iters" --warmup "$warmup" --yield-when-idle "${extra[@]}" \
+    >"$work/rank$i.out" 2>&1 &
+  pids+=($!)
+done
+status=0
+for ((i = 0; i < nodes; i++)); do
+  wait "${pids[i]}" || { status=1; echo "# rank $i failed:"; sed 's/^/#   /' "$work/rank$i.out"; }
+done
+pids=()
+drops=$(($(tc_drops) - drops0))
+awk -v line="$line" '
+  /^#/ { print; next }
+  /^algo/ { printf "%s %7s\n", $0, "x_line"; next }
+  NF >= 8 { printf "%s %7.3f\n", $0, ($6 + 0) / line; next }
+  { print }' "$work/rank0.out"
+echo "# tc drops over every link during the run: $drops"
+exit $status
