@@ -202,11 +202,13 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     accept_segment(detach_payload(m, p.payload_offset), src, d.lane, d, /*in_buffer=*/true, now);
     return;
   }
-  if (d.op == next_op_) {
-    // The next operation, before this member posted it: keep it (and ack it)
+  if (!reliable::seq_before(d.op, next_op_) && d.op - next_op_ < CompletionBox::kSlots) {
+    // A later operation, before this member posted it: keep it (and ack it)
     // if there is room, so a fast root is not held back by a slow
-    // application. Its payload is checked now: once acknowledged, a frame is
-    // never sent again.
+    // application. As far ahead as an application may post (64): a member
+    // that posted several broadcasts at once (a barrier of broadcasts, one
+    // per root) meets roots that are several broadcasts ahead of it. Its
+    // payload is checked now: once acknowledged, a frame is never sent again.
     if (stash_count_ == stash_.size()) {
       counters_.rx_early_dropped.add();
       rte_pktmbuf_free(m);

@@ -38,7 +38,7 @@ void Poller::run() {
     iterations_.store(iterations_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (work > 0) {
       last_work_ns_ = now;
-    } else if (now - last_work_ns_ > backoff_.spin_ns &&
+    } else if (now - last_work_ns_ > backoff_.spin_ns && now - woke_ns_ > kAfterWakeNs &&
                (now - last_work_ns_ > backoff_.busy_spin_ns || !any_busy())) {
       idle_wait(now);
     } else if (backoff_.yield_when_idle) {
@@ -82,6 +82,7 @@ void Poller::idle_wait(uint64_t now) {
     if (!all_wake) nap = std::min(nap, backoff_.max_sleep_ns);
     if (nap >= 1'000) {
       waker_.sleep(nap);
+      woke_ns_ = now_ns();
       sleeps_.store(sleeps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
   } else {

@@ -89,6 +89,13 @@ class Poller {
   std::atomic<uint64_t> iterations_{0};
   std::atomic<uint64_t> sleeps_{0};
   uint64_t last_work_ns_ = 0;
+  // When the core last woke from a sleep. A wake-up can come before the frame
+  // that caused it is visible: on af_packet the kernel hands a frame to the
+  // wake-up socket and to the PMD's ring one after the other, and the core,
+  // woken on another CPU, may look at the ring in between. So after a
+  // wake-up the core polls a little while before it may sleep again.
+  uint64_t woke_ns_ = 0;
+  static constexpr uint64_t kAfterWakeNs = 50'000;
 };
 
 }  // namespace lanecast::engine

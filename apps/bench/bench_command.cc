@@ -72,7 +72,7 @@ OptionTable make_table(BenchConfig& c) {
   t.add({"nodes", "N", "8", "group size, root included (1..1024)",
          [&](std::string_view v) { c.nodes = static_cast<uint32_t>(parse_uint(v, "--nodes", 1024)); }});
   t.add({"algo", "NAME", "chain",
-         "algorithm, 'auto' (chosen per size by rules), or 'all' for every one in turn",
+         "algorithm, 'auto' (chosen per size by rules), a list 'chain,bintree', or 'all' for every one in turn",
          [&](std::string_view v) { c.algo = std::string(v); }});
   t.add({"sizes", "LIST", "1:16M",
          "message sizes: 'a,b,c' and/or 'lo:hi' (powers of two); K/M/G suffixes",
@@ -389,12 +389,20 @@ int bench_main(int argc, char** argv) {
   std::vector<std::string> algos_to_run;
   if (c.algo == "all") {
     for (const auto& a : algos::algorithms()) algos_to_run.emplace_back(a.name);
-  } else if (c.algo == "auto" || algos::algo_by_name(c.algo)) {
-    algos_to_run.push_back(c.algo);
   } else {
-    std::string names;
-    for (const auto& a : algos::algorithms()) names += " " + std::string(a.name);
-    throw UsageError("--algo: unknown algorithm '" + c.algo + "' (known:" + names + ", auto, all)");
+    std::string_view rest = c.algo;  // "chain" or "chain,bintree,auto"
+    while (!rest.empty()) {
+      const size_t comma = rest.find(',');
+      const std::string one(rest.substr(0, comma));
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      if (one != "auto" && !algos::algo_by_name(one)) {
+        std::string names;
+        for (const auto& a : algos::algorithms()) names += " " + std::string(a.name);
+        throw UsageError("--algo: unknown algorithm '" + one + "' (known:" + names + ", auto, all)");
+      }
+      algos_to_run.push_back(one);
+    }
+    if (algos_to_run.empty()) throw UsageError("--algo: no algorithm given");
   }
   if (!c.config.empty() || c.rank >= 0) {
     if (c.config.empty() || c.rank < 0) throw UsageError("--config FILE and --rank R go together");
@@ -410,6 +418,7 @@ int bench_main(int argc, char** argv) {
     gc.seed = c.seed;
     gc.cores = c.cores;
     gc.yield_when_idle = c.yield_when_idle;
+    gc.counters = c.counters;
     return bench_group(gc);
   }
   if (c.nodes == 0) throw UsageError("--nodes must be at least 1");

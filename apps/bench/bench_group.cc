@@ -10,6 +10,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "apps/common/options.h"
@@ -136,6 +137,15 @@ int bench_group(const GroupBenchConfig& c) {
         std::fflush(stdout);
       }
     }
+  }
+  if (c.counters) {
+    std::printf("rank %u:", g->rank());
+    g->member().counters().for_each([](std::string_view name, uint64_t v) {
+      if (v) std::printf(" %.*s=%" PRIu64, static_cast<int>(name.size()), name.data(), v);
+    });
+    const PortCounters p = g->port_counters();
+    std::printf("\n  port: rx=%" PRIu64 " tx=%" PRIu64 " tx_full=%" PRIu64 " missed=%" PRIu64 " no_buffer=%" PRIu64 "\n",
+                p.rx_frames, p.tx_frames, p.tx_full, p.rx_missed, p.rx_no_buffer);
   }
   if (!all_ok) std::fprintf(stderr, "lanecast bench: some broadcasts were not verified\n");
   return all_ok ? 0 : 1;

@@ -18,6 +18,7 @@ struct GroupBenchConfig {
   uint64_t seed = 1;
   uint32_t cores = 0;
   bool yield_when_idle = false;
+  bool counters = false;  // print this member's counters at the end
 };
 
 int bench_group(const GroupBenchConfig& c);

@@ -135,4 +135,6 @@ awk -v line="$line" '
   NF >= 8 { printf "%s %7.3f\n", $0, ($6 + 0) / line; next }
   { print }' "$work/rank0.out"
 echo "# tc drops over every link during the run: $drops"
+# Each member's counters, when asked for (-- --counters).
+for ((i = 0; i < nodes; i++)); do grep -A1 "^rank $i:" "$work/rank$i.out" || true; done
 exit $status

@@ -164,11 +164,11 @@ TEST_F(HostileFrames, EveryBadFrameIsCountedAndTheNodeStillWorks) {
     });
   }
   // From rank 0's own port, as a member gone wrong: a corrupt payload (not
-  // acknowledged: it will be sent again), an operation far in the future
-  // (dropped, not acked, not kept), and two good frames of the next operation
-  // (stashed for it).
+  // acknowledged: it will be sent again), an operation further ahead than an
+  // application may post (64: dropped, not acked, not kept), and two good
+  // frames of the next operation (stashed for it).
   inject_data(kGroup, 0, 1, 0, 0, 4 * kSeg, kSeg, /*from=*/0, /*payload_crc_xor=*/1);
-  inject_data(kGroup, 0, 40, 5, 0, 4 * kSeg, kSeg, 0);
+  inject_data(kGroup, 0, 1 + CompletionBox::kSlots, 5, 0, 4 * kSeg, kSeg, 0);
   inject_data(kGroup, 0, 1, 0, 0, 4 * kSeg, kSeg, 0);
   inject_data(kGroup, 0, 1, 1, 1, 4 * kSeg, kSeg, 0);
   h_->run(50);
