@@ -10,7 +10,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <cstdlib>
 #include <stdexcept>
 
 #include "apps/common/options.h"
