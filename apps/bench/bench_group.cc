@@ -12,6 +12,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "apps/common/group_member.h"
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
 #include "engine/clock.h"
@@ -67,20 +68,9 @@ std::vector<Figures> exchange(Group& g, const Figures& mine) {
 }  // namespace
 
 int bench_group(const GroupBenchConfig& c) {
-  const GroupSpec spec = load_group_file(c.config);
-  if (c.rank >= spec.members.size())
-    throw UsageError("--rank " + std::to_string(c.rank) + ": " + c.config + " has ranks 0.." +
-                     std::to_string(spec.members.size() - 1));
-  if (c.root >= spec.members.size()) throw UsageError("--root is outside the group");
   const uint64_t max_size = *std::max_element(c.sizes.begin(), c.sizes.end());
-  if (max_size > spec.max_message_bytes)
-    throw UsageError("--sizes: " + format_size(max_size) + " exceeds the group's max_message of " +
-                     format_size(spec.max_message_bytes));
-  EngineOptions eo;
-  eo.polling_cores = c.cores;
-  eo.yield_when_idle = c.yield_when_idle;
-  eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(512, (3 * spec.max_message_bytes >> 20) + 512));
-  Engine engine(eo);
+  const GroupSpec spec = load_group_for(c.config, c.rank, c.root, max_size);
+  Engine engine(member_engine_options(spec, c.cores, c.yield_when_idle));
   auto g = engine.join(spec, c.rank);
   const bool printer = g->rank() == 0;
   if (printer) {

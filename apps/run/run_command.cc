@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/group_member.h"
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
 #include "engine/clock.h"
@@ -172,25 +173,11 @@ int run_main(int argc, char** argv) {
   }
   if (c.config.empty()) throw UsageError("--config FILE is required (see lanecast run --help)");
   if (c.rank < 0) throw UsageError("--rank R is required (see lanecast run --help)");
-  const GroupSpec spec = load_group_file(c.config);
+  const uint64_t max_size = *std::max_element(c.sizes.begin(), c.sizes.end());
+  const GroupSpec spec = load_group_for(c.config, static_cast<uint32_t>(c.rank), c.root, max_size);
   if (c.reform && spec.bootstrap == "static")
     throw UsageError("--reform needs a group found on the wire (bootstrap = \"discovery\"): a static group file cannot say who is left");  // invalid_argument: file:line, exit 2
-  if (c.rank >= static_cast<int64_t>(spec.members.size()))
-    throw UsageError("--rank " + std::to_string(c.rank) + ": " + c.config + " has ranks 0.." +
-                     std::to_string(spec.members.size() - 1));
-  if (c.root >= spec.members.size())
-    throw UsageError("--root " + std::to_string(c.root) + " is outside the group of " +
-                     std::to_string(spec.members.size()));
-  const uint64_t max_size = *std::max_element(c.sizes.begin(), c.sizes.end());
-  if (max_size > spec.max_message_bytes)
-    throw UsageError("--sizes: " + format_size(max_size) + " exceeds the group's max_message of " +
-                     format_size(spec.max_message_bytes));
-
-  EngineOptions eo;
-  eo.polling_cores = c.cores;
-  eo.yield_when_idle = c.yield_when_idle;
-  eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(512, (3 * spec.max_message_bytes >> 20) + 512));
-  Engine engine(eo);
+  Engine engine(member_engine_options(spec, c.cores, c.yield_when_idle));
   const uint64_t t0 = engine::now_ns();
   auto g = engine.join(spec, static_cast<Rank>(c.rank));
   std::printf("# lanecast run: group %s, rank %u of %u, epoch %u, bootstrap %s in %.1f ms, segment %u B, %u polling core(s)\n",

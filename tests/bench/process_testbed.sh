@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# One lanecast member process per node: N network namespaces, each with one
-# veth (v0) to a Linux bridge in a switch namespace, tbf on both directions of
-# every link (rate R, burst max(400 us of R, two frames), queue 5 ms), MTU M,
-# IPv6 off. A probe pair (p0, p1) on the same bridge, shaped alike, measures
-# the line rate in the same run (link_probe). Then every node runs
+# One lanecast member process per node on the testbed of tools/testbed.sh:
+# N network namespaces, each with one veth (v0) to a Linux bridge in a switch
+# namespace, tbf on both directions of every link (rate R, burst max(400 us of
+# R, two frames), queue 5 ms), MTU M, IPv6 off. Its probe pair (p0, p1), shaped
+# alike, measures the line rate in the same run (link_probe). Then every node runs
 #   lanecast bench --config GROUP --rank I --yield-when-idle
 # (discovery bootstrap, lanes paced to R), osu_bcast-style timing; rank 0's
 # table is printed with x_line = MB/s over the measured line rate, and the tc
@@ -39,45 +39,19 @@ probe=$(dirname "$lanecast")/../tests/bench/link_probe
 [[ $(id -u) -eq 0 ]] || { echo "process_testbed: needs root" >&2; exit 2; }
 [[ -x $lanecast && -x $probe ]] || { echo "process_testbed: build lanecast and tests/bench/link_probe first" >&2; exit 2; }
 
-tag=lcpt$$
+tag=lcpt$(($$ % 100000))
 work=$(mktemp -d)
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   pkill -9 -f -- "--config $work/group.toml" 2>/dev/null || true
-  for ((i = 0; i < nodes; i++)); do ip netns del "${tag}n$i" 2>/dev/null || true; done
-  ip netns del "${tag}p" 2>/dev/null || true
-  ip netns del "${tag}s" 2>/dev/null || true
+  "$repo/tools/testbed.sh" down --name "$tag"
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
-
-burst=$((rate * 50)); two=$((2 * (mtu + 14))); ((burst > two)) || burst=$two
-shape() { tc -n "$1" qdisc replace dev "$2" root tbf rate "${rate}mbit" burst "$burst" latency 5ms; }
-make_ns() {
-  ip netns add "$1"
-  ip netns exec "$1" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1
-}
+"$repo/tools/testbed.sh" up "$nodes" --rate "$rate" --mtu "$mtu" --name "$tag" >/dev/null
 sw=${tag}s
-make_ns "$sw"
-ip -n "$sw" link add br0 type bridge
-ip -n "$sw" link set br0 mtu "$mtu" up
-# link NS IF SWITCH_PORT MAC: a shaped veth from NS to the bridge
-link() {
-  ip -n "$1" link add "$2" address "$4" mtu "$mtu" type veth peer name "$3" netns "$sw"
-  ip -n "$sw" link set "$3" mtu "$mtu" master br0 up
-  ip -n "$1" link set "$2" up
-  shape "$1" "$2"
-  shape "$sw" "$3"
-}
-mac() { printf '02:00:00:%02x:%02x:%02x' "$1" $(($2 >> 8)) $(($2 & 255)); }
-for ((i = 0; i < nodes; i++)); do
-  make_ns "${tag}n$i"
-  link "${tag}n$i" v0 "b$i" "$(mac 1 "$i")"
-done
-make_ns "${tag}p"
-link "${tag}p" p0 bp0 "$(mac 2 0)"
-link "${tag}p" p1 bp1 "$(mac 2 1)"
+burst=$((rate * 50)); two=$((2 * (mtu + 14))); ((burst > two)) || burst=$two
 
 # Line rate: raw frames of lanecast's size through both tbf (segment = MTU - 72).
 frame=$((mtu + 14))

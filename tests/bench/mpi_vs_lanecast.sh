@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# lanecast beside Open MPI on the same shaped links, in the same run.
+#
+# The testbed of tools/testbed.sh (N namespaces, one veth each to a Linux
+# bridge, tbf both ways). Open MPI 4.1's MPI_Bcast over TCP, one rank per
+# namespace (tests/bench/mpi_bcast.c, timed as osu_bcast), with its default
+# decision, each forced algorithm (coll_tuned_bcast_algorithm 1..9) and the
+# pipeline (3) with 4K, 8K and 64K segments; then lanecast, one member
+# process per namespace (bench --config, osu_bcast-style too). One table:
+# per size, the line rate, Open MPI's default, Open MPI's best (and which),
+# lanecast's best (and which), and the ratios.
+#
+# usage: tests/bench/mpi_vs_lanecast.sh [--nodes N] [--rate MBIT] [--mtu M]
+#          [--sizes LIST] [--iters K] [--warmup W] [--algos LIST] [--lanecast PATH]
+# Needs root, iproute2, openmpi-bin and libopenmpi-dev (mpicc).
+set -euo pipefail
+
+nodes=8 rate=200 mtu=1500 sizes=2,64K,256K,1M,8M iters=5 warmup=2 algos=chain,bintree
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+lanecast=$repo/build/apps/lanecast
+while (($#)); do
+  case $1 in
+    --nodes) nodes=$2; shift ;;
+    --rate) rate=$2; shift ;;
+    --mtu) mtu=$2; shift ;;
+    --sizes) sizes=$2; shift ;;
+    --iters) iters=$2; shift ;;
+    --warmup) warmup=$2; shift ;;
+    --algos) algos=$2; shift ;;
+    --lanecast) lanecast=$2; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "mpi_vs_lanecast: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+probe=$(dirname "$lanecast")/../tests/bench/link_probe
+for t in mpirun mpicc; do command -v $t >/dev/null || { echo "mpi_vs_lanecast: needs $t (apt-get install openmpi-bin libopenmpi-dev)" >&2; exit 2; }; done
+[[ -x $lanecast && -x $probe ]] || { echo "mpi_vs_lanecast: build lanecast and tests/bench/link_probe first" >&2; exit 2; }
+
+tag=lcmv$(($$ % 100000))
+work=$(mktemp -d)
+cleanup() {
+  pkill -9 -f -- "$work/" 2>/dev/null || true
+  "$repo/tools/testbed.sh" down --name "$tag"
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+"$repo/tools/testbed.sh" up "$nodes" --rate "$rate" --mtu "$mtu" --name "$tag"
+mpicc -O2 -o "$work/mpi_bcast" "$repo/tests/bench/mpi_bcast.c"
+
+bytes() {  # 64K -> 65536
+  awk -v s="$1" 'BEGIN { m = 1; u = toupper(substr(s, length(s)));
+    if (u == "K") m = 1024; else if (u == "M") m = 1048576; if (m > 1) s = substr(s, 1, length(s) - 1);
+    printf "%d", s * m }'
+}
+size_list=()
+for s in ${sizes//,/ }; do size_list+=("$(bytes "$s")"); done
+
+frame=$((mtu + 14))
+out=$(timeout 30 ip netns exec "${tag}p" "$probe" --tx p0 --rx p1 --frame "$frame" --seconds 2 --warmup 0.5)
+line=$(tr ' ' '\n' <<<"$out" | awk -F= '$1 == "payload_MBps" { print $2 }')
+echo "# line rate (link_probe p0->p1, $frame-byte frames): $line MB/s payload"
+
+# Open MPI: rank I in namespace I; mpirun itself in namespace 0.
+mpi() {  # LABEL [--mca k v ...]
+  local label=$1 i app=()
+  shift
+  for ((i = 0; i < nodes; i++)); do
+    ((i)) && app+=(:)
+    app+=(-np 1 ip netns exec "${tag}n$i" "$work/mpi_bcast" "$iters" "$warmup" "${size_list[@]}")
+  done
+  PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include=v0 \
+    timeout 1200 ip netns exec "${tag}n0" mpirun --allow-run-as-root --oversubscribe --bind-to none \
+    -x PMIX_MCA_ptl_tcp_remote_connections -x PMIX_MCA_ptl_tcp_if_include \
+    --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include 10.78.0.0/24 --mca oob_tcp_if_include v0 \
+    --mca mpi_yield_when_idle 1 "$@" "${app[@]}" 2>"$work/mpi.err" |
+    awk -v l="$label" '/^mpi / { for (k = 2; k <= NF; k++) { split($k, kv, "="); v[kv[1]] = kv[2] }
+                                 print l, v["size"], v["avg_us"], v["MBps"], v["verified"] }' >>"$work/rows" ||
+    echo "# Open MPI $label failed: $(head -3 "$work/mpi.err")"
+}
+echo "# Open MPI $(mpirun --version 2>/dev/null | head -1 | awk '{ print $NF }'): default, algorithms 1-9, pipeline segments"
+mpi ompi:default
+names=(x basic_linear chain pipeline split_binary_tree binary_tree binomial knomial scatter_allgather scatter_allgather_ring)
+for a in 1 2 3 4 5 6 7 8 9; do
+  mpi "ompi:${names[a]}" --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_bcast_algorithm "$a"
+done
+for seg in 4096 8192 65536; do
+  mpi "ompi:pipeline/$((seg / 1024))K" --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_bcast_algorithm 3 \
+    --mca coll_tuned_bcast_algorithm_segmentsize "$seg"
+done
+
+# lanecast: one member process per namespace, the same sizes.
+max=0
+for s in "${size_list[@]}"; do ((s > max)) && max=$s; done
+{
+  printf '[group]\nname = "mpi-side-by-side"\nid = 44\nbootstrap = "discovery"\nbootstrap_timeout_ms = 30000\n'
+  printf 'max_message = %d\nport_rate_mbit = %s\nport_overhead = 0\n' "$max" "$rate"
+  for ((i = 0; i < nodes; i++)); do
+    printf '\n[[member]]\nrank = %d\nlanes = ["net_af_packet0,iface=v0,qdisc_bypass=0"]\n' "$i"
+  done
+} >"$work/group.toml"
+pids=()
+for ((i = 0; i < nodes; i++)); do
+  timeout 1200 ip netns exec "${tag}n$i" "$lanecast" bench --config "$work/group.toml" --rank "$i" \
+    --algo "$algos" --sizes "$sizes" --iters "$iters" --warmup "$warmup" --yield-when-idle >"$work/lc$i.out" 2>&1 &
+  pids+=($!)
+done
+for ((i = 0; i < nodes; i++)); do wait "${pids[i]}" || echo "# lanecast rank $i failed: $(tail -2 "$work/lc$i.out")"; done
+awk -v sz="${size_list[*]}" 'BEGIN { n = split(sz, s, " ") }
+  /^[a-z_]+ +[0-9.]+[KMG]? +[0-9]+ / { k = ++seen[$1]; print "lanecast:" $1, s[k], $4, $6, $8 }' \
+  "$work/lc0.out" >>"$work/rows"
+
+echo
+echo "# every run, MB/s (2 B: microseconds)"
+sort -k2,2n -k1,1 "$work/rows" | awk '{ printf "%-28s %10s %12s us %9s MB/s %s\n", $1, $2, $3, $4, $5 }'
+echo
+echo "# per size: MB/s and x_line (2 B: us); best = fastest verified run of its kind"
+printf "%10s %9s | %-22s | %-34s | %-28s | %8s %8s\n" size line "ompi default" "ompi best" "lanecast best" "lc/best" "lc/dflt"
+awk -v line="$line" '
+  $5 != "yes" { next }
+  { k = ($1 ~ /^lanecast/) ? "lc" : "ompi"; t = $3 + 0; size[$2] = 1
+    if ($1 == "ompi:default") dflt[$2] = t
+    if (!(($2, k) in best) || t < best[$2, k]) { best[$2, k] = t; who[$2, k] = $1 } }
+  END {
+    for (s in size) order[++n] = s + 0
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (order[j] < order[i]) { t = order[i]; order[i] = order[j]; order[j] = t }
+    for (i = 1; i <= n; i++) {
+      s = order[i]; d = dflt[s]; b = best[s, "ompi"]; l = best[s, "lc"]
+      if (s <= 64) {
+        printf "%10d %9s | %14.1f us      | %14.1f us %-16s | %14.1f us %-10s | %8.2f %8.2f\n", s, "-", d, b, who[s, "ompi"], l, who[s, "lc"], b / l, d / l
+      } else {
+        printf "%10d %9.2f | %7.2f MB/s %5.3f | %7.2f MB/s %5.3f %-14s | %7.2f MB/s %5.3f %-8s | %8.2f %8.2f\n", s, line,
+               s / d, s / d / line, s / b, s / b / line, who[s, "ompi"], s / l, s / l / line, who[s, "lc"], b / l, d / l
+      }
+    }
+  }' "$work/rows"
