@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "drivers/dpdk/dpdk_port.h"
+#include "drivers/lanes/port_per_lane.h"
 #include "engine/bootstrap/static_bootstrap.h"
 #include "engine/clock.h"
 #include "engine/bootstrap/wire_discovery.h"
@@ -28,9 +29,7 @@ void validate(const GroupSpec& s, Rank me) {
     throw bad("rank " + std::to_string(me) + " is not a member (ranks 0.." + std::to_string(s.members.size() - 1) + ")");
   for (size_t r = 0; r < s.members.size(); ++r)
     if (s.members[r].rank != r) throw bad("members must be listed by rank 0..n-1");
-  if (s.lanes != 1)
-    throw bad("lanes = " + std::to_string(s.lanes) +
-              ": a member in its own process has one lane for now (two ports per member come with multilane over processes)");
+  if (s.lanes == 0 || s.lanes > 4) throw bad("lanes must be 1..4");
   if (s.members[me].lanes.size() != s.lanes)
     throw bad("rank " + std::to_string(me) + " names " + std::to_string(s.members[me].lanes.size()) +
               " ports for " + std::to_string(s.lanes) + " lane(s)");
@@ -50,7 +49,7 @@ void validate(const GroupSpec& s, Rank me) {
 struct Group::Impl {
   engine::PoolPtr payload_pool;
   engine::PoolPtr header_pool;
-  std::unique_ptr<drivers::DpdkPort> port;
+  std::unique_ptr<drivers::Port> port;  // one DPDK port, or one per lane (PortPerLane)
   engine::bootstrap::EndpointTable table;
   std::unique_ptr<engine::Node> node;
   engine::Poller* poller = nullptr;
@@ -69,7 +68,10 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   const std::vector<std::string>& my_ports = spec.members[me].lanes;
 
   im.segment = engine::segment_for(spec.segment_bytes, my_ports);
-  const engine::PoolPlan pp = engine::plan_pools(spec.max_message_bytes, im.segment, n, 1, my_ports);
+  // Each port receives into buffers of its own: size the pools as for one
+  // member per port.
+  const engine::PoolPlan pp =
+      engine::plan_pools(spec.max_message_bytes, im.segment, n, static_cast<uint32_t>(my_ports.size()), my_ports);
   // Pool names are per process; one engine may join several groups.
   const std::string tag = "j" + std::to_string(next_group_id_++);
   im.payload_pool = engine::make_pool(tag + "_payload", pp.payload_count, pp.payload_room);
@@ -78,8 +80,16 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   drivers::DpdkPortOptions po;
   po.max_frame_bytes = pp.max_frame;
   po.rx_pool = im.payload_pool.get();
-  po.lanes = spec.lanes;
-  im.port = drivers::DpdkPort::open(my_ports[0], po);
+  if (spec.lanes == 1) {
+    po.lanes = 1;
+    im.port = drivers::DpdkPort::open(my_ports[0], po);
+  } else {
+    // A port per lane (two NICs on two switches), sharing one address.
+    std::vector<std::unique_ptr<drivers::Port>> lanes;
+    po.lanes = 1;
+    for (const std::string& devargs : my_ports) lanes.push_back(drivers::DpdkPort::open(devargs, po));
+    im.port = std::make_unique<drivers::PortPerLane>(std::move(lanes));
+  }
 
   engine::bootstrap::Endpoint mine;
   mine.rank = me;
@@ -95,6 +105,14 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
                              ": the pmix bootstrap is not built yet (use static or discovery)");
   }
   im.table = boot->exchange(mine);
+  // The engine addresses a peer by one address on every lane.
+  for (const auto& e : im.table.members)
+    for (const drivers::PeerAddress& a : e.lanes)
+      if (!(a == e.lanes.at(0)))
+        throw std::runtime_error((spec.source.empty() ? spec.name : spec.source) + ": rank " + std::to_string(e.rank) +
+                                 "'s lanes have different addresses (" + engine::bootstrap::format_address(a) + ", " +
+                                 engine::bootstrap::format_address(e.lanes[0]) +
+                                 "): give a member's ports one MAC, each port on its own switch");
 
   std::vector<drivers::PeerAddress> addrs;
   for (const auto& e : im.table.members) addrs.push_back(e.lanes.at(0));

@@ -3,15 +3,18 @@
 # N hosts on one switch looks like to lanecast and to MPI:
 #
 #   NAMEn0..NAMEn(N-1)  one veth v0 each (MAC 02:00:00:01:hh:ll, IPv4
-#                       10.78.0.(I+1)/24 for TCP programs such as MPI)
-#   NAMEs               the switch: br0 with b0..b(N-1), bp0, bp1
+#                       10.78.0.(I+1)/24 for TCP programs such as MPI); with
+#                       --lanes 2 also w0, the same MAC, on a second switch
+#                       (two NICs on two switches)
+#   NAMEs               the switches: br0 with b0..b(N-1), bp0, bp1; br1 with
+#                       c0..c(N-1) for lane 1
 #   NAMEp               a probe pair p0, p1 on the same bridge (line rate)
 #
 # tbf on both directions of every link (the node's uplink on vI, the switch's
 # downlink on bI): rate R, burst max(400 us of R, two frames), queue 5 ms;
 # MTU M; IPv6 off.
 #
-# usage: tools/testbed.sh up N [--rate MBIT] [--mtu M] [--name NAME]
+# usage: tools/testbed.sh up N [--lanes 1|2] [--rate MBIT] [--mtu M] [--name NAME]
 #        tools/testbed.sh down [--name NAME]
 #        tools/testbed.sh status [--name NAME]
 # Default NAME: lctb. Needs root and iproute2. `up` removes what it built if
@@ -20,7 +23,7 @@ set -euo pipefail
 
 cmd=${1:-}
 shift || true
-nodes=0 rate=200 mtu=1500 name=lctb
+nodes=0 rate=200 mtu=1500 name=lctb lanes=1
 if [[ $cmd == up ]]; then
   nodes=${1:?usage: testbed.sh up N [--rate MBIT] [--mtu M] [--name NAME]}
   shift
@@ -28,6 +31,7 @@ fi
 while (($#)); do
   case $1 in
     --rate) rate=$2; shift ;;
+    --lanes) lanes=$2; shift ;;
     --mtu) mtu=$2; shift ;;
     --name) name=$2; shift ;;
     *) echo "testbed: unknown option $1" >&2; exit 2 ;;
@@ -59,6 +63,7 @@ case $cmd in
 esac
 
 [[ $nodes =~ ^[0-9]+$ ]] && ((nodes >= 2 && nodes <= 250)) || { echo "testbed: N must be 2..250" >&2; exit 2; }
+[[ $lanes == 1 || $lanes == 2 ]] || { echo "testbed: --lanes must be 1 or 2" >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] || { echo "testbed: needs root" >&2; exit 2; }
 if ip netns list | grep -qE "^${name}s\b"; then
   echo "testbed: $name is up already (tools/testbed.sh down --name $name)" >&2
@@ -78,9 +83,13 @@ sw=${name}s
 make_ns "$sw"
 ip -n "$sw" link add br0 type bridge
 ip -n "$sw" link set br0 mtu "$mtu" up
-link() {  # NS IF SWITCH_PORT MAC
+if ((lanes == 2)); then
+  ip -n "$sw" link add br1 type bridge
+  ip -n "$sw" link set br1 mtu "$mtu" up
+fi
+link() {  # NS IF SWITCH_PORT MAC [BRIDGE]
   ip -n "$1" link add "$2" address "$4" mtu "$mtu" type veth peer name "$3" netns "$sw"
-  ip -n "$sw" link set "$3" mtu "$mtu" master br0 up
+  ip -n "$sw" link set "$3" mtu "$mtu" master "${5:-br0}" up
   ip -n "$1" link set "$2" up
   shape "$1" "$2"
   shape "$sw" "$3"
@@ -90,10 +99,11 @@ for ((i = 0; i < nodes; i++)); do
   make_ns "${name}n$i"
   link "${name}n$i" v0 "b$i" "$(mac 1 "$i")"
   ip -n "${name}n$i" addr add "10.78.0.$((i + 1))/24" dev v0
+  ((lanes == 2)) && link "${name}n$i" w0 "c$i" "$(mac 1 "$i")" br1
 done
 make_ns "${name}p"
 link "${name}p" p0 bp0 "$(mac 2 0)"
 link "${name}p" p1 bp1 "$(mac 2 1)"
 trap - ERR INT TERM
-echo "testbed $name: $nodes nodes (${name}n0..${name}n$((nodes - 1)), v0, 10.78.0.1-$nodes), switch ${name}s, probe ${name}p;" \
+echo "testbed $name: $nodes nodes (${name}n0..${name}n$((nodes - 1)), v0$( ((lanes == 2)) && echo " and w0 on a second switch"), 10.78.0.1-$nodes), switch ${name}s, probe ${name}p;" \
      "tbf $rate Mbit/s burst $burst B latency 5 ms both ways; MTU $mtu"

@@ -9,13 +9,13 @@
 # table is printed with x_line = MB/s over the measured line rate, and the tc
 # counters (drops) summed over all links. Everything is removed on any exit.
 #
-# usage: tests/bench/process_testbed.sh [--nodes N] [--rate MBIT] [--mtu M]
+# usage: tests/bench/process_testbed.sh [--nodes N] [--lanes 1|2] [--rate MBIT] [--mtu M]
 #          [--algos LIST] [--sizes LIST] [--iters K] [--warmup W]
 #          [--lanecast PATH] [-- extra bench args]
 # Needs root and iproute2; link_probe from lanecast's build (tests/bench).
 set -euo pipefail
 
-nodes=8 rate=200 mtu=1500 algos=chain sizes=64K,1M,8M iters=5 warmup=1
+nodes=8 rate=200 mtu=1500 algos=chain sizes=64K,1M,8M iters=5 warmup=1 lanes=1
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 lanecast=$repo/build/apps/lanecast
 extra=()
@@ -23,6 +23,7 @@ while (($#)); do
   case $1 in
     --nodes) nodes=$2; shift ;;
     --rate) rate=$2; shift ;;
+    --lanes) lanes=$2; shift ;;
     --mtu) mtu=$2; shift ;;
     --algos) algos=$2; shift ;;
     --sizes) sizes=$2; shift ;;
@@ -49,7 +50,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
-"$repo/tools/testbed.sh" up "$nodes" --rate "$rate" --mtu "$mtu" --name "$tag" >/dev/null
+"$repo/tools/testbed.sh" up "$nodes" --lanes "$lanes" --rate "$rate" --mtu "$mtu" --name "$tag" >/dev/null
 sw=${tag}s
 burst=$((rate * 50)); two=$((2 * (mtu + 14))); ((burst > two)) || burst=$two
 
@@ -57,7 +58,7 @@ burst=$((rate * 50)); two=$((2 * (mtu + 14))); ((burst > two)) || burst=$two
 frame=$((mtu + 14))
 out=$(timeout 30 ip netns exec "${tag}p" "$probe" --tx p0 --rx p1 --frame "$frame" --seconds 2 --warmup 0.5)
 line=$(tr ' ' '\n' <<<"$out" | awk -F= '$1 == "payload_MBps" { print $2 }')
-echo "# process testbed: $nodes member processes, tbf $rate Mbit/s burst $burst B latency 5 ms both ways, MTU $mtu"
+echo "# process testbed: $nodes member processes, $lanes lane(s) (a switch each), tbf $rate Mbit/s burst $burst B latency 5 ms both ways, MTU $mtu"
 echo "# line rate (link_probe p0->p1, $frame-byte frames): $line MB/s payload"
 
 # af_packet ring frames must hold the MTU (see shaped_testbed.sh).
@@ -81,8 +82,11 @@ max=$(tr ',' '\n' <<<"$sizes" | awk '{ s = $1; m = 1; u = toupper(substr(s, leng
   echo "max_message = $max"
   echo "port_rate_mbit = $rate"
   echo "port_overhead = 0"
+  echo "lanes = $lanes"
   for ((i = 0; i < nodes; i++)); do
-    printf '\n[[member]]\nrank = %d\nlanes = ["net_af_packet0,iface=v0,qdisc_bypass=0%s"]\n' "$i" "$ring"
+    printf '\n[[member]]\nrank = %d\nlanes = ["net_af_packet0,iface=v0,qdisc_bypass=0%s"' "$i" "$ring"
+    ((lanes == 2)) && printf ', "net_af_packet1,iface=w0,qdisc_bypass=0%s"' "$ring"
+    printf ']\n'
   done
 } >"$work/group.toml"
 

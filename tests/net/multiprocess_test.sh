@@ -169,6 +169,34 @@ if ((nodes >= 3)); then
     status=1
   fi
 fi
+# Two lanes: each member's second port (w0, the same MAC) on a second bridge;
+# `auto` picks multilane for two lanes, and every byte must still arrive.
+ip -n "${tag}s" link add br1 type bridge
+ip -n "${tag}s" link set br1 up
+for ((i = 0; i < nodes; i++)); do
+  ip -n "${tag}n$i" link add w0 address "$(mac "$i")" type veth peer name "c$i" netns "${tag}s"
+  ip -n "${tag}s" link set "c$i" master br1 up
+  ip -n "${tag}n$i" link set w0 up
+done
+sed 's/^\[group\]$/[group]\nlanes = 2/; s/^lanes = \["net_af_packet0,iface=v0,qdisc_bypass=0"\]$/lanes = ["net_af_packet0,iface=v0,qdisc_bypass=0", "net_af_packet1,iface=w0,qdisc_bypass=0"]/' \
+  "$work/discovery.toml" >"$work/two.toml"
+pids=()
+for ((i = 0; i < nodes; i++)); do
+  timeout 120 ip netns exec "${tag}n$i" "$bin" run --config "$work/two.toml" --rank "$i" --yield-when-idle \
+    --sizes 1,64K,1M,4M --iters 2 >"$work/two.$i.out" 2>&1 &
+  pids+=($!)
+done
+for ((i = 0; i < nodes; i++)); do
+  wait "${pids[i]}"
+  rc=$?
+  sed "s/^/[two lanes rank $i] /" "$work/two.$i.out"
+  if [[ $rc -ne 0 || $(grep -c " yes$" "$work/two.$i.out") -ne 4 ]]; then
+    echo "FAIL: two lanes, rank $i (exit $rc)"
+    status=1
+  fi
+done
+pids=()
+
 # Two processes started with the same rank: refused by name (whichever hears
 # the other first), and nobody hangs or forms a group.
 sed 's/^bootstrap_timeout_ms = .*/bootstrap_timeout_ms = 5000/' "$work/discovery.toml" >"$work/dup.toml"

@@ -1,0 +1,60 @@
+// One port per lane: a member with two NICs (two switches) is one Port whose
+// lane k is NIC k. Every NIC of a member carries the same link address (on
+// separate switches there is no clash), so a peer has one address for all its
+// lanes and the engine writes one link header whatever the lane.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "drivers/port.h"
+
+namespace lanecast::drivers {
+
+class PortPerLane final : public Port {
+ public:
+  // Throws std::invalid_argument unless the ports share one address and
+  // carry one lane each.
+  explicit PortPerLane(std::vector<std::unique_ptr<Port>> lanes);
+
+  uint16_t rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) override {
+    return lanes_[lane]->rx_burst(0, frames, max);
+  }
+  uint16_t tx_burst(uint16_t lane, rte_mbuf** frames, uint16_t count) override {
+    return lanes_[lane]->tx_burst(0, frames, count);
+  }
+  uint16_t lanes() const override { return static_cast<uint16_t>(lanes_.size()); }
+  uint32_t max_frame_bytes() const override { return max_frame_; }
+  PeerAddress address() const override { return lanes_[0]->address(); }
+  std::string name() const override { return name_; }
+  PortCaps caps() const override { return caps_; }
+  PortStats stats() const override;
+  uint16_t link_header_bytes() const override { return lanes_[0]->link_header_bytes(); }
+  void write_link_header(uint8_t* at, const PeerAddress& dst) const override {
+    lanes_[0]->write_link_header(at, dst);
+  }
+  bool accepts(const uint8_t* h) const override { return lanes_[0]->accepts(h); }
+  bool is_from(const uint8_t* h, const PeerAddress& p) const override { return lanes_[0]->is_from(h, p); }
+  PeerAddress source_of(const uint8_t* h) const override { return lanes_[0]->source_of(h); }
+  void attach_waker(Waker* w) override {
+    for (auto& p : lanes_) p->attach_waker(w);
+  }
+  void detach_waker() override {
+    for (auto& p : lanes_) p->detach_waker();
+  }
+  void arm_wakeup() override {
+    for (auto& p : lanes_) p->arm_wakeup();
+  }
+  void disarm_wakeup() override {
+    for (auto& p : lanes_) p->disarm_wakeup();
+  }
+
+ private:
+  std::vector<std::unique_ptr<Port>> lanes_;
+  uint32_t max_frame_ = 0;
+  std::string name_;
+  PortCaps caps_;
+};
+
+}  // namespace lanecast::drivers
