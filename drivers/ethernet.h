@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <string_view>
 
 #include "drivers/port.h"
 
@@ -32,6 +34,25 @@ inline bool to_ether(const PeerAddress& a, rte_ether_addr* out) {
   if (a.len != RTE_ETHER_ADDR_LEN) return false;
   std::memcpy(out->addr_bytes, a.bytes, RTE_ETHER_ADDR_LEN);
   return true;
+}
+
+// "02:00:00:00:00:01" -> its address; nullopt unless exactly six pairs of hex
+// digits joined by ':'.
+inline std::optional<PeerAddress> parse_mac(std::string_view text) {
+  if (text.size() != 17) return std::nullopt;
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  uint8_t mac[6];
+  for (size_t i = 0; i < 6; ++i) {
+    const int hi = hex(text[3 * i]), lo = hex(text[3 * i + 1]);
+    if (hi < 0 || lo < 0 || (i < 5 && text[3 * i + 2] != ':')) return std::nullopt;
+    mac[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  return to_peer(mac);
 }
 
 inline constexpr uint8_t kBroadcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};

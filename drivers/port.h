@@ -28,6 +28,9 @@ struct PeerAddress {
   }
 };
 
+// "02:00:00:00:00:01" (hex bytes joined by ':'), "-" when empty: for messages.
+std::string format_address(const PeerAddress& a);
+
 // What a port can do, read once at set-up. The engine adapts to each answer
 // visibly (a counter, a line in `bench`), never silently.
 struct PortCaps {

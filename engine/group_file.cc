@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "drivers/ethernet.h"
 #include "engine/group_spec.h"
 
 namespace lanecast {
@@ -100,24 +101,6 @@ std::optional<uint64_t> parse_size(std::string_view text) {
   else if (suffix == "G") shift = 30;
   else return std::nullopt;
   return std::min(value << shift, kMaxMessage + 1);
-}
-
-// "02:00:00:00:00:01" -> its six bytes; nullopt if malformed.
-std::optional<std::array<uint8_t, 6>> parse_mac(std::string_view text) {
-  std::array<uint8_t, 6> mac{};
-  if (text.size() != 17) return std::nullopt;
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  for (size_t i = 0; i < 6; ++i) {
-    const int hi = hex(text[3 * i]), lo = hex(text[3 * i + 1]);
-    if (hi < 0 || lo < 0 || (i < 5 && text[3 * i + 2] != ':')) return std::nullopt;
-    mac[i] = static_cast<uint8_t>(hi << 4 | lo);
-  }
-  return mac;
 }
 
 // A member as read, with the nodes that later cross-checks point at.
@@ -364,12 +347,12 @@ class GroupFileReader {
       const std::string path = "member.macs[" + std::to_string(i) + "]";
       if (!n.is_string()) fail(n, path + " must be a string, not " + type_name(n));
       const std::string& text = n.as_string()->get();
-      const auto mac = parse_mac(text);
+      const auto mac = drivers::ethernet::parse_mac(text);
       if (!mac)
         fail(n, path + " " + in_quotes(text) + " is malformed; allowed xx:xx:xx:xx:xx:xx, hex digits");
-      if ((*mac)[0] & 1)
+      if (drivers::ethernet::is_group(mac->bytes))
         fail(n, path + " " + in_quotes(text) + " is a multicast address; allowed: a unicast one (first byte even)");
-      if (*mac == std::array<uint8_t, 6>{})
+      if (std::all_of(mac->bytes, mac->bytes + mac->len, [](uint8_t b) { return b == 0; }))
         fail(n, path + " " + in_quotes(text) + " is all zeros; allowed: a unicast address");
       m.spec.macs.push_back(text);
       m.macs.push_back(&n);
@@ -413,13 +396,13 @@ class GroupFileReader {
   // The static bootstrap knows only the addresses the file gives, so it needs
   // all of them. Two ports with one address would take each other's frames.
   void check_macs(const std::vector<MemberRead>& members, const GroupSpec& spec) const {
-    std::vector<std::pair<std::array<uint8_t, 6>, const toml::node*>> seen;
+    std::vector<std::pair<drivers::PeerAddress, const toml::node*>> seen;
     for (const MemberRead& m : members) {
       if (spec.bootstrap == "static" && m.spec.macs.empty())
         fail(*m.table, "bootstrap \"static\" needs member.macs on every member, one address per lane (" +
                            std::to_string(spec.lanes) + ")");
       for (const toml::node* n : m.macs) {
-        const auto mac = *parse_mac(n->as_string()->get());
+        const drivers::PeerAddress mac = *drivers::ethernet::parse_mac(n->as_string()->get());
         for (const auto& [other, where] : seen)
           if (other == mac)
             fail(*n, "member.macs " + in_quotes(n->as_string()->get()) + " is duplicated (also on line " +

@@ -2,8 +2,6 @@
 
 #include <rte_errno.h>
 #include <rte_mbuf.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -12,6 +10,8 @@
 
 #include "drivers/dpdk/dpdk_port.h"
 #include "drivers/ethernet.h"
+#include "engine/bootstrap/endpoints.h"
+#include "engine/lanecast.h"
 #include "engine/wire.h"
 
 namespace lanecast::engine {
@@ -39,13 +39,8 @@ PoolPtr make_pool(const std::string& name, uint32_t count, uint32_t data_room) {
 // A process that starts again on the same links (a bench run after another)
 // must not take the last one's late frames for its own.
 uint32_t fresh_epoch() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  uint64_t x = uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec) + (uint64_t(getpid()) << 40);
-  x ^= x >> 33;  // a 64-bit mix (splitmix64's finalizer) spreads nearby times apart
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  const auto e = static_cast<uint32_t>(x);
+  const uint64_t x = bootstrap::fresh_incarnation();  // random per process start
+  const auto e = static_cast<uint32_t>(x ^ (x >> 32));
   return e != 0 ? e : 1;
 }
 
@@ -101,6 +96,10 @@ PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes
       std::min<uint64_t>(uint64_t{members_here} * 512 + uint64_t{nodes - members_here} * 64 + 16384, 1u << 22));
   pp.header_room = RTE_PKTMBUF_HEADROOM + 128;
   return pp;
+}
+
+PortCounters port_counters_of(const drivers::PortStats& s) {
+  return PortCounters{s.rx_frames, s.tx_frames, s.tx_full, s.rx_missed, s.rx_errors, s.tx_errors, s.rx_no_buffer};
 }
 
 uint64_t pool_bytes(const PoolPlan& pp) {

@@ -12,6 +12,11 @@
 #include <vector>
 
 #include "algos/auto/rules.h"
+#include "drivers/port.h"
+
+namespace lanecast {
+struct PortCounters;
+}
 
 namespace lanecast::engine {
 
@@ -43,5 +48,8 @@ struct PoolPlan {
 PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes, uint32_t members_here,
                     const std::vector<std::string>& ports);
 uint64_t pool_bytes(const PoolPlan& pp);
+
+// A port's own counters as the public API reports them.
+PortCounters port_counters_of(const drivers::PortStats& s);
 
 }  // namespace lanecast::engine

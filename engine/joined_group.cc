@@ -187,8 +187,7 @@ uint32_t Group::epoch() const { return impl_->table.epoch; }
 std::string Group::endpoints() const { return engine::bootstrap::describe(impl_->table); }
 
 PortCounters Group::port_counters() const {
-  const drivers::PortStats s = impl_->port->stats();
-  return PortCounters{s.rx_frames, s.tx_frames, s.tx_full, s.rx_missed, s.rx_errors, s.tx_errors, s.rx_no_buffer};
+  return engine::port_counters_of(impl_->port->stats());
 }
 
 GroupCaps Group::caps() const {

@@ -208,8 +208,7 @@ PortCounters LocalGroup::port_counters(Rank r) const {
   if (r >= members_.size()) throw std::out_of_range("no member " + std::to_string(r));
   const drivers::Port& p = impl_->fabric ? static_cast<const drivers::Port&>(impl_->fabric->port(r))
                                          : *impl_->own_ports[r];
-  const drivers::PortStats s = p.stats();
-  return PortCounters{s.rx_frames, s.tx_frames, s.tx_full, s.rx_missed, s.rx_errors, s.tx_errors, s.rx_no_buffer};
+  return engine::port_counters_of(p.stats());
 }
 
 FabricCounters LocalGroup::fabric_counters() const {

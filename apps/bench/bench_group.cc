@@ -21,22 +21,28 @@
 namespace lanecast::apps {
 namespace {
 
-// A barrier made of broadcasts: member r is the root of the r-th 1-byte
-// broadcast; all are posted in the same order, so a member that holds
-// broadcast j knows member j reached the barrier. Posted in chunks below the
-// 64 a member may have outstanding.
-void barrier(Group& g) {
-  static std::byte token[1];
+// One small broadcast rooted at each member in turn (member r roots the
+// r-th, with the bytes of buffer(r)), all posted in the same order on every
+// member, in chunks below the 64 a member may have outstanding.
+template <class Buffer>
+void one_from_each(Group& g, Buffer&& buffer, const char* what) {
   constexpr uint32_t kChunk = 32;
   for (uint32_t first = 0; first < g.size(); first += kChunk) {
     std::vector<Completion> done;
     for (uint32_t r = first; r < std::min(g.size(), first + kChunk); ++r)
-      done.push_back(g.broadcast(r, std::span(token, 1), "linear"));
+      done.push_back(g.broadcast(r, buffer(r), "linear"));
     for (auto& d : done) {
       const Status s = d.wait();
-      if (!s.ok()) throw std::runtime_error("barrier: " + s.message);
+      if (!s.ok()) throw std::runtime_error(std::string(what) + ": " + s.message);
     }
   }
+}
+
+// A barrier made of broadcasts: a member that holds member j's broadcast
+// knows member j reached the barrier.
+void barrier(Group& g) {
+  static std::byte token[1];
+  one_from_each(g, [](uint32_t) { return std::span(token, 1); }, "barrier");
 }
 
 // What each member measured for one (algorithm, size).
@@ -51,17 +57,8 @@ struct Figures {
 std::vector<Figures> exchange(Group& g, const Figures& mine) {
   std::vector<Figures> all(g.size());
   all[g.rank()] = mine;
-  std::vector<Completion> done;
-  for (uint32_t r = 0; r < g.size(); ++r) {
-    done.push_back(g.broadcast(r, std::span(reinterpret_cast<std::byte*>(&all[r]), sizeof(Figures)), "linear"));
-    if (done.size() == 32 || r + 1 == g.size()) {
-      for (auto& d : done) {
-        const Status s = d.wait();
-        if (!s.ok()) throw std::runtime_error("exchanging figures: " + s.message);
-      }
-      done.clear();
-    }
-  }
+  one_from_each(g, [&](uint32_t r) { return std::span(reinterpret_cast<std::byte*>(&all[r]), sizeof(Figures)); },
+                "exchanging figures");
   return all;
 }
 

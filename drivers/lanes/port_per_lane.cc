@@ -5,19 +5,6 @@
 
 namespace lanecast::drivers {
 
-namespace {
-std::string mac_text(const PeerAddress& a) {
-  std::string s;
-  static const char* hex = "0123456789abcdef";
-  for (uint8_t i = 0; i < a.len; ++i) {
-    if (i) s += ':';
-    s += hex[a.bytes[i] >> 4];
-    s += hex[a.bytes[i] & 15];
-  }
-  return s;
-}
-}  // namespace
-
 PortPerLane::PortPerLane(std::vector<std::unique_ptr<Port>> lanes) : lanes_(std::move(lanes)) {
   if (lanes_.empty()) throw std::invalid_argument("port per lane: no ports");
   max_frame_ = lanes_[0]->max_frame_bytes();
@@ -26,8 +13,8 @@ PortPerLane::PortPerLane(std::vector<std::unique_ptr<Port>> lanes) : lanes_(std:
     const Port& p = *lanes_[k];
     if (p.lanes() != 1) throw std::invalid_argument("port per lane: " + p.name() + " has more than one lane");
     if (!(p.address() == lanes_[0]->address()))
-      throw std::invalid_argument("port per lane: " + p.name() + " is " + mac_text(p.address()) + " but " +
-                                  lanes_[0]->name() + " is " + mac_text(lanes_[0]->address()) +
+      throw std::invalid_argument("port per lane: " + p.name() + " is " + format_address(p.address()) + " but " +
+                                  lanes_[0]->name() + " is " + format_address(lanes_[0]->address()) +
                                   ": a member's ports must share one address (each on its own switch)");
     max_frame_ = std::min(max_frame_, p.max_frame_bytes());
     const PortCaps c = p.caps();

@@ -37,33 +37,12 @@ bool same_addresses(const EndpointTable& a, const EndpointTable& b) {
   return true;
 }
 
-std::string format_address(const drivers::PeerAddress& a) {
-  std::string s;
-  char b[4];
-  for (uint8_t i = 0; i < a.len; ++i) {
-    std::snprintf(b, sizeof b, i ? ":%02x" : "%02x", a.bytes[i]);
-    s += b;
-  }
-  return s.empty() ? "-" : s;
-}
-
 std::string describe(const EndpointTable& t) {
   std::string s;
   for (const Endpoint& e : t.members)
     for (size_t l = 0; l < e.lanes.size(); ++l)
       s += "rank " + std::to_string(e.rank) + " lane " + std::to_string(l) + " " + format_address(e.lanes[l]) + "\n";
   return s;
-}
-
-bool parse_mac(const std::string& text, drivers::PeerAddress* out) {
-  unsigned v[6];
-  char tail;
-  if (text.size() != 17 ||
-      std::sscanf(text.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
-    return false;
-  out->len = 6;
-  for (int i = 0; i < 6; ++i) out->bytes[i] = static_cast<uint8_t>(v[i]);
-  return true;
 }
 
 uint64_t spec_digest(const GroupSpec& s) {

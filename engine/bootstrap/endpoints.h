@@ -28,9 +28,7 @@ struct EndpointTable {
 bool same_addresses(const EndpointTable& a, const EndpointTable& b);
 // "rank R lane L AA:BB:CC:DD:EE:FF" lines, for logs and `lanecast run --show-endpoints`.
 std::string describe(const EndpointTable& t);
-std::string format_address(const drivers::PeerAddress& a);
-// A MAC "02:00:00:00:00:01"; false if malformed.
-bool parse_mac(const std::string& text, drivers::PeerAddress* out);
+using drivers::format_address;
 
 // What every member of a group must agree on, hashed: hellos carry it, so a
 // member started with another group file is refused by name, not by

@@ -1,6 +1,9 @@
 #include "engine/bootstrap/static_bootstrap.h"
 
+#include <optional>
 #include <stdexcept>
+
+#include "drivers/ethernet.h"
 
 namespace lanecast::engine::bootstrap {
 namespace {
@@ -21,10 +24,9 @@ class StaticBootstrap final : public Bootstrap {
         throw std::runtime_error(where + ": rank " + std::to_string(m.rank) + " has " + std::to_string(m.macs.size()) +
                                  " addresses for " + std::to_string(spec_.lanes) + " lanes (static bootstrap)");
       for (const std::string& mac : m.macs) {
-        drivers::PeerAddress a;
-        if (!parse_mac(mac, &a))
-          throw std::runtime_error(where + ": rank " + std::to_string(m.rank) + ": bad address '" + mac + "'");
-        e.lanes.push_back(a);
+        const std::optional<drivers::PeerAddress> a = drivers::ethernet::parse_mac(mac);
+        if (!a) throw std::runtime_error(where + ": rank " + std::to_string(m.rank) + ": bad address '" + mac + "'");
+        e.lanes.push_back(*a);
       }
       t.members.push_back(e);
     }
