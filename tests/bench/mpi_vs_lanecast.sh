@@ -34,6 +34,8 @@ while (($#)); do
   shift
 done
 probe=$(dirname "$lanecast")/../tests/bench/link_probe
+# shellcheck source=tests/bench/member_group.sh
+source "$repo/tests/bench/member_group.sh"
 for t in mpirun mpicc; do command -v $t >/dev/null || { echo "mpi_vs_lanecast: needs $t (apt-get install openmpi-bin libopenmpi-dev)" >&2; exit 2; }; done
 [[ -x $lanecast && -x $probe ]] || { echo "mpi_vs_lanecast: build lanecast and tests/bench/link_probe first" >&2; exit 2; }
 
@@ -48,18 +50,11 @@ trap cleanup EXIT INT TERM
 "$repo/tools/testbed.sh" up "$nodes" --rate "$rate" --mtu "$mtu" --name "$tag"
 mpicc -O2 -o "$work/mpi_bcast" "$repo/tests/bench/mpi_bcast.c"
 
-bytes() {  # 64K -> 65536
-  awk -v s="$1" 'BEGIN { m = 1; u = toupper(substr(s, length(s)));
-    if (u == "K") m = 1024; else if (u == "M") m = 1048576; if (m > 1) s = substr(s, 1, length(s) - 1);
-    printf "%d", s * m }'
-}
 size_list=()
-for s in ${sizes//,/ }; do size_list+=("$(bytes "$s")"); done
+for s in ${sizes//,/ }; do size_list+=("$(size_bytes "$s")"); done
 
-frame=$((mtu + 14))
-out=$(timeout 30 ip netns exec "${tag}p" "$probe" --tx p0 --rx p1 --frame "$frame" --seconds 2 --warmup 0.5)
-line=$(tr ' ' '\n' <<<"$out" | awk -F= '$1 == "payload_MBps" { print $2 }')
-echo "# line rate (link_probe p0->p1, $frame-byte frames): $line MB/s payload"
+line=$(line_rate "$probe" "$tag" "$mtu")
+echo "# line rate (link_probe p0->p1, $((mtu + 14))-byte frames): $line MB/s payload"
 
 # Open MPI: rank I in namespace I; mpirun itself in namespace 0.
 mpi() {  # LABEL [--mca k v ...]
@@ -90,25 +85,12 @@ for seg in 4096 8192 65536; do
 done
 
 # lanecast: one member process per namespace, the same sizes.
-max=0
-for s in "${size_list[@]}"; do ((s > max)) && max=$s; done
-{
-  printf '[group]\nname = "mpi-side-by-side"\nid = 44\nbootstrap = "discovery"\nbootstrap_timeout_ms = 30000\n'
-  printf 'max_message = %d\nport_rate_mbit = %s\nport_overhead = 0\n' "$max" "$rate"
-  for ((i = 0; i < nodes; i++)); do
-    printf '\n[[member]]\nrank = %d\nlanes = ["net_af_packet0,iface=v0,qdisc_bypass=0"]\n' "$i"
-  done
-} >"$work/group.toml"
-pids=()
-for ((i = 0; i < nodes; i++)); do
-  timeout 1200 ip netns exec "${tag}n$i" "$lanecast" bench --config "$work/group.toml" --rank "$i" \
-    --algo "$algos" --sizes "$sizes" --iters "$iters" --warmup "$warmup" --yield-when-idle >"$work/lc$i.out" 2>&1 &
-  pids+=($!)
-done
-for ((i = 0; i < nodes; i++)); do wait "${pids[i]}" || echo "# lanecast rank $i failed: $(tail -2 "$work/lc$i.out")"; done
+write_member_group "$work/group.toml" mpi-side-by-side 44 "$nodes" 1 "$rate" "$mtu" "$(largest_size "$sizes")"
+run_members "$lanecast" "$tag" "$nodes" "$work/group.toml" "$work" \
+  --algo "$algos" --sizes "$sizes" --iters "$iters" --warmup "$warmup" || true
 awk -v sz="${size_list[*]}" 'BEGIN { n = split(sz, s, " ") }
   /^[a-z_]+ +[0-9.]+[KMG]? +[0-9]+ / { k = ++seen[$1]; print "lanecast:" $1, s[k], $4, $6, $8 }' \
-  "$work/lc0.out" >>"$work/rows"
+  "$work/rank0.out" >>"$work/rows"
 
 echo
 echo "# every run, MB/s (2 B: microseconds)"

@@ -5,7 +5,8 @@
 # R, two frames), queue 5 ms), MTU M, IPv6 off. Its probe pair (p0, p1), shaped
 # alike, measures the line rate in the same run (link_probe). Then every node runs
 #   lanecast bench --config GROUP --rank I --yield-when-idle
-# (discovery bootstrap, lanes paced to R), osu_bcast-style timing; rank 0's
+# (discovery bootstrap, lanes paced to R; tests/bench/member_group.sh),
+# osu_bcast-style timing; rank 0's
 # table is printed with x_line = MB/s over the measured line rate, and the tc
 # counters (drops) summed over all links. Everything is removed on any exit.
 #
@@ -37,14 +38,14 @@ while (($#)); do
   shift
 done
 probe=$(dirname "$lanecast")/../tests/bench/link_probe
+# shellcheck source=tests/bench/member_group.sh
+source "$repo/tests/bench/member_group.sh"
 [[ $(id -u) -eq 0 ]] || { echo "process_testbed: needs root" >&2; exit 2; }
 [[ -x $lanecast && -x $probe ]] || { echo "process_testbed: build lanecast and tests/bench/link_probe first" >&2; exit 2; }
 
 tag=lcpt$(($$ % 100000))
 work=$(mktemp -d)
-pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   pkill -9 -f -- "--config $work/group.toml" 2>/dev/null || true
   "$repo/tools/testbed.sh" down --name "$tag"
   rm -rf "$work"
@@ -54,58 +55,19 @@ trap cleanup EXIT INT TERM
 sw=${tag}s
 burst=$((rate * 50)); two=$((2 * (mtu + 14))); ((burst > two)) || burst=$two
 
-# Line rate: raw frames of lanecast's size through both tbf (segment = MTU - 72).
-frame=$((mtu + 14))
-out=$(timeout 30 ip netns exec "${tag}p" "$probe" --tx p0 --rx p1 --frame "$frame" --seconds 2 --warmup 0.5)
-line=$(tr ' ' '\n' <<<"$out" | awk -F= '$1 == "payload_MBps" { print $2 }')
+line=$(line_rate "$probe" "$tag" "$mtu")
 echo "# process testbed: $nodes member processes, $lanes lane(s) (a switch each), tbf $rate Mbit/s burst $burst B latency 5 ms both ways, MTU $mtu"
-echo "# line rate (link_probe p0->p1, $frame-byte frames): $line MB/s payload"
-
-# af_packet ring frames must hold the MTU (see shaped_testbed.sh).
-ring=""
-need=$((34 + mtu + 14))
-if ((need > 2048)); then
-  framesz=$(((need + 1023) / 1024 * 1024)); page=$(getconf PAGESIZE)
-  g=$framesz; b=$page; while ((b)); do t=$((g % b)); g=$b; b=$t; done
-  blocksz=$((framesz / g * page)); per=$((blocksz / framesz))
-  ring=",framesz=$framesz,blocksz=$blocksz,framecnt=$(((512 + per - 1) / per * per))"
-fi
-max=$(tr ',' '\n' <<<"$sizes" | awk '{ s = $1; m = 1; u = toupper(substr(s, length(s)));
-  if (u == "K") m = 1024; else if (u == "M") m = 1048576; if (m > 1) s = substr(s, 1, length(s) - 1);
-  v = s * m; if (v > x) x = v } END { printf "%d", x }')
-{
-  echo "[group]"
-  echo "name = \"process-testbed\""
-  echo "id = 33"
-  echo "bootstrap = \"discovery\""
-  echo "bootstrap_timeout_ms = 30000"
-  echo "max_message = $max"
-  echo "port_rate_mbit = $rate"
-  echo "port_overhead = 0"
-  echo "lanes = $lanes"
-  for ((i = 0; i < nodes; i++)); do
-    printf '\n[[member]]\nrank = %d\nlanes = ["net_af_packet0,iface=v0,qdisc_bypass=0%s"' "$i" "$ring"
-    ((lanes == 2)) && printf ', "net_af_packet1,iface=w0,qdisc_bypass=0%s"' "$ring"
-    printf ']\n'
-  done
-} >"$work/group.toml"
+echo "# line rate (link_probe p0->p1, $((mtu + 14))-byte frames): $line MB/s payload"
+write_member_group "$work/group.toml" process-testbed 33 "$nodes" "$lanes" "$rate" "$mtu" "$(largest_size "$sizes")"
 
 tc_drops() {
   { for ((i = 0; i < nodes; i++)); do tc -s -n "${tag}n$i" qdisc show dev v0; done
     tc -s -n "$sw" qdisc show; } | awk '/dropped/ { for (k = 1; k <= NF; k++) if ($k == "dropped") d += $(k + 1) } END { print d + 0 }'
 }
 drops0=$(tc_drops)
-for ((i = 0; i < nodes; i++)); do
-  timeout 1800 ip netns exec "${tag}n$i" "$lanecast" bench --config "$work/group.toml" --rank "$i" \
-    --algo "$algos" --sizes "$sizes" --iters "$iters" --warmup "$warmup" --yield-when-idle "${extra[@]}" \
-    >"$work/rank$i.out" 2>&1 &
-  pids+=($!)
-done
 status=0
-for ((i = 0; i < nodes; i++)); do
-  wait "${pids[i]}" || { status=1; echo "# rank $i failed:"; sed 's/^/#   /' "$work/rank$i.out"; }
-done
-pids=()
+run_members "$lanecast" "$tag" "$nodes" "$work/group.toml" "$work" \
+  --algo "$algos" --sizes "$sizes" --iters "$iters" --warmup "$warmup" "${extra[@]}" || status=1
 drops=$(($(tc_drops) - drops0))
 awk -v line="$line" '
   /^#/ { print; next }

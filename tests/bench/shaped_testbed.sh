@@ -54,6 +54,8 @@ readonly PREFIX=lctb
 readonly UDP_PORT=7777
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=tests/bench/member_group.sh
+source "$repo/tests/bench/member_group.sh"  # ring_devargs, size_bytes
 nodes=8 rate=200 mtu=1500 algos=chain sizes=8M iters=5 warmup=1 runs=3
 lanecast=$repo/build/apps/lanecast keep=0 links=1 udp=1
 extra=()
@@ -151,34 +153,11 @@ tbf_burst() {
   echo $((b > two ? b : two))
 }
 
-gcd() { local a=$1 b=$2 t; while ((b)); do t=$((a % b)); a=$b; b=$t; done; echo "$a"; }
-
-# The af_packet PMD's mmap rings. Its defaults (2048-byte frames, 512 of them)
-# hold 1514-byte frames; anything larger needs bigger ring frames. The rules
-# (DPDK 22.11 rte_eth_af_packet.c and the kernel's packet_set_ring):
-#   - rx: the kernel writes the frame at offset 34 of a ring frame (TPACKET2
-#     header 32, aligned for a 14-byte MAC header), so framesz >= 34 + frame;
-#   - tx: the PMD drops mbufs longer than framesz - 32;
-#   - framesz a multiple of 16, blocksz a multiple of the page size, and the
-#     PMD takes blocks = framecnt / (blocksz / framesz), so blocksz a multiple
-#     of framesz and framecnt a multiple of frames per block;
-#   - rx queue set-up fails unless framesz - 32 fits the mbuf's data room.
-ring_devargs() {
-  local need=$((34 + mtu + 14))
-  ((need <= 2048)) && return 0
-  local framesz=$(((need + 1023) / 1024 * 1024)) page
-  page=$(getconf PAGESIZE)
-  local blocksz=$((framesz / $(gcd "$framesz" "$page") * page))
-  local per_block=$((blocksz / framesz))
-  local framecnt=$(((512 + per_block - 1) / per_block * per_block))
-  echo ",framesz=$framesz,blocksz=$blocksz,framecnt=$framecnt"
-}
-
 # One af_packet port per member. qdisc_bypass=0 is essential: by default the
 # PMD sets PACKET_QDISC_BYPASS and its frames would skip the uplink's tbf.
 port_list() {
   local i ring out=""
-  ring=$(ring_devargs)
+  ring=$(ring_devargs "$mtu")
   for ((i = 0; i < nodes; i++)); do
     out+="net_af_packet$i,iface=v$i,qdisc_bypass=0$ring;"
   done
@@ -393,12 +372,6 @@ bench_timeout() {
   bytes=$(size_bytes "$1")
   awk -v b="$bytes" -v n="$nodes" -v r="$rate" -v k=$((iters + warmup)) \
     'BEGIN { printf "%d", 120 + 4 * k * b * 1.1 * n * 8 / (r * 1e6) }'
-}
-
-size_bytes() {
-  awk -v s="$1" 'BEGIN { m = 1; u = toupper(substr(s, length(s)));
-    if (u == "K") m = 1024; else if (u == "M") m = 1048576; else if (u == "G") m = 1073741824;
-    if (m > 1) s = substr(s, 1, length(s) - 1); printf "%d", s * m }'
 }
 
 # Runs lanecast bench once (text mode: it prints --counters only there) and
