@@ -26,8 +26,8 @@
 //
 // Sites (grids): the trees are built per site and chained — a leaf of tree A
 // in site c feeds the root of tree A in site c + 1, likewise for B. The plan
-// carries no sites, so the site of every rank is an optional input here; the
-// registered `multilane` uses one site.
+// carries no sites, so the site of every rank is an optional input here
+// (algos::GroupShape in registry.h); without one, `multilane` uses one site.
 #pragma once
 
 #include <cstddef>

@@ -52,11 +52,11 @@ constexpr std::array kAlgos{
           static_cast<Factory>(&make_scatter_allgather), static_cast<ArenaFactory>(&make_scatter_allgather),
           [](uint32_t n, uint32_t m) { return scatter_allgather_arena_bytes(n, m); }},
     Entry{{Algo::Hypercube, "hypercube",
-           "dimension-ordered hypercube, store-and-forward (Figueira; rank order here)"},
+           "dimension-ordered hypercube, store-and-forward (Figueira; form order with a group shape)"},
           static_cast<Factory>(&make_hypercube), static_cast<ArenaFactory>(&make_hypercube),
           [](uint32_t n, uint32_t m) { return hypercube_arena_bytes(n, m); }},
     Entry{{Algo::Multilane, "multilane",
-           "two trees on two lanes, halves swapped at the leaves, chained across sites (one site here)"},
+           "two trees on two lanes, halves swapped at the leaves, chained across sites (a group shape's)"},
           static_cast<Factory>(&make_multilane), static_cast<ArenaFactory>(&make_multilane),
           [](uint32_t n, uint32_t m) { return multilane_arena_bytes(n, m); }},
     Entry{{Algo::McastChain, "mcast_chain",
@@ -103,6 +103,22 @@ MachinePtr make_machine(Algo algo, const Plan& plan, Rank me, MachineArena& aren
   return entry(algo).make_in(plan, me, arena);
 }
 
+std::unique_ptr<Machine> make_machine(Algo algo, const Plan& plan, Rank me, const GroupShape& shape) {
+  if (me >= plan.nodes()) throw std::invalid_argument("make_machine: rank is outside the group");
+  if (algo == Algo::Hypercube && !shape.hypercube_order.empty()) return make_hypercube(plan, me, shape.hypercube_order);
+  if (algo == Algo::Multilane && !shape.site_of_rank.empty()) return make_multilane(plan, me, shape.site_of_rank);
+  return entry(algo).make(plan, me);
+}
+
+MachinePtr make_machine(Algo algo, const Plan& plan, Rank me, MachineArena& arena, const GroupShape& shape) {
+  if (me >= plan.nodes()) throw std::invalid_argument("make_machine: rank is outside the group");
+  if (algo == Algo::Hypercube && !shape.hypercube_order.empty())
+    return make_hypercube(plan, me, shape.hypercube_order, arena);
+  if (algo == Algo::Multilane && !shape.site_of_rank.empty())
+    return make_multilane(plan, me, shape.site_of_rank, arena);
+  return entry(algo).make_in(plan, me, arena);
+}
+
 size_t machine_arena_bytes(Algo algo, uint32_t nodes, uint16_t lanes, uint32_t max_segments) {
   (void)lanes;  // no registered machine's size depends on it (see registry.h)
   return entry(algo).bytes(nodes, max_segments);
@@ -111,6 +127,13 @@ size_t machine_arena_bytes(Algo algo, uint32_t nodes, uint16_t lanes, uint32_t m
 size_t machine_arena_bytes(uint32_t nodes, uint16_t lanes, uint32_t max_segments) {
   size_t most = 0;
   for (const auto& e : kAlgos) most = std::max(most, machine_arena_bytes(e.info.id, nodes, lanes, max_segments));
+  return most;
+}
+
+size_t machine_arena_bytes(uint32_t nodes, uint16_t lanes, uint32_t max_segments, const GroupShape& shape) {
+  size_t most = machine_arena_bytes(nodes, lanes, max_segments);
+  if (!shape.hypercube_order.empty()) most = std::max(most, hypercube_arena_bytes(nodes, max_segments, true));
+  if (!shape.site_of_rank.empty()) most = std::max(most, multilane_arena_bytes(nodes, max_segments, true));
   return most;
 }
 

@@ -38,9 +38,23 @@ std::span<const AlgoInfo> algorithms();
 std::optional<Algo> algo_by_name(std::string_view name);
 const AlgoInfo& algo_info(Algo id);
 
+// What a group knows of its network beyond the plan, equal on every member
+// and fixed for the group's life (the plan carries no latencies): the
+// hypercube's node order (position -> rank, from form-hypercube over the
+// members' latencies; algos/topology/form_hypercube.h) and every rank's site
+// (multilane builds its trees per site and chains them; algos/multilane.h).
+// Empty spans: rank order, one site - the topology-blind versions. Other
+// algorithms ignore it.
+struct GroupShape {
+  std::span<const Rank> hypercube_order;
+  std::span<const uint32_t> site_of_rank;
+  bool empty() const { return hypercube_order.empty() && site_of_rank.empty(); }
+};
+
 // The machine for rank `me` in the broadcast described by `plan`, on the heap
 // (the model executor, the simulator, tests).
 std::unique_ptr<Machine> make_machine(Algo algo, const Plan& plan, Rank me);
+std::unique_ptr<Machine> make_machine(Algo algo, const Plan& plan, Rank me, const GroupShape& shape);
 
 // The same machine built in `arena` (algos/arena.h), for the engine's polling
 // core: the machine and everything it allocates come from the arena, nothing
@@ -49,6 +63,7 @@ std::unique_ptr<Machine> make_machine(Algo algo, const Plan& plan, Rank me);
 // std::logic_error while another machine lives in the arena, and
 // ArenaExhausted when the arena is smaller than machine_arena_bytes() asks.
 MachinePtr make_machine(Algo algo, const Plan& plan, Rank me, MachineArena& arena);
+MachinePtr make_machine(Algo algo, const Plan& plan, Rank me, MachineArena& arena, const GroupShape& shape);
 
 // An arena size that make_machine(algo, plan, me, arena) never exceeds, for
 // any root and rank of a group of `nodes` with `lanes` lanes and any message of
@@ -66,5 +81,8 @@ MachinePtr make_machine(Algo algo, const Plan& plan, Rank me, MachineArena& aren
 // max_segments / 8 bytes plus a constant of a few hundred bytes.
 size_t machine_arena_bytes(uint32_t nodes, uint16_t lanes, uint32_t max_segments);
 size_t machine_arena_bytes(Algo algo, uint32_t nodes, uint16_t lanes, uint32_t max_segments);
+// The same for machines made with a non-empty shape (an order's check bitmap,
+// a per-site layout built in the arena).
+size_t machine_arena_bytes(uint32_t nodes, uint16_t lanes, uint32_t max_segments, const GroupShape& shape);
 
 }  // namespace lanecast::algos

@@ -94,6 +94,11 @@ class Port {
     return PeerAddress{};
   }
 
+  // A port that holds received frames back (drivers/delay/) says when the
+  // next one is due, on the clock it was given (the engine's): its polling
+  // core must not sleep past that. UINT64_MAX: nothing held.
+  virtual uint64_t held_until_ns() const { return UINT64_MAX; }
+
   // Sleeping until arrival (caps().rx_wakeup). attach_waker() is called on the
   // control path with the waker of the core that polls this port;
   // arm_wakeup() just before that core sleeps and disarm_wakeup() when it woke.

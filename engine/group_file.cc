@@ -38,10 +38,10 @@ constexpr int64_t kMaxOverhead = 1024;
 constexpr uint64_t kMaxMessage = uint64_t{4} << 30;
 
 constexpr std::array<std::string_view, 2> kTopKeys = {"group", "member"};
-constexpr std::array<std::string_view, 14> kGroupKeys = {
+constexpr std::array<std::string_view, 16> kGroupKeys = {
     "name", "id", "epoch", "bootstrap", "bootstrap_timeout_ms", "lanes", "algo", "segment",
     "max_message", "window", "peer_timeout_ms", "port_rate_mbit", "port_overhead",
-    "site_latency_us"};
+    "site_latency_us", "use_sites", "emulate_latency"};
 constexpr std::array<std::string_view, 4> kMemberKeys = {"rank", "site", "lanes", "macs"};
 constexpr std::array<std::string_view, 3> kBootstraps = {"static", "discovery", "pmix"};
 
@@ -183,6 +183,13 @@ class GroupFileReader {
     return v;
   }
 
+  std::optional<bool> boolean(const toml::table& t, std::string_view key, const std::string& path) const {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) return std::nullopt;
+    if (!n->is_boolean()) fail(*n, path + " must be true or false, not " + type_name(*n));
+    return n->as_boolean()->get();
+  }
+
   std::optional<std::string> string(const toml::table& t, std::string_view key, const std::string& path) const {
     const toml::node* n = t.get(key);
     if (n == nullptr) return std::nullopt;
@@ -236,6 +243,10 @@ class GroupFileReader {
     if (auto v = integer(g, "port_overhead", "group.port_overhead", 0, kMaxOverhead))
       spec.port_overhead_bytes = static_cast<uint32_t>(*v);
     read_site_latency(g, spec);
+    if (auto v = boolean(g, "use_sites", "group.use_sites")) spec.use_sites = *v;
+    if (auto v = boolean(g, "emulate_latency", "group.emulate_latency")) spec.emulate_latency = *v;
+    if (spec.emulate_latency && spec.site_latency_us.empty())
+      fail(*g.get("emulate_latency"), "group.emulate_latency is true but there is no group.site_latency_us to emulate");
   }
 
   void read_max_message(const toml::table& g, GroupSpec& spec) const {

@@ -43,8 +43,17 @@ struct GroupSpec {
   double port_rate_mbit = 0;          // pace each lane to this (0: off)
   uint32_t port_overhead_bytes = 24;  // 24 on an Ethernet wire, 0 under tbf
   // One-way latency between sites in microseconds, sites x sites (empty:
-  // uniform). The ports' delay decorator and `auto` use it.
+  // uniform): the network's shape, which the algorithms use (use_sites) and
+  // a testbed may emulate (emulate_latency).
   std::vector<std::vector<double>> site_latency_us;
+  // The algorithms use the sites: hypercube in form-hypercube order over the
+  // sites' latencies, multilane's trees built per site and chained across
+  // them. false: rank order and one site (the topology-blind versions).
+  bool use_sites = true;
+  // Each member holds every frame from a member of another site for the
+  // matrix's latency before taking it (drivers/delay/): two sites on one
+  // switch, for testbeds of kernels without netem. Needs site_latency_us.
+  bool emulate_latency = false;
   std::string source;  // the file it was read from, if any
 };
 

@@ -8,12 +8,14 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "drivers/delay/delay_port.h"
 #include "drivers/dpdk/dpdk_port.h"
 #include "drivers/lanes/port_per_lane.h"
 #include "engine/bootstrap/static_bootstrap.h"
 #include "engine/clock.h"
 #include "engine/bootstrap/wire_discovery.h"
 #include "engine/group_setup.h"
+#include "engine/group_shape.h"
 #include "engine/lanecast.h"
 #include "engine/node.h"
 #include "engine/poller.h"
@@ -116,6 +118,16 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
 
   std::vector<drivers::PeerAddress> addrs;
   for (const auto& e : im.table.members) addrs.push_back(e.lanes.at(0));
+  if (spec.emulate_latency) {
+    // The sites' distance, on a testbed where they share a switch: hold each
+    // peer's frames for the group file's latency from its site to ours.
+    drivers::DelayOptions d;
+    d.clock = &engine::now_ns;
+    const std::vector<uint64_t> delay = engine::latency_to_ns(spec, me);
+    for (uint32_t r = 0; r < n; ++r)
+      if (r != me && delay[r] > 0) d.delay_ns_of_source.emplace_back(addrs[r], delay[r]);
+    im.port = std::make_unique<drivers::DelayPort>(std::move(im.port), d);
+  }
   engine::NodeConfig nc;
   nc.group_id = spec.id;
   nc.epoch = im.table.epoch;
@@ -129,6 +141,9 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   nc.lane_rate_bps = static_cast<uint64_t>(spec.port_rate_mbit * 1e6);
   nc.pace_overhead_bytes = spec.port_overhead_bytes;
   nc.fail_stop = true;  // members are processes: one that goes silent is gone for this epoch
+  engine::GroupShapeData shape = engine::shape_of(spec);
+  nc.hypercube_order = std::move(shape.hypercube_order);
+  nc.site_of_rank = std::move(shape.site_of_rank);
   const engine::Pools pools{im.payload_pool.get(), im.header_pool.get()};
   im.node = std::make_unique<engine::Node>(nc, *im.port, pools, addrs);
   const std::optional<algos::Algo> algo = spec.algo == "auto" ? std::nullopt : algos::algo_by_name(spec.algo);

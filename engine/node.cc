@@ -47,7 +47,8 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       flights_(slabs_for(cfg), cfg.window),
       runs_(owed_runs_for(max_segments_of(cfg), uint64_t{cfg.nodes} * cfg.lanes)),
       machine_arena_(algos::machine_arena_bytes(cfg.nodes, cfg.lanes,
-                                                static_cast<uint32_t>(std::min<uint64_t>(max_segments_of(cfg), UINT32_MAX)))) {
+                                                static_cast<uint32_t>(std::min<uint64_t>(max_segments_of(cfg), UINT32_MAX)),
+                                                algos::GroupShape{cfg.hypercube_order, cfg.site_of_rank})) {
   if (cfg.nodes == 0 || cfg.rank >= cfg.nodes) throw std::invalid_argument("node: rank outside the group");
   if (peers.size() != cfg.nodes) throw std::invalid_argument("node: need one address per member");
   if (pools.payload == nullptr || pools.header == nullptr) throw std::invalid_argument("node: mempools missing");
@@ -66,6 +67,16 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   if (cfg.lanes == 0 || cfg.lanes > kMaxLanes || cfg.lanes > port.lanes())
     throw std::invalid_argument("node: " + std::to_string(cfg.lanes) + " lanes requested, port " + port.name() +
                                 " has " + std::to_string(port.lanes()) + " (at most " + std::to_string(kMaxLanes) + ")");
+  if (!cfg.hypercube_order.empty()) {
+    std::vector<bool> seen(cfg.nodes, false);
+    for (algos::Rank r : cfg.hypercube_order) {
+      if (cfg.hypercube_order.size() != cfg.nodes || r >= cfg.nodes || seen[r])
+        throw std::invalid_argument("node: the hypercube order must list every rank once");
+      seen[r] = true;
+    }
+  }
+  if (!cfg.site_of_rank.empty() && cfg.site_of_rank.size() != cfg.nodes)
+    throw std::invalid_argument("node: need one site per member");
   ack_every_ = cfg.ack_every ? cfg.ack_every : std::max<uint32_t>(1, cfg.window / 4);
   addrs_ = std::move(peers);
   if (caps_.multicast)
@@ -195,7 +206,7 @@ uint64_t Node::next_wakeup_ns() const {
   if (!ack_now_.empty()) return 0;
   if (ack_later_count_ > 0) at = std::min(at, ack_later_[ack_later_head_].deadline);
   if (op_.active) at = std::min(at, op_.timer_at_ns);
-  return at;
+  return std::min(at, port_.held_until_ns());
 }
 
 bool Node::arm_wakeup() {
@@ -241,7 +252,8 @@ void Node::try_start(uint64_t now) {
   next_op_ = sub.op + 1;
   try {
     op_.plan.emplace(pp);  // parameters were checked when the broadcast was posted
-    op_.machine = algos::make_machine(sub.algo, *op_.plan, cfg_.rank, machine_arena_);
+    op_.machine = algos::make_machine(sub.algo, *op_.plan, cfg_.rank, machine_arena_,
+                                      algos::GroupShape{cfg_.hypercube_order, cfg_.site_of_rank});
   } catch (const std::exception&) {
     op_.plan.reset();
     CompletionRecord rec;

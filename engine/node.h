@@ -83,6 +83,10 @@ struct NodeConfig {
   uint32_t pace_overhead_bytes = 24;
   uint64_t min_scan_interval_ns = 20'000;  // timers are checked at most this often
   algos::AlgoOptions algo_options;       // the group's (mcast_chain's root delay, sync seed)
+  // The group's shape (algos::GroupShape), equal on every member: the
+  // hypercube's order and each rank's site. Empty: rank order, one site.
+  std::vector<algos::Rank> hypercube_order;
+  std::vector<uint32_t> site_of_rank;
   // Test hook, never set in production: forwarding copies each received
   // payload into a fresh buffer. The zero-copy test turns it on to show that
   // it notices a copying forward path.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "algos/hypercube.h"
+#include "algos/multilane.h"
 #include "algos/mcast_chain.h"
 #include "algos/sim/simulator.h"
 #include "apps/common/options.h"
@@ -256,6 +257,11 @@ std::vector<algos::Rank> form_order(const PlanConfig& c, const algos::Plan& plan
 
 SimResult simulate_one(const PlanConfig& c, algos::Algo a, const algos::Plan& plan,
                        const algos::sim::SimOptions& opt) {
+  if (a == algos::Algo::Multilane && c.chain_sites) {
+    const std::span<const uint32_t> sites(c.site_of_rank.data(), plan.nodes());
+    return algos::sim::simulate(
+        plan, [&](algos::Rank r) { return algos::make_multilane(plan, r, sites); }, c.net, opt);
+  }
   if (c.order == "id" || a != algos::Algo::Hypercube) return algos::sim::simulate(a, plan, c.net, opt);
   const std::vector<algos::Rank> order = form_order(c, plan);
   return algos::sim::simulate(

@@ -1,5 +1,6 @@
 #include "apps/plan/plan_options.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <utility>
@@ -16,6 +17,7 @@ struct Raw {
   std::string nodes, size;
   std::string order = "id";
   std::string tx_order = "fifo";
+  std::string sites = "one";
   std::optional<double> mcast_loss;
   uint64_t mcast_seed = 1;
   std::optional<double> root_delay_us;
@@ -64,6 +66,10 @@ OptionTable make_table(PlanConfig& c, Raw& raw) {
          "swaps (lanecast's addition); form-double, form1, form2, form3 = Figueira's double "
          "version and single passes at dimension 1, 2, 3, as in the paper",
          [&](std::string_view v) { raw.order = std::string(v); }});
+  t.add({"sites", "one|chain", "one",
+         "multilane's trees: one pair over every rank, or a pair per site of the topology, chained "
+         "across the sites (every rank must be in a site)",
+         [&](std::string_view v) { raw.sites = std::string(v); }});
   t.add({"mcast-loss", "FRACTION", "none",
          "per-receiver multicast loss probability, for multicast algorithms (mcast_chain)",
          [&](std::string_view v) { raw.mcast_loss = parse_double(v, "--mcast-loss", 0, 1); }});
@@ -142,7 +148,7 @@ std::string plan_help() {
   Raw raw;
   return "usage: lanecast plan --nodes P --size M [--algo NAME|auto|all] [--auto-rules FILE]\n"
          "                     [--segment S] [--t0 US] [--bw MBYTES_PER_S] [--lanes L]\n"
-         "                     [--topology FILE] [--order id|form]\n"
+         "                     [--topology FILE] [--order id|form] [--sites one|chain]\n"
          "                     [--mcast-loss FRACTION] [--root-delay US] [--sync-seed N]\n"
          "                     [--skew US] [--json] [more below]\n"
          "\n"
@@ -191,6 +197,19 @@ PlanConfig parse_plan_options(int argc, char** argv) {
                                           : algos::sim::Topology::load(c.topology_file, t0);
   if (!c.topology_file.empty())
     for (uint32_t p : c.nodes) c.net.latency.check_fits(p);
+  if (raw.sites == "chain") {
+    if (c.topology_file.empty()) throw UsageError("--sites chain needs a --topology with sites");
+    c.chain_sites = true;
+    const uint32_t most = *std::max_element(c.nodes.begin(), c.nodes.end());
+    for (uint32_t r = 0; r < most; ++r) {
+      const int site = c.net.latency.site_of(r);
+      if (site < 0)
+        throw UsageError("--sites chain: rank " + std::to_string(r) + " is in no site of " + c.topology_file);
+      c.site_of_rank.push_back(static_cast<uint32_t>(site));
+    }
+  } else if (raw.sites != "one") {
+    throw UsageError("--sites: want 'one' or 'chain', not '" + raw.sites + "'");
+  }
   c.net.bytes_per_second = c.bw_mbytes * 1e6;
   c.net.frame_overhead_bytes = raw.frame_bytes;
   c.net.frame_overhead_time = static_cast<algos::sim::Picos>(std::llround(raw.frame_ns * 1e3));

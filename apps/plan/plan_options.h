@@ -34,6 +34,11 @@ struct PlanConfig {
   std::string order = "id";
   bool form_best = false;
   std::vector<algos::topology::FormPass> form_passes;
+  // --sites (multilane only): "one" = one tree pair over all ranks; "chain" =
+  // trees per site of the topology, chained (algos/multilane.h), as a group
+  // file with use_sites runs it. site_of_rank: per rank, for "chain".
+  bool chain_sites = false;
+  std::vector<uint32_t> site_of_rank;
   // mcast_chain's options (--root-delay, --sync-seed), in every plan; the
   // simulated broadcast is the group's operation `op` (what --sync-seed draws from).
   algos::AlgoOptions algo_options;

@@ -4,6 +4,8 @@
 // lanes and the engine writes one link header whatever the lane.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +39,11 @@ class PortPerLane final : public Port {
   bool accepts(const uint8_t* h) const override { return lanes_[0]->accepts(h); }
   bool is_from(const uint8_t* h, const PeerAddress& p) const override { return lanes_[0]->is_from(h, p); }
   PeerAddress source_of(const uint8_t* h) const override { return lanes_[0]->source_of(h); }
+  uint64_t held_until_ns() const override {
+    uint64_t at = UINT64_MAX;
+    for (const auto& p : lanes_) at = std::min(at, p->held_until_ns());
+    return at;
+  }
   void attach_waker(Waker* w) override {
     for (auto& p : lanes_) p->attach_waker(w);
   }

@@ -197,6 +197,47 @@ TEST(Arena, WholeBroadcastTouchesNoHeap) {
     }
 }
 
+// The machines a group shape changes (hypercube's order, multilane's sites)
+// fit the bound machine_arena_bytes gives for that shape, for every root,
+// touch no heap and deliver every segment.
+TEST(Arena, ShapedMachinesFitTheirBound) {
+  for (Algo algo : {Algo::Hypercube, Algo::Multilane})
+    for (uint32_t p : {2u, 7u, 8u, 13u})
+      for (Rank root = 0; root < p; ++root) {
+        SCOPED_TRACE(std::string(algo_info(algo).name) + " p " + std::to_string(p) + " root " + std::to_string(root));
+        constexpr uint32_t m = 13, s = 8;
+        std::vector<Rank> order(p);
+        std::vector<uint32_t> sites(p);
+        for (Rank r = 0; r < p; ++r) {
+          order[r] = p - 1 - r;
+          sites[r] = r % 3;
+        }
+        const GroupShape shape{order, sites};
+        PlanParams pp;
+        pp.nodes = p;
+        pp.root = root;
+        pp.lanes = 2;
+        pp.message_bytes = m * s - 3;
+        pp.segment_bytes = s;
+        const Plan plan(pp);
+        std::vector<std::unique_ptr<MachineArena>> arenas;
+        for (Rank r = 0; r < p; ++r)
+          arenas.push_back(std::make_unique<MachineArena>(machine_arena_bytes(p, 2, m, shape)));
+        std::vector<MachinePtr> machines;
+        machines.reserve(p);
+        FifoRun run(machines, 4 * size_t{p} * p * (m + 1) + 16);
+        {
+          const HeapWatch heap;
+          for (Rank r = 0; r < p; ++r) machines.push_back(make_machine(algo, plan, r, *arenas[r], shape));
+          run.run();
+          EXPECT_EQ(heap.allocations(), 0u);
+        }
+        EXPECT_FALSE(run.overflow);
+        EXPECT_EQ(run.delivered, uint64_t{p - 1} * m);
+        for (Rank r = 0; r < p; ++r) EXPECT_TRUE(machines[r]->done()) << "rank " << r;
+      }
+}
+
 // The heap overload still uses the heap (the counter sees it): the test above
 // would notice a machine that did.
 TEST(Arena, HeapOverloadIsCounted) {

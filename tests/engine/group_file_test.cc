@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/group_shape.h"
 #include "engine/group_spec.h"
 
 namespace lanecast {
@@ -160,8 +161,10 @@ TEST(GroupFile, ExamplesParse) {
 
   const GroupSpec sites = load_group_file(kExamples + "two_sites.toml");
   ASSERT_EQ(sites.members.size(), 8u);
-  for (uint32_t r = 0; r < 8; ++r) EXPECT_EQ(sites.members[r].site, r / 4);
+  for (uint32_t r = 0; r < 8; ++r) EXPECT_EQ(sites.members[r].site, __builtin_popcount(r) % 2);
   EXPECT_EQ(sites.site_latency_us, (std::vector<std::vector<double>>{{0, 2000}, {2000, 0}}));
+  EXPECT_TRUE(sites.use_sites);
+  EXPECT_TRUE(sites.emulate_latency);
 
   const GroupSpec s2 = load_group_file(kExamples + "static2.toml");
   EXPECT_EQ(s2.bootstrap, "static");
@@ -374,6 +377,41 @@ TEST(GroupFile, SitesIndexSiteLatency) {
   EXPECT_EQ(parse(group_of(1, "site_latency_us = [[0, 5], [5, 0]]\n", "site = 1\n")).members[0].site, 1u);
   // Without latencies, sites only group members.
   EXPECT_EQ(parse(group_of(1, "", "site = 7\n")).members[0].site, 7u);
+}
+
+TEST(GroupFile, SitesSwitches) {
+  const std::string lat = "site_latency_us = [[0, 2000], [2000, 0]]\n";
+  EXPECT_TRUE(parse(group_of(2, lat)).use_sites);
+  EXPECT_FALSE(parse(group_of(2, lat)).emulate_latency);
+  const GroupSpec g = parse(group_of(2, lat + "use_sites = false\nemulate_latency = true\n"));
+  EXPECT_FALSE(g.use_sites);
+  EXPECT_TRUE(g.emulate_latency);
+  expect_error_at(group_of(2, lat + "use_sites = 1\n"), "use_sites", "true or false");
+  expect_error_at(group_of(2, "emulate_latency = true\n"), "emulate_latency", "no group.site_latency_us");
+}
+
+// The shape every member computes alike from the group file: sites per rank,
+// and a hypercube order whose subcubes of four are each one site.
+TEST(GroupShape, FromTheSitesOfTheGroupFile) {
+  const GroupSpec sites = load_group_file(kExamples + "two_sites.toml");
+  const engine::GroupShapeData shape = engine::shape_of(sites);
+  ASSERT_EQ(shape.site_of_rank.size(), 8u);
+  for (uint32_t r = 0; r < 8; ++r) EXPECT_EQ(shape.site_of_rank[r], sites.members[r].site);
+  ASSERT_EQ(shape.hypercube_order.size(), 8u);
+  for (uint32_t pos = 0; pos < 8; ++pos)
+    EXPECT_EQ(sites.members[shape.hypercube_order[pos]].site, sites.members[shape.hypercube_order[pos & 4]].site)
+        << "position " << pos << " is not in its subcube's site";
+
+  GroupSpec blind = sites;
+  blind.use_sites = false;
+  EXPECT_TRUE(engine::shape_of(blind).hypercube_order.empty());
+  EXPECT_TRUE(engine::shape_of(blind).site_of_rank.empty());
+  GroupSpec one_site = sites;
+  for (auto& m : one_site.members) m.site = 0;
+  EXPECT_TRUE(engine::shape_of(one_site).site_of_rank.empty());
+
+  const std::vector<uint64_t> to0 = engine::latency_to_ns(sites, 0);
+  for (uint32_t r = 0; r < 8; ++r) EXPECT_EQ(to0[r], sites.members[r].site == 0 ? 0u : 2'000'000u);
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ class PortDecorator : public drivers::Port {
   drivers::PeerAddress group_address(uint32_t group, uint16_t lane) const override {
     return in_.group_address(group, lane);
   }
+  uint64_t held_until_ns() const override { return in_.held_until_ns(); }
 
  protected:
   drivers::Port& in_;
