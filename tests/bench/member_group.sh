@@ -78,3 +78,26 @@ run_members() {  # LANECAST TESTBED_NAME NODES FILE OUT_DIR ARGS...
   done
   return $rc
 }
+
+# t0 of the testbed, in us: the time of a 2-byte broadcast between two
+# member processes (one hop, no emulated distance), bench's held_us, past the
+# af_packet rings' first round (warm-up 600).
+hop_t0_us() {  # LANECAST TESTBED_NAME RATE MTU WORK_DIR
+  write_member_group "$5/pair.toml" hop-t0 36 2 1 "$3" "$4" 64
+  run_members "$1" "$2" 2 "$5/pair.toml" "$5" --algo chain --sizes 2 --iters 300 --warmup 600 >/dev/null || return 1
+  awk '$1 == "chain" { print $4 }' "$5/rank0.out"
+}
+
+# What `lanecast plan` predicts (us) for one algorithm and size.
+plan_us() {  # LANECAST ALGO NODES SIZE T0_US MBPS SEGMENT [PLAN ARGS...]
+  local lanecast=$1 algo=$2 nodes=$3 size=$4 t0=$5 bw=$6 seg=$7
+  shift 7
+  "$lanecast" plan --algo "$algo" --nodes "$nodes" --size "$size" --t0 "$t0" --bw "$bw" --segment "$seg" "$@" |
+    awk '$1 == "predicted" { print $2 }'
+}
+
+# Rank 0's bench rows as "ALGO BYTES SPAN_US HELD_US" lines.
+bench_rows() {  # RANK0_OUT
+  awk '/^#/ || /^algo/ { next } NF >= 9 { print $1, $2, $9, $4 }' "$1" |
+    while read -r a s span held; do echo "$a $(size_bytes "$s") $span $held"; done
+}

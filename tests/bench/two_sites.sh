@@ -68,12 +68,7 @@ sited_group "$work/aware.toml" true
 sited_group "$work/blind.toml" false
 
 # Plan's topology: the same sites and distance, t0 inside a site.
-t0_of_testbed() {  # one hop of a 2-byte broadcast between two members, no emulated distance
-  write_member_group "$work/pair.toml" two-sites-t0 36 2 1 "$rate" "$mtu" 64
-  run_members "$lanecast" "$tag" 2 "$work/pair.toml" "$work" --algo chain --sizes 2 --iters 300 --warmup 600 >/dev/null
-  awk '/^chain/ { print $4 }' "$work/rank0.out"
-}
-t0=$(t0_of_testbed)
+t0=$(hop_t0_us "$lanecast" "$tag" "$rate" "$mtu" "$work")
 {
   echo "nodes $nodes"
   echo "default ${t0}us"
@@ -89,8 +84,7 @@ echo "# topology for plan: $(grep -v '^nodes' "$work/sites.topo" | tr '\n' ';')"
 for mode in aware blind; do
   run_members "$lanecast" "$tag" "$nodes" "$work/$mode.toml" "$work" --algo "$algos" --sizes "$sizes" \
     --iters "$iters" --warmup 2 || exit 1
-  awk '/^#/ || /^algo/ { next } NF >= 9 { print $1, $2, $9 }' "$work/rank0.out" |
-    while read -r a s held; do echo "$mode $a $(size_bytes "$s") $held"; done >>"$work/measured"
+  bench_rows "$work/rank0.out" | sed "s/^/$mode /" >>"$work/measured"
 done
 predict() {  # ALGO SIZE MODE
   local opts=()
@@ -98,8 +92,7 @@ predict() {  # ALGO SIZE MODE
     hypercube:aware) opts=(--order form-double) ;;
     multilane:aware) opts=(--sites chain) ;;
   esac
-  "$lanecast" plan --algo "$1" --nodes "$nodes" --size "$2" --topology "$work/sites.topo" --t0 "$t0" \
-    --bw "$line" --segment "$segment" "${opts[@]}" | awk '$1 == "predicted" { print $2 }'
+  plan_us "$lanecast" "$1" "$nodes" "$2" "$t0" "$line" "$segment" --topology "$work/sites.topo" "${opts[@]}"
 }
 printf '%-10s %6s %12s %12s %8s %12s %12s %8s\n' algo size aware_us blind_us blind/aw plan_aware plan_blind plan_b/a
 for a in ${algos//,/ }; do
