@@ -405,21 +405,28 @@ class GroupFileReader {
   }
 
   // The static bootstrap knows only the addresses the file gives, so it needs
-  // all of them. Two ports with one address would take each other's frames.
+  // all of them. The engine addresses a peer by one address on every lane,
+  // so a member's lanes (its ports, each on its own switch) share one; two
+  // members with one address would take each other's frames.
   void check_macs(const std::vector<MemberRead>& members, const GroupSpec& spec) const {
-    std::vector<std::pair<drivers::PeerAddress, const toml::node*>> seen;
+    std::vector<std::pair<drivers::PeerAddress, const toml::node*>> seen;  // one per member
     for (const MemberRead& m : members) {
       if (spec.bootstrap == "static" && m.spec.macs.empty())
         fail(*m.table, "bootstrap \"static\" needs member.macs on every member, one address per lane (" +
                            std::to_string(spec.lanes) + ")");
-      for (const toml::node* n : m.macs) {
-        const drivers::PeerAddress mac = *drivers::ethernet::parse_mac(n->as_string()->get());
-        for (const auto& [other, where] : seen)
-          if (other == mac)
-            fail(*n, "member.macs " + in_quotes(n->as_string()->get()) + " is duplicated (also on line " +
-                         std::to_string(where->source().begin.line) + "); allowed: one address per port");
-        seen.emplace_back(mac, n);
-      }
+      if (m.macs.empty()) continue;
+      const drivers::PeerAddress first = *drivers::ethernet::parse_mac(m.macs[0]->as_string()->get());
+      for (const toml::node* n : m.macs)
+        if (!(*drivers::ethernet::parse_mac(n->as_string()->get()) == first))
+          fail(*n, "member.macs " + in_quotes(n->as_string()->get()) + " differs from the member's first lane (" +
+                       in_quotes(m.macs[0]->as_string()->get()) +
+                       "); a member's lanes share one address, each lane's port on its own switch");
+      for (const auto& [other, where] : seen)
+        if (other == first)
+          fail(*m.macs[0], "member.macs " + in_quotes(m.macs[0]->as_string()->get()) +
+                               " is duplicated (also on line " + std::to_string(where->source().begin.line) +
+                               "); allowed: one address per member");
+      seen.emplace_back(first, m.macs[0]);
     }
   }
 

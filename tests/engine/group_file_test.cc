@@ -75,12 +75,12 @@ site_latency_us = [[0, 2000.5], [1999, 0]]
 rank = 1
 site = 1
 lanes = ["net_af_packet1,iface=v1", "net_af_packet3,iface=w1"]
-macs = ["02:00:00:00:00:02", "02:00:00:00:01:02"]
+macs = ["02:00:00:00:00:02", "02:00:00:00:00:02"]
 
 [[member]]
 rank = 0
 lanes = ["net_af_packet0,iface=v0", "net_af_packet2,iface=w0"]
-macs = ["02:00:00:00:00:01", "02:AB:cd:00:01:01"]
+macs = ["02:AB:cd:00:01:01", "02:ab:CD:00:01:01"]
 )";
 
 TEST(GroupFile, FullFileReadsEveryField) {
@@ -105,11 +105,11 @@ TEST(GroupFile, FullFileReadsEveryField) {
   EXPECT_EQ(g.members[0].rank, 0u);
   EXPECT_EQ(g.members[0].site, 0u);
   EXPECT_EQ(g.members[0].lanes, (std::vector<std::string>{"net_af_packet0,iface=v0", "net_af_packet2,iface=w0"}));
-  EXPECT_EQ(g.members[0].macs, (std::vector<std::string>{"02:00:00:00:00:01", "02:AB:cd:00:01:01"}));
+  EXPECT_EQ(g.members[0].macs, (std::vector<std::string>{"02:AB:cd:00:01:01", "02:ab:CD:00:01:01"}));
   EXPECT_EQ(g.members[1].rank, 1u);
   EXPECT_EQ(g.members[1].site, 1u);
   EXPECT_EQ(g.members[1].lanes, (std::vector<std::string>{"net_af_packet1,iface=v1", "net_af_packet3,iface=w1"}));
-  EXPECT_EQ(g.members[1].macs, (std::vector<std::string>{"02:00:00:00:00:02", "02:00:00:00:01:02"}));
+  EXPECT_EQ(g.members[1].macs, (std::vector<std::string>{"02:00:00:00:00:02", "02:00:00:00:00:02"}));
 }
 
 TEST(GroupFile, DefaultsAreGroupSpecs) {
@@ -343,6 +343,9 @@ TEST(GroupFile, MacsAreUnicastHexAddresses) {
                   "one address per lane");
   const std::string same = group_of(2, "", "macs = [\"02:00:00:00:00:01\"]\n");
   expect_error(same, line_of(same, "rank = 1") + 2, "duplicated");
+  const std::string two_lanes = "[group]\nname = \"g\"\nlanes = 2\nbootstrap = \"discovery\"\n[[member]]\nrank = 0\n"
+                                "lanes = [\"a\", \"b\"]\nmacs = [\"02:00:00:00:00:01\", \"02:00:00:00:00:09\"]\n";
+  expect_error_at(two_lanes, "macs", "a member's lanes share one address");
   EXPECT_EQ(parse(group_of(1, "", "macs = [\"0a:1B:2c:3D:4e:5F\"]\n")).members[0].macs[0], "0a:1B:2c:3D:4e:5F");
   EXPECT_TRUE(parse(group_of(1, "", "macs = []\n")).members[0].macs.empty());
 }
