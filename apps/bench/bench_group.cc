@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include <sys/resource.h>
 #include <time.h>
 
 #include "apps/common/group_member.h"
@@ -185,6 +186,13 @@ int bench_group(const GroupBenchConfig& c) {
     const PortCounters p = g->port_counters();
     std::printf("\n  port: rx=%" PRIu64 " tx=%" PRIu64 " tx_full=%" PRIu64 " missed=%" PRIu64 " no_buffer=%" PRIu64 "\n",
                 p.rx_frames, p.tx_frames, p.tx_full, p.rx_missed, p.rx_no_buffer);
+    // What the member cost its host: on CPUs shared by several members, CPU
+    // time per frame is the figure that noise from the others does not bend.
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    const auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+    std::printf("  cpu: user=%.3f s sys=%.3f s voluntary_switches=%ld involuntary_switches=%ld\n", secs(ru.ru_utime),
+                secs(ru.ru_stime), ru.ru_nvcsw, ru.ru_nivcsw);
   }
   if (!all_ok) std::fprintf(stderr, "lanecast bench: some broadcasts were not verified\n");
   return all_ok ? 0 : 1;

@@ -5,6 +5,7 @@
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,8 +27,10 @@ PacketWakeup::PacketWakeup(const std::string& iface, uint16_t ethertype) {
   fd_ = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ethertype));
   if (fd_ < 0) throw sys_error("socket on " + iface);
   try {
-    // The filter first, so the socket never queues a frame before it is armed.
-    if (!set_filter(false)) throw sys_error("attach filter");
+    // A one-instruction classic BPF program: keep 1 byte of every frame.
+    sock_filter code[1] = {{BPF_RET | BPF_K, 0, 0, 1u}};
+    sock_fprog prog{1, code};
+    if (setsockopt(fd_, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) != 0) throw sys_error("attach filter");
     // A bound protocol (not ETH_P_ALL) receives incoming frames only: our
     // own transmissions never wake us.
     sockaddr_ll sa{};
@@ -48,28 +51,25 @@ PacketWakeup::~PacketWakeup() {
   if (fd_ >= 0) close(fd_);
 }
 
-bool PacketWakeup::set_filter(bool take) {
-  // A one-instruction classic BPF program: return the number of bytes to
-  // keep, 0 (drop) or 1.
-  sock_filter code[1] = {{BPF_RET | BPF_K, 0, 0, take ? 1u : 0u}};
-  sock_fprog prog{1, code};
-  return setsockopt(fd_, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) == 0;
-}
-
 bool PacketWakeup::arm() {
-  if (!armed_) armed_ = set_filter(true);
-  return armed_;
-}
-
-void PacketWakeup::disarm() {
-  if (!armed_) return;
-  // On failure the filter keeps taking one byte per frame: harmless, and the
-  // next disarm() tries again.
-  if (set_filter(false)) armed_ = false;
-  char byte;
-  // Bounded: the receive buffer holds a handful of one-byte frames.
-  for (int i = 0; i < 256 && recv(fd_, &byte, 1, MSG_DONTWAIT) >= 0; ++i) {
+  // Bounded: the receive buffer holds a handful of one-byte frames, so one
+  // call normally takes them all.
+  constexpr unsigned kBatch = 16;
+  char bytes[kBatch];
+  iovec iov[kBatch];
+  mmsghdr msgs[kBatch];
+  for (unsigned i = 0; i < kBatch; ++i) {
+    iov[i] = iovec{&bytes[i], 1};
+    msgs[i] = mmsghdr{};
+    msgs[i].msg_hdr.msg_iov = &iov[i];
+    msgs[i].msg_hdr.msg_iovlen = 1;
   }
+  for (int round = 0; round < 16; ++round) {
+    const int n = recvmmsg(fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    if (static_cast<unsigned>(n) < kBatch) return true;
+  }
+  return true;
 }
 
 }  // namespace lanecast::drivers

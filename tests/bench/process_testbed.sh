@@ -76,5 +76,5 @@ awk -v line="$line" '
   { print }' "$work/rank0.out"
 echo "# tc drops over every link during the run: $drops"
 # Each member's counters, when asked for (-- --counters).
-for ((i = 0; i < nodes; i++)); do grep -A1 "^rank $i:" "$work/rank$i.out" || true; done
+for ((i = 0; i < nodes; i++)); do grep -A2 "^rank $i:" "$work/rank$i.out" || true; done
 exit $status
