@@ -87,6 +87,7 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   im.payload_pool = engine::make_pool(tag + "_payload", pp.payload_count, pp.payload_room);
   im.header_pool = engine::make_pool(tag + "_header", pp.header_count, pp.header_room);
 
+  const uint64_t t_pools = engine::now_ns();
   drivers::DpdkPortOptions po;
   po.max_frame_bytes = pp.max_frame;
   po.rx_pool = im.payload_pool.get();
@@ -151,8 +152,9 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   im.poller->add(im.node.get());
   unpark_all();
   const std::string steps = boot->steps();
-  im.join_steps = "pools + port " + ms(t_start, t_port) + ", bootstrap " + ms(t_port, t_boot) +
-                  (steps.empty() ? "" : " (" + steps + ")") + ", start " + ms(t_boot, engine::now_ns());
+  im.join_steps = "pools " + ms(t_start, t_pools) + ", port " + ms(t_pools, t_port) + ", bootstrap " +
+                  ms(t_port, t_boot) + (steps.empty() ? "" : " (" + steps + ")") + ", start " +
+                  ms(t_boot, engine::now_ns());
   return g;
 }
 
