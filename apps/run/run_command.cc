@@ -193,9 +193,12 @@ int run_main(int argc, char** argv) {
   std::printf("# lanecast run: group %s, rank %u of %u, epoch %u, bootstrap %s in %.1f ms, segment %u B, %u polling core(s)\n",
               spec.name.c_str(), g->rank(), g->size(), g->epoch(), spec.bootstrap.c_str(), ms(t_joined - t0),
               g->caps().segment_bytes, engine.polling_cores());
-  // What the group took to form, by step: a bootstrap's cost is more than its exchange.
-  std::printf("# group formed in %.1f ms: engine start %.1f ms, join %.1f ms (%s)\n", ms(t_joined - t_engine),
-              ms(t0 - t_engine), ms(t_joined - t0), g->join_steps().c_str());
+  // What the group took to form, by step: a bootstrap's cost is more than
+  // its exchange. The wall-clock time lets a script line members up.
+  const double unix_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::printf("# group formed in %.1f ms (at %.6f unix s): engine start %.1f ms, join %.1f ms (%s)\n",
+              ms(t_joined - t_engine), unix_s, ms(t0 - t_engine), ms(t_joined - t0), g->join_steps().c_str());
   if (c.show_endpoints) std::fputs(g->endpoints().c_str(), stdout);
   std::printf("%10s %6s %12s %12s %9s\n", "size", "iters", "avg_us", "min_us", "verified");
   std::fflush(stdout);
