@@ -2,9 +2,9 @@
 
 #include <pmix.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 #include <utility>
 

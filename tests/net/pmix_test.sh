@@ -7,7 +7,8 @@
 # same (ranks and addresses; epochs differ by design). Then what PMIx must
 # refuse, each by a clear message: a --rank other than the launcher's, a job
 # of another size, a member with another group file, a record that is not
-# one, a fence a member never reaches, no launcher at all.
+# one, a fence a member never reaches, no launcher at all, a launcher's
+# server that is gone.
 #
 # mpirun runs in node 0's namespace; its PMIx server listens on v0's IPv4
 # address (PMIX_MCA_ptl_tcp_remote_connections, _if_include) so members in
@@ -213,4 +214,9 @@ expect absent "0 1" 3 "gave up waiting in the PMIx fence after 2 s \(bootstrap_t
 timeout 20 ip netns exec "${tag}n0" "$bin" run --config "$work/pmix.toml" --rank 0 --sizes 1 >"$work/alone.0.out" 2>&1
 echo $? >"$work/alone.0.out.rc"
 expect alone "0" 3 "not started by a PMIx launcher \(mpirun/prterun/srun\)"
+# A launcher's environment whose server is gone: refused, no crash.
+PMIX_RANK=0 PMIX_NAMESPACE=gone timeout 20 ip netns exec "${tag}n0" "$bin" run --config "$work/pmix.toml" --sizes 1 \
+  >"$work/gone.0.out" 2>&1
+echo $? >"$work/gone.0.out.rc"
+expect gone "0" 3 "PMIx_Init failed: UNREACHABLE .*server cannot be reached"
 exit $status
