@@ -12,6 +12,7 @@
 #include "drivers/ethernet.h"
 #include "engine/bootstrap/endpoints.h"
 #include "engine/lanecast.h"
+#include "engine/packed_pool.h"
 #include "engine/wire.h"
 
 namespace lanecast::engine {
@@ -28,8 +29,13 @@ constexpr uint32_t kFabricSegment = 1400;
 PoolPtr make_pool(const std::string& name, uint32_t count, uint32_t data_room) {
   // Cache per lcore: most allocations and frees stay core-local.
   const uint32_t cache = std::min<uint32_t>(256, count / 8);
-  rte_mempool* p = rte_pktmbuf_pool_create(name.c_str(), count, cache, 0, static_cast<uint16_t>(data_room),
-                                           SOCKET_ID_ANY);
+  // Packed where nothing DMAs (engine/packed_pool.h); DPDK's own layout
+  // otherwise, or if DPDK refuses the packed one for another reason than
+  // memory (which its own layout needs more of).
+  rte_mempool* p = packed_pools_apply() ? make_packed_pktmbuf_pool(name, count, cache, static_cast<uint16_t>(data_room))
+                                        : nullptr;
+  if (p == nullptr && !(packed_pools_apply() && rte_errno == ENOMEM))
+    p = rte_pktmbuf_pool_create(name.c_str(), count, cache, 0, static_cast<uint16_t>(data_room), SOCKET_ID_ANY);
   if (p == nullptr)
     throw std::runtime_error("cannot create mempool " + name + " of " + std::to_string(count) +
                              " buffers: " + rte_strerror(rte_errno) + " (raise the engine's memory_mb)");

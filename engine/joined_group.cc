@@ -6,14 +6,16 @@
 #include <time.h>
 
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "drivers/delay/delay_port.h"
 #include "drivers/dpdk/dpdk_port.h"
 #include "drivers/lanes/port_per_lane.h"
+#include "engine/bootstrap/pmix_bootstrap.h"
 #include "engine/bootstrap/static_bootstrap.h"
-#include "engine/clock.h"
 #include "engine/bootstrap/wire_discovery.h"
+#include "engine/clock.h"
 #include "engine/group_setup.h"
 #include "engine/group_shape.h"
 #include "engine/lanecast.h"
@@ -46,6 +48,12 @@ void validate(const GroupSpec& s, Rank me) {
     throw bad("bootstrap must be static, discovery or pmix, not '" + s.bootstrap + "'");
 }
 
+std::string ms(uint64_t from, uint64_t to) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f ms", static_cast<double>(to - from) / 1e6);
+  return b;
+}
+
 }  // namespace
 
 struct Group::Impl {
@@ -57,6 +65,7 @@ struct Group::Impl {
   engine::Poller* poller = nullptr;
   std::optional<algos::autoselect::Rules> rules;
   uint32_t segment = 0;
+  std::string join_steps;
 };
 
 std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
@@ -66,6 +75,7 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   g->engine_ = this;
   g->impl_ = std::make_unique<Group::Impl>();
   auto& im = *g->impl_;
+  const uint64_t t_start = engine::now_ns();
   const uint32_t n = static_cast<uint32_t>(spec.members.size());
   const std::vector<std::string>& my_ports = spec.members[me].lanes;
 
@@ -79,6 +89,7 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   im.payload_pool = engine::make_pool(tag + "_payload", pp.payload_count, pp.payload_room);
   im.header_pool = engine::make_pool(tag + "_header", pp.header_count, pp.header_room);
 
+  const uint64_t t_pools = engine::now_ns();
   drivers::DpdkPortOptions po;
   po.max_frame_bytes = pp.max_frame;
   po.rx_pool = im.payload_pool.get();
@@ -93,6 +104,7 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
     im.port = std::make_unique<drivers::PortPerLane>(std::move(lanes));
   }
 
+  const uint64_t t_port = engine::now_ns();
   engine::bootstrap::Endpoint mine;
   mine.rank = me;
   mine.lanes.assign(spec.lanes, im.port->address());
@@ -103,10 +115,10 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   } else if (spec.bootstrap == "discovery") {
     boot = engine::bootstrap::make_wire_discovery(spec, *im.port, im.header_pool.get());
   } else {
-    throw std::runtime_error((spec.source.empty() ? spec.name : spec.source) +
-                             ": the pmix bootstrap is not built yet (use static or discovery)");
+    boot = engine::bootstrap::make_pmix_bootstrap(spec);
   }
   im.table = boot->exchange(mine);
+  const uint64_t t_boot = engine::now_ns();
   // The engine addresses a peer by one address on every lane.
   for (const auto& e : im.table.members)
     for (const drivers::PeerAddress& a : e.lanes)
@@ -154,6 +166,10 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   im.node->attach_waker(&im.poller->waker());
   im.poller->add(im.node.get());
   unpark_all();
+  const std::string steps = boot->steps();
+  im.join_steps = "pools " + ms(t_start, t_pools) + ", port " + ms(t_pools, t_port) + ", bootstrap " +
+                  ms(t_port, t_boot) + (steps.empty() ? "" : " (" + steps + ")") + ", start " +
+                  ms(t_boot, engine::now_ns());
   return g;
 }
 
@@ -200,6 +216,7 @@ Rank Group::rank() const { return member_->rank(); }
 uint32_t Group::size() const { return static_cast<uint32_t>(spec_.members.size()); }
 uint32_t Group::epoch() const { return impl_->table.epoch; }
 std::string Group::endpoints() const { return engine::bootstrap::describe(impl_->table); }
+std::string Group::join_steps() const { return impl_->join_steps; }
 
 PortCounters Group::port_counters() const {
   return engine::port_counters_of(impl_->port->stats());

@@ -278,6 +278,9 @@ class Group {
   // Every member's link addresses as the bootstrap found them, a line per
   // (rank, lane): "rank R lane L 02:00:00:00:00:01".
   std::string endpoints() const;
+  // Where joining spent its time: "pools 20.3 ms, port 3.1 ms, bootstrap 41.0
+  // ms (init 35.2 ms, put + fence 5.1 ms, 16 records 0.2 ms), start 0.1 ms".
+  std::string join_steps() const;
 
  private:
   friend class Engine;
@@ -301,9 +304,10 @@ class Engine {
   // Joins the group `spec` as member `me`: opens this member's port (its
   // devargs in the spec), finds the other members by the spec's bootstrap,
   // and runs the member on the polling cores. Blocks until the group formed.
-  // Throws std::invalid_argument for a bad spec or rank, std::runtime_error
-  // for a port DPDK refuses or a bootstrap that failed (naming the ranks it
-  // never heard, or one started with other group settings).
+  // Throws std::invalid_argument for a bad spec or rank (pmix: a rank other
+  // than the launcher's, a job of another size), std::runtime_error for a
+  // port DPDK refuses or a bootstrap that failed (naming the ranks it never
+  // heard, or one started with other group settings).
   std::unique_ptr<Group> join(const GroupSpec& spec, Rank me);
   uint32_t polling_cores() const { return static_cast<uint32_t>(pollers_.size()); }
   // Times the polling cores slept for lack of work (they back off when idle),
@@ -321,6 +325,13 @@ class Engine {
   std::vector<unsigned> lcores_;
   uint32_t next_group_id_ = 1;
 };
+
+// This process's rank as the PMIx launcher that started it numbered it
+// (mpirun, prterun, srun put PMIX_RANK in its environment, where PMIx_Init
+// reads it); nullopt when no PMIx launcher started it. For joining a group
+// whose bootstrap is "pmix" without being told the rank (join checks it
+// against PMIx itself). Throws std::runtime_error if PMIX_RANK is malformed.
+std::optional<Rank> pmix_rank();
 
 // Readable text for a failed operation.
 std::string describe(const engine::CompletionRecord& rec);

@@ -13,6 +13,7 @@ packages=(
   libhwloc-dev                  # placement of polling cores
   libboost-dev libgtest-dev     # Boost.Lockfree; GoogleTest
   libtomlplusplus-dev           # toml++: group files (config/groups/)
+  libpmix-dev openmpi-bin       # the PMIx bootstrap; mpirun for its test (tests/net/pmix_test.sh)
   iproute2 python3                # tests; tools/plot_plan.py also wants python3-matplotlib
 )
 # The sanitizer build (tools/test.sh --sanitize) needs nothing more: GCC's

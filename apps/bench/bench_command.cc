@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -46,7 +47,7 @@ struct BenchConfig {
   std::string topology;
   bool memory = false;
   std::string config;      // one member per process: the group file
-  int64_t rank = -1;       // and this process's rank in it
+  std::optional<uint32_t> rank;  // and this process's rank in it (pmix: the launcher's)
   bool yield_when_idle = false;
 };
 
@@ -134,8 +135,8 @@ OptionTable make_table(BenchConfig& c) {
          "one member per process: run as member --rank of the group FILE describes (config/groups/); every "
          "member runs the same command; osu_bcast-style timing",
          [&](std::string_view v) { c.config = std::string(v); }});
-  t.add({"rank", "R", "", "with --config: this process's rank",
-         [&](std::string_view v) { c.rank = static_cast<int64_t>(parse_uint(v, "--rank", 1023)); }});
+  t.add({"rank", "R", "", "with --config: this process's rank (a pmix group: the launcher's, if left out)",
+         [&](std::string_view v) { c.rank = static_cast<uint32_t>(parse_uint(v, "--rank", 1023)); }});
   t.add({"yield-when-idle", "", "",
          "idle polling cores yield their CPU: for several member processes on one host's CPUs",
          [&](std::string_view) { c.yield_when_idle = true; }});
@@ -153,7 +154,7 @@ const char* kUsage =
     "                      [--root R] [--segment BYTES] [--rate MBIT] [--latency US]\n"
     "                      [--loss FRACTION] [--seed S] [--cores C] [--json] [--counters]\n"
     "                      [--ports DEVARGS;...] [--port-rate MBIT] [--memory]\n"
-    "       lanecast bench --config FILE --rank R [--algo NAME] [--sizes LIST] ...  (one member per process)\n"
+    "       lanecast bench --config FILE [--rank R] [--algo NAME] [--sizes LIST] ...  (one member per process)\n"
     "\n"
     "Broadcasts messages among N members joined by the in-process fabric (rings and\n"
     "an emulated switch) or by one DPDK port each (--ports), and prints per size the\n"
@@ -404,12 +405,12 @@ int bench_main(int argc, char** argv) {
     }
     if (algos_to_run.empty()) throw UsageError("--algo: no algorithm given");
   }
-  if (!c.config.empty() || c.rank >= 0) {
-    if (c.config.empty() || c.rank < 0) throw UsageError("--config FILE and --rank R go together");
+  if (!c.config.empty() || c.rank) {
+    if (c.config.empty()) throw UsageError("--rank R needs --config FILE");
     if (!c.ports.empty()) throw UsageError("--config takes the members' ports from the group file, not --ports");
     GroupBenchConfig gc;
     gc.config = c.config;
-    gc.rank = static_cast<uint32_t>(c.rank);
+    gc.rank = c.rank;
     gc.algos = algos_to_run;
     gc.sizes = c.sizes;
     gc.iters = c.iters;

@@ -113,9 +113,10 @@ double span_us(Group& g, uint32_t root, std::vector<double>& mine) {
 
 int bench_group(const GroupBenchConfig& c) {
   const uint64_t max_size = *std::max_element(c.sizes.begin(), c.sizes.end());
-  const GroupSpec spec = load_group_for(c.config, c.rank, c.root, max_size);
+  const GroupMember who = load_group_for(c.config, c.rank, c.root, max_size);
+  const GroupSpec& spec = who.spec;
   Engine engine(member_engine_options(spec, c.cores, c.yield_when_idle));
-  auto g = engine.join(spec, c.rank);
+  auto g = engine.join(spec, who.rank);
   const bool printer = g->rank() == 0;
   if (printer) {
     std::printf("# lanecast bench: group %s of %u processes (%s), root %u, epoch %u, segment %u B, %u polling core(s)%s\n",

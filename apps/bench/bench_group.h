@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,7 @@ namespace lanecast::apps {
 
 struct GroupBenchConfig {
   std::string config;  // group file
-  uint32_t rank = 0;
+  std::optional<uint32_t> rank;  // none: the PMIx launcher's (a pmix group)
   std::vector<std::string> algos;  // each broadcast's algorithm ("auto" allowed)
   std::vector<uint64_t> sizes;
   uint32_t iters = 10, warmup = 2;

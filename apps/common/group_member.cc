@@ -5,17 +5,41 @@
 #include "apps/common/options.h"
 
 namespace lanecast::apps {
+namespace {
 
-GroupSpec load_group_for(const std::string& config, uint32_t rank, uint32_t root, uint64_t max_size) {
-  GroupSpec spec = load_group_file(config);
-  const auto n = static_cast<uint32_t>(spec.members.size());
-  if (rank >= n)
-    throw UsageError("--rank " + std::to_string(rank) + ": " + config + " has ranks 0.." + std::to_string(n - 1));
+// --rank, or for a pmix group the rank its launcher gave this process.
+uint32_t settle_rank(const GroupSpec& spec, const std::string& config, std::optional<uint32_t> given) {
+  if (spec.bootstrap != "pmix") {
+    if (!given)
+      throw UsageError("--rank R is required: " + config + " has bootstrap \"" + spec.bootstrap +
+                       "\" (only a pmix group takes the rank from its launcher)");
+    return *given;
+  }
+  const std::optional<Rank> launcher = pmix_rank();
+  if (!given && !launcher)
+    throw UsageError("--rank R is required: " + config +
+                     " has bootstrap \"pmix\", but this process was not started by a PMIx launcher "
+                     "(mpirun/prterun/srun): no PMIX_RANK in its environment");
+  if (given && launcher && *given != *launcher)
+    throw UsageError("--rank " + std::to_string(*given) + ", but the PMIx launcher started this process as rank " +
+                     std::to_string(*launcher) + " (leave --rank out, or give the launcher's)");
+  return given ? *given : *launcher;
+}
+
+}  // namespace
+
+GroupMember load_group_for(const std::string& config, std::optional<uint32_t> rank, uint32_t root,
+                           uint64_t max_size) {
+  GroupMember m{load_group_file(config), 0};
+  m.rank = settle_rank(m.spec, config, rank);
+  const auto n = static_cast<uint32_t>(m.spec.members.size());
+  if (m.rank >= n)
+    throw UsageError("rank " + std::to_string(m.rank) + ": " + config + " has ranks 0.." + std::to_string(n - 1));
   if (root >= n) throw UsageError("--root " + std::to_string(root) + " is outside the group of " + std::to_string(n));
-  if (max_size > spec.max_message_bytes)
+  if (max_size > m.spec.max_message_bytes)
     throw UsageError("--sizes: " + format_size(max_size) + " exceeds the group's max_message of " +
-                     format_size(spec.max_message_bytes));
-  return spec;
+                     format_size(m.spec.max_message_bytes));
+  return m;
 }
 
 EngineOptions member_engine_options(const GroupSpec& spec, uint32_t cores, bool yield_when_idle) {

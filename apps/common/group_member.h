@@ -1,18 +1,28 @@
 // What `lanecast run` and `lanecast bench --config` share: reading the group
-// file and checking the command's rank, root and sizes against it, and the
-// engine options of one member process of that group.
+// file, settling this process's rank (given, or the PMIx launcher's for a
+// pmix group), checking the command's rank, root and sizes against the
+// group, and the engine options of one member process of that group.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "engine/lanecast.h"
 
 namespace lanecast::apps {
 
-// Throws UsageError (exit 2) for a rank, root or size the group cannot have;
-// the group file's own errors are std::invalid_argument with file:line.
-GroupSpec load_group_for(const std::string& config, uint32_t rank, uint32_t root, uint64_t max_size);
+struct GroupMember {
+  GroupSpec spec;
+  uint32_t rank = 0;
+};
+
+// `rank`: --rank if given. Without it, a pmix group takes the launcher's
+// rank. Throws UsageError (exit 2) for a rank, root or size the group cannot
+// have, a missing rank, or a --rank other than the launcher's; the group
+// file's own errors are std::invalid_argument with file:line.
+GroupMember load_group_for(const std::string& config, std::optional<uint32_t> rank, uint32_t root,
+                           uint64_t max_size);
 EngineOptions member_engine_options(const GroupSpec& spec, uint32_t cores, bool yield_when_idle);
 
 }  // namespace lanecast::apps

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,7 @@ namespace {
 
 struct RunConfig {
   std::string config;
-  int64_t rank = -1;
+  std::optional<uint32_t> rank;
   std::vector<uint64_t> sizes{1 << 20};
   uint32_t iters = 3;
   uint32_t root = 0;
@@ -34,15 +35,18 @@ struct RunConfig {
 };
 
 const char* kUsage =
-    "usage: lanecast run --config FILE --rank R [--sizes LIST] [--iters K] [--root R]\n"
+    "usage: lanecast run --config FILE [--rank R] [--sizes LIST] [--iters K] [--root R]\n"
     "                    [--seed S] [--serve] [--reform] [--show-endpoints] [--cores C]\n"
     "                    [--yield-when-idle]\n"
     "\n"
     "Runs this process as member R of the group FILE describes (config/groups/):\n"
     "opens the member's port, finds the other members by the file's bootstrap\n"
-    "(static addresses, or hellos on the wire), then takes part in K broadcasts\n"
-    "of each size from the root. Every member runs the same command with its own\n"
-    "rank. The data is a pattern every member can compute, so each checks every\n"
+    "(static addresses, hellos on the wire, or a PMIx launcher's key-value store),\n"
+    "then takes part in K broadcasts of each size from the root. Every member runs\n"
+    "the same command with its own rank; under a PMIx launcher (mpirun, prterun,\n"
+    "srun) a group with bootstrap \"pmix\" takes the launcher's rank:\n"
+    "  mpirun -np 8 lanecast run --config FILE\n"
+    "The data is a pattern every member can compute, so each checks every\n"
     "byte it received; a line per size gives this member's time from posting to\n"
     "completion (avg and min; the root's includes every member's acknowledgement).\n"
     "With --serve the schedule repeats until SIGINT or SIGTERM (an appliance).\n"
@@ -56,8 +60,8 @@ OptionTable make_table(RunConfig& c) {
   OptionTable t;
   t.add({"config", "FILE", "", "the group file (TOML; format in config/groups/README.md)",
          [&](std::string_view v) { c.config = std::string(v); }});
-  t.add({"rank", "R", "", "this member's rank in the group file",
-         [&](std::string_view v) { c.rank = static_cast<int64_t>(parse_uint(v, "--rank", 1023)); }});
+  t.add({"rank", "R", "", "this member's rank in the group file (pmix groups: the launcher's, if left out)",
+         [&](std::string_view v) { c.rank = static_cast<uint32_t>(parse_uint(v, "--rank", 1023)); }});
   t.add({"sizes", "LIST", "1M", "message sizes: 'a,b,c' and/or 'lo:hi' (powers of two); K/M/G suffixes",
          [&](std::string_view v) { c.sizes = parse_size_list(v, "--sizes"); }});
   t.add({"iters", "K", "3", "broadcasts per size",
@@ -172,17 +176,29 @@ int run_main(int argc, char** argv) {
     return 0;
   }
   if (c.config.empty()) throw UsageError("--config FILE is required (see lanecast run --help)");
-  if (c.rank < 0) throw UsageError("--rank R is required (see lanecast run --help)");
   const uint64_t max_size = *std::max_element(c.sizes.begin(), c.sizes.end());
-  const GroupSpec spec = load_group_for(c.config, static_cast<uint32_t>(c.rank), c.root, max_size);
+  const GroupMember who = load_group_for(c.config, c.rank, c.root, max_size);
+  const GroupSpec& spec = who.spec;
   if (c.reform && spec.bootstrap == "static")
     throw UsageError("--reform needs a group found on the wire (bootstrap = \"discovery\"): a static group file cannot say who is left");  // invalid_argument: file:line, exit 2
+  // Not engine::now_ns(): its TSC scale is fixed at first use, and before
+  // the engine starts DPDK it does not know the TSC's rate.
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  const Clock::time_point t_engine = Clock::now();
   Engine engine(member_engine_options(spec, c.cores, c.yield_when_idle));
-  const uint64_t t0 = engine::now_ns();
-  auto g = engine.join(spec, static_cast<Rank>(c.rank));
+  const Clock::time_point t0 = Clock::now();
+  auto g = engine.join(spec, who.rank);
+  const Clock::time_point t_joined = Clock::now();
   std::printf("# lanecast run: group %s, rank %u of %u, epoch %u, bootstrap %s in %.1f ms, segment %u B, %u polling core(s)\n",
-              spec.name.c_str(), g->rank(), g->size(), g->epoch(), spec.bootstrap.c_str(),
-              static_cast<double>(engine::now_ns() - t0) / 1e6, g->caps().segment_bytes, engine.polling_cores());
+              spec.name.c_str(), g->rank(), g->size(), g->epoch(), spec.bootstrap.c_str(), ms(t_joined - t0),
+              g->caps().segment_bytes, engine.polling_cores());
+  // What the group took to form, by step: a bootstrap's cost is more than
+  // its exchange. The wall-clock time lets a script line members up.
+  const double unix_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::printf("# group formed in %.1f ms (at %.6f unix s): engine start %.1f ms, join %.1f ms (%s)\n",
+              ms(t_joined - t_engine), unix_s, ms(t0 - t_engine), ms(t_joined - t0), g->join_steps().c_str());
   if (c.show_endpoints) std::fputs(g->endpoints().c_str(), stdout);
   std::printf("%10s %6s %12s %12s %9s\n", "size", "iters", "avg_us", "min_us", "verified");
   std::fflush(stdout);

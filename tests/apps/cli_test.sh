@@ -91,5 +91,21 @@ expect 0 "rank start" plan --algo chain --nodes 8 --size 1K --skew 20
 expect 0 "verified" bench --nodes 3 --sizes 1,1K --iters 2 --warmup 0
 expect 0 '"verified": true' bench --nodes 2 --sizes 100 --iters 1 --warmup 0 --json
 
+# One member per process: its rank. A static group needs --rank; a pmix
+# group takes the PMIx launcher's and refuses a --rank that differs. All
+# refused before DPDK starts (no root needed).
+groups=$(dirname "$0")/../../config/groups
+unset PMIX_RANK PMIX_NAMESPACE
+expect 2 '--rank R is required: .*static2.toml has bootstrap "static"' run --config "$groups/static2.toml"
+expect 2 'pmix8.toml has bootstrap "pmix", but this process was not started by a PMIx launcher \(mpirun/prterun/srun\)' \
+  run --config "$groups/pmix8.toml"
+PMIX_RANK=3 PMIX_NAMESPACE=fake expect 2 "--rank 2, but the PMIx launcher started this process as rank 3" \
+  run --config "$groups/pmix8.toml" --rank 2
+PMIX_RANK=9 PMIX_NAMESPACE=fake expect 2 "rank 9: .*pmix8.toml has ranks 0..7" run --config "$groups/pmix8.toml"
+PMIX_RANK=x PMIX_NAMESPACE=fake expect 3 "PMIX_RANK='x' in the environment is not a rank" run --config "$groups/pmix8.toml"
+PMIX_RANK=3 PMIX_NAMESPACE=fake expect 2 "--rank 2, but the PMIx launcher started this process as rank 3" \
+  bench --config "$groups/pmix8.toml" --rank 2
+expect 2 "--rank R needs --config FILE" bench --rank 1
+
 echo "cli: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -139,7 +139,7 @@ TEST(GroupFile, DefaultsAreGroupSpecs) {
 }
 
 TEST(GroupFile, ExamplesParse) {
-  for (const char* name : {"testbed8", "testbed8x2", "two_sites", "static2"}) {
+  for (const char* name : {"testbed8", "testbed8x2", "two_sites", "static2", "pmix8"}) {
     SCOPED_TRACE(name);
     const std::string path = kExamples + name + ".toml";
     const GroupSpec g = load_group_file(path);
@@ -171,6 +171,12 @@ TEST(GroupFile, ExamplesParse) {
   EXPECT_EQ(s2.epoch, 1u);
   ASSERT_EQ(s2.members.size(), 2u);
   EXPECT_EQ(s2.members[1].macs, (std::vector<std::string>{"02:00:00:00:00:02"}));
+
+  const GroupSpec p8 = load_group_file(kExamples + "pmix8.toml");
+  EXPECT_EQ(p8.bootstrap, "pmix");
+  EXPECT_EQ(p8.epoch, 0u);  // the bootstrap picks it
+  ASSERT_EQ(p8.members.size(), 8u);
+  EXPECT_TRUE(p8.members[7].macs.empty());
 }
 
 TEST(GroupFile, UnreadableFileIsNamed) {
