@@ -102,7 +102,8 @@ int testbed_main(int argc, char** argv) {
     throw UsageError(cmd.empty() ? "say up N, down or status (see lanecast testbed --help)"
                                  : "unknown subcommand '" + std::string(cmd) + "': up N, down or status");
   int first = 2;
-  if (cmd == "up") {
+  const bool help_next = argc > 2 && (std::string_view(argv[2]) == "--help" || std::string_view(argv[2]) == "-h");
+  if (cmd == "up" && !help_next) {
     if (argc < 3 || std::string_view(argv[2]).substr(0, 2) == "--")
       throw UsageError("up needs the number of nodes: lanecast testbed up N");
     spec.nodes = static_cast<uint32_t>(parse_uint(argv[2], "N", 1'000'000));
