@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,8 +41,8 @@ class Fd {
 std::string errno_text(int e) { return std::strerror(e); }
 
 // The program argv[0] names: itself if it holds a '/', else the first
-// executable of that name on PATH, then in the sbin folders (ip and tc live
-// there, and a user's PATH may lack them).
+// executable file of that name on PATH, then in the sbin folders (ip and tc
+// live there, and a user's PATH may lack them).
 std::string find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
   const char* env = std::getenv("PATH");
@@ -52,7 +53,10 @@ std::string find_program(const std::string& name) {
     const size_t colon = std::min(dirs.find(':', start), dirs.size());
     const std::string dir = colon > start ? dirs.substr(start, colon - start) : ".";
     const std::string path = dir + "/" + name;
-    if (::access(path.c_str(), X_OK) == 0) return path;
+    // A file, not a folder of that name (/usr/lib/x86_64-linux-gnu/tc holds
+    // tc's tables, and a PATH may list /usr/lib/x86_64-linux-gnu).
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0) return path;
     start = colon + 1;
   }
   const bool iproute = name == "ip" || name == "tc";
