@@ -7,8 +7,10 @@
 
 #include "apps/bench/bench_command.h"
 #include "apps/common/options.h"
+#include "apps/common/stop_signals.h"
 #include "apps/plan/plan_command.h"
 #include "apps/run/run_command.h"
+#include "apps/testbed/testbed_command.h"
 
 namespace {
 
@@ -24,11 +26,15 @@ const char* kHelp =
     "            process): find the others, broadcast, check every byte\n"
     "  plan      predict a broadcast's time on a model network (the simulator runs the\n"
     "            same algorithm machines): per-rank finish times, bytes and peers\n"
+    "  testbed   up|down|status: a shaped testbed of network namespaces, one per node\n"
+    "            (veths to Linux bridges, tbf on every link; root); `bench --testbed N`\n"
+    "            runs a member process in each\n"
     "  help      this text\n"
     "\n"
     "Runs without hugepages and without root on the in-process fabric.\n"
     "Exit status: 0 success, 1 a broadcast failed or was not verified, 2 bad usage,\n"
-    "3 the engine could not start.\n";
+    "3 the engine (or a command it ran) could not start; 128+S when stopped by\n"
+    "signal S after undoing what it built.\n";
 
 }  // namespace
 
@@ -43,8 +49,13 @@ int main(int argc, char** argv) {
     if (cmd == "bench") return lanecast::apps::bench_main(argc - 1, argv + 1);
     if (cmd == "plan") return lanecast::apps::plan_main(argc - 1, argv + 1);
     if (cmd == "run") return lanecast::apps::run_main(argc - 1, argv + 1);
+    if (cmd == "testbed") return lanecast::apps::testbed_main(argc - 1, argv + 1);
     std::fprintf(stderr, "lanecast: unknown command '%s' (see lanecast --help)\n", argv[1]);
     return 2;
+  } catch (const lanecast::apps::Stopped& e) {
+    // What it built is gone already: the destructors ran on the way here.
+    std::fprintf(stderr, "lanecast %s: %s\n", argv[1], e.what());
+    return 128 + e.signal;
   } catch (const lanecast::apps::UsageError& e) {
     std::fprintf(stderr, "lanecast %s: %s\n", argv[1], e.what());
     return 2;

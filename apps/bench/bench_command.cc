@@ -1,5 +1,6 @@
 #include "apps/bench/bench_command.h"
 #include "apps/bench/bench_group.h"
+#include "apps/bench/testbed_bench.h"
 
 #include <unistd.h>
 
@@ -49,6 +50,11 @@ struct BenchConfig {
   std::string config;      // one member per process: the group file
   std::optional<uint32_t> rank;  // and this process's rank in it (pmix: the launcher's)
   bool yield_when_idle = false;
+  std::string sizes_text = "1:16M";  // as given: member processes get it
+  uint32_t testbed_nodes = 0;        // --testbed N: a member process per namespace
+  uint32_t mtu = 1500;
+  bool xdp = false;
+  double deadline_s = 0;
 };
 
 struct Row {
@@ -77,7 +83,10 @@ OptionTable make_table(BenchConfig& c) {
          [&](std::string_view v) { c.algo = std::string(v); }});
   t.add({"sizes", "LIST", "1:16M",
          "message sizes: 'a,b,c' and/or 'lo:hi' (powers of two); K/M/G suffixes",
-         [&](std::string_view v) { c.sizes = parse_size_list(v, "--sizes"); }});
+         [&](std::string_view v) {
+           c.sizes = parse_size_list(v, "--sizes");
+           c.sizes_text = std::string(v);
+         }});
   t.add({"iters", "K", "10", "timed broadcasts per size",
          [&](std::string_view v) { c.iters = static_cast<uint32_t>(parse_uint(v, "--iters", 1'000'000)); }});
   t.add({"warmup", "W", "2", "untimed broadcasts per size before the timed ones",
@@ -90,7 +99,7 @@ OptionTable make_table(BenchConfig& c) {
            c.segment = v == "auto" ? 0 : static_cast<uint32_t>(parse_size(v, "--segment"));
            if (v != "auto" && c.segment == 0) throw UsageError("--segment must be 1..9000 bytes or auto");
          }});
-  t.add({"rate", "MBIT", "10000", "fabric link rate in Mbit/s; 0 = unlimited",
+  t.add({"rate", "MBIT", "10000", "fabric link rate in Mbit/s; 0 = unlimited (--testbed: the links' tbf rate, default 200)",
          [&](std::string_view v) { c.rate_mbit = parse_double(v, "--rate", 0, 1e7); }});
   t.add({"latency", "US", "0", "fabric one-way link latency in microseconds",
          [&](std::string_view v) { c.latency_us = parse_double(v, "--latency", 0, 1e6); }});
@@ -98,7 +107,7 @@ OptionTable make_table(BenchConfig& c) {
          [&](std::string_view v) { c.loss = parse_double(v, "--loss", 0, 0.5); }});
   t.add({"seed", "S", "1", "seed of the fabric's loss and of the data pattern",
          [&](std::string_view v) { c.seed = parse_uint(v, "--seed", UINT64_MAX); }});
-  t.add({"lanes", "L", "1", "lanes per member: queues of its port, 1..4 (multilane uses 2)",
+  t.add({"lanes", "L", "1", "lanes per member: queues of its port, 1..4 (multilane uses 2); --testbed: NICs, a switch each, 1..2",
          [&](std::string_view v) { c.lanes = static_cast<uint16_t>(parse_uint(v, "--lanes", 4)); }});
   t.add({"window", "FRAMES", "128", "frames in flight per peer (1..129)",
          [&](std::string_view v) { c.window = static_cast<uint32_t>(parse_uint(v, "--window", 129)); }});
@@ -140,6 +149,20 @@ OptionTable make_table(BenchConfig& c) {
   t.add({"yield-when-idle", "", "",
          "idle polling cores yield their CPU: for several member processes on one host's CPUs",
          [&](std::string_view) { c.yield_when_idle = true; }});
+  t.add({"testbed", "N", "",
+         "one member process in each of N network namespaces, built for the run as `lanecast testbed up N` does "
+         "(veths to a bridge per lane, tbf both ways) and removed after it; needs root",
+         [&](std::string_view v) { c.testbed_nodes = static_cast<uint32_t>(parse_uint(v, "--testbed", 1'000'000)); }});
+  t.add({"mtu", "M", "1500", "with --testbed: the links' MTU (576..9000; --xdp: at most 3500)",
+         [&](std::string_view v) { c.mtu = static_cast<uint32_t>(parse_uint(v, "--mtu", 1'000'000)); }});
+  t.add({"xdp", "", "",
+         "with --testbed: af_xdp ports instead of af_packet (XDP transmit skips the node's qdisc: only the switch "
+         "side shapes); mounts bpffs at /sys/fs/bpf if missing",
+         [&](std::string_view) { c.xdp = true; }});
+  t.add({"deadline", "S", "auto",
+         "with --testbed: the members still running after S seconds are killed and the run fails (auto: from the "
+         "schedule and the rate)",
+         [&](std::string_view v) { c.deadline_s = parse_double(v, "--deadline", 1, 86'400); }});
   t.add({"memory", "", "", "print engine memory per member (state, pools, fabric) and the process's peak RSS",
          [&](std::string_view) { c.memory = true; }});
   t.add({"json", "", "", "print results as a JSON array, one object per (algo, nodes, size)",
@@ -155,6 +178,7 @@ const char* kUsage =
     "                      [--loss FRACTION] [--seed S] [--cores C] [--json] [--counters]\n"
     "                      [--ports DEVARGS;...] [--port-rate MBIT] [--memory]\n"
     "       lanecast bench --config FILE [--rank R] [--algo NAME] [--sizes LIST] ...  (one member per process)\n"
+    "       lanecast bench --testbed N [--lanes 1|2] [--rate MBIT] [--mtu M] [--xdp] [--algo NAME] ...  (root)\n"
     "\n"
     "Broadcasts messages among N members joined by the in-process fabric (rings and\n"
     "an emulated switch) or by one DPDK port each (--ports), and prints per size the\n"
@@ -163,6 +187,13 @@ const char* kUsage =
     "average time), the spread of the members' hold times, the time until every\n"
     "frame was also acknowledged (acked_us), the frames sent again, and whether\n"
     "every member's bytes equal the root's in every iteration.\n"
+    "\n"
+    "--testbed N builds a shaped testbed of N namespaces for the run (lanecast\n"
+    "testbed --help), starts `lanecast bench --config F --rank I` in each (af_packet\n"
+    "ports paced to the links' rate), streams rank 0's table, prints what every\n"
+    "link's tbf counted beside the payload each receiver must get, and removes it\n"
+    "all - also when a member fails (exit 1, naming the rank and what it said),\n"
+    "at the deadline, or on SIGINT/SIGTERM.\n"
     "\n";
 
 uint64_t physical_memory() {
@@ -374,6 +405,43 @@ void print_json(const std::vector<Row>& rows) {
   std::printf("]\n");
 }
 
+// --testbed: what the members and their testbed take of the options; the
+// options of the in-process fabric and of --config do not apply.
+TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table, const std::vector<std::string>& algos) {
+  for (const char* o : {"nodes", "ports", "loss", "latency", "topology", "config", "rank", "json", "memory",
+                        "auto-rules"})
+    if (table.given(o)) throw UsageError("--" + std::string(o) + " does not apply to --testbed");
+  TestbedBenchConfig t;
+  t.testbed.nodes = c.testbed_nodes;
+  t.testbed.lanes = c.lanes;
+  t.testbed.mtu = c.mtu;
+  if (table.given("rate")) {
+    if (c.rate_mbit < 1 || c.rate_mbit != static_cast<double>(static_cast<uint32_t>(c.rate_mbit)))
+      throw UsageError("--rate with --testbed: whole Mbit/s, 1 or more (tbf's rate)");
+    t.testbed.rate_mbit = static_cast<uint32_t>(c.rate_mbit);
+  }
+  testbed::check(t.testbed);
+  t.xdp = c.xdp;
+  t.algos = algos;
+  t.sizes = c.sizes;
+  t.sizes_text = c.sizes_text;
+  t.iters = c.iters;
+  t.warmup = c.warmup;
+  t.root = c.root;
+  t.seed = c.seed;
+  t.cores = c.cores;
+  t.counters = c.counters;
+  t.peer_timeout_ms = c.timeout_ms;
+  t.window = table.given("window") ? c.window : 0;
+  if (c.segment != 0 && (c.segment < 64 || c.segment > 9000))
+    throw UsageError("--segment with --testbed: 64..9000 bytes or auto (a group file's segment)");
+  t.segment = c.segment;
+  t.port_rate_mbit = table.given("port-rate") ? c.port_rate_mbit : -1;
+  t.port_overhead = table.given("port-overhead") ? c.port_overhead : 0;
+  t.deadline_s = c.deadline_s;
+  return t;
+}
+
 }  // namespace
 
 int bench_main(int argc, char** argv) {
@@ -405,6 +473,9 @@ int bench_main(int argc, char** argv) {
     }
     if (algos_to_run.empty()) throw UsageError("--algo: no algorithm given");
   }
+  if (table.given("testbed")) return bench_testbed(testbed_config(c, table, algos_to_run));
+  for (const char* o : {"mtu", "xdp", "deadline"})
+    if (table.given(o)) throw UsageError("--" + std::string(o) + " applies to --testbed only");
   if (!c.config.empty() || c.rank) {
     if (c.config.empty()) throw UsageError("--rank R needs --config FILE");
     if (!c.ports.empty()) throw UsageError("--config takes the members' ports from the group file, not --ports");

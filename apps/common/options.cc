@@ -6,7 +6,8 @@
 
 namespace lanecast::apps {
 
-bool OptionTable::parse(int argc, char** argv, int first) const {
+bool OptionTable::parse(int argc, char** argv, int first) {
+  given_.clear();
   for (int i = first; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--help" || arg == "-h") return true;
@@ -23,6 +24,7 @@ bool OptionTable::parse(int argc, char** argv, int first) const {
     for (const auto& o : options_)
       if (o.name == name) opt = &o;
     if (opt == nullptr) throw UsageError("unknown option --" + std::string(name) + " (see --help)");
+    given_.push_back(opt->name);
     if (opt->value_name.empty()) {
       if (inline_value) throw UsageError("--" + opt->name + " takes no value");
       opt->apply("");
@@ -34,6 +36,12 @@ bool OptionTable::parse(int argc, char** argv, int first) const {
     }
     opt->apply(value);
   }
+  return false;
+}
+
+bool OptionTable::given(std::string_view name) const {
+  for (const std::string& g : given_)
+    if (g == name) return true;
   return false;
 }
 

@@ -29,11 +29,15 @@ class OptionTable {
   void add(Option o) { options_.push_back(std::move(o)); }
   // Parses argv[first..argc); throws UsageError for unknown or malformed options.
   // Returns true if --help was given.
-  bool parse(int argc, char** argv, int first) const;
+  bool parse(int argc, char** argv, int first);
   std::string help() const;
+  // Whether the last parse met --name (for options that apply only together
+  // with another, or whose default depends on it).
+  bool given(std::string_view name) const;
 
  private:
   std::vector<Option> options_;
+  std::vector<std::string> given_;
 };
 
 // "1400", "64K", "16M", "1G" (powers of 1024). Throws UsageError.

@@ -169,7 +169,7 @@ std::unique_ptr<Group> reform(Engine& engine, std::unique_ptr<Group> old, GroupS
 
 int run_main(int argc, char** argv) {
   RunConfig c;
-  const OptionTable table = make_table(c);
+  OptionTable table = make_table(c);
   if (table.parse(argc, argv, 1)) {
     std::fputs(kUsage, stdout);
     std::fputs(table.help().c_str(), stdout);

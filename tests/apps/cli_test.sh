@@ -10,8 +10,15 @@ pass=0
 expect() {
   local want=$1 pattern=$2
   shift 2
-  local out rc
-  out=$(timeout 60 "$bin" "$@" 2>&1)
+  local out rc run=("$bin")
+  # "env VAR=1 BIN ...": the command as given; "--as-nobody ...": as user nobody
+  if [[ ${1:-} == env ]]; then
+    run=()
+  elif [[ ${1:-} == --as-nobody ]]; then
+    run=(setpriv --reuid=65534 --regid=65534 --clear-groups "$bin")
+    shift
+  fi
+  out=$(timeout 60 "${run[@]}" "$@" 2>&1)
   rc=$?
   if [[ $rc -ne $want ]] || ! grep -qE -- "$pattern" <<<"$out"; then
     echo "FAIL: lanecast $* -> exit $rc (want $want), output:"
@@ -87,6 +94,57 @@ expect 0 "0 to skew" plan --algo mcast_chain --nodes 64 --size 1K --segment 1K -
 expect 0 "sync rank" plan --algo mcast_chain --nodes 64 --size 1K --skew 20 --sync-seed 7
 expect 0 '"sync_rank":[0-9]+' plan --algo mcast_chain --nodes 64 --size 1K --skew 20 --sync-seed 7 --json
 expect 0 "rank start" plan --algo chain --nodes 8 --size 1K --skew 20
+# testbed and bench --testbed: every mistake refused before anything is built
+# (so these need no root), with what is allowed.
+expect 0 "NAMEn0..NAMEn\(N-1\)" testbed --help
+expect 0 "--lanes L +up: lanes per node" testbed up --help
+expect 2 "say up N, down or status" testbed
+expect 2 "unknown subcommand 'sideways'" testbed sideways
+expect 2 "up needs the number of nodes" testbed up
+expect 2 "up needs the number of nodes" testbed up --rate 10
+expect 2 "N: 'x' is not a whole number" testbed up x
+expect 2 "N = 1: a testbed has 2..254 nodes" testbed up 1
+expect 2 "N = 255: a testbed has 2..254 nodes" testbed up 255
+expect 2 "--lanes 3: 1 or 2" testbed up 3 --lanes 3
+expect 2 "--rate 0: 1..100000 Mbit/s" testbed up 3 --rate 0
+expect 2 "--rate: '2.5' is not a whole number" testbed up 3 --rate 2.5
+expect 2 "--mtu 575: 576..9000" testbed up 3 --mtu 575
+expect 2 "--mtu 9001: 576..9000" testbed up 3 --mtu 9001
+expect 2 "--name 'Lab': a lowercase letter" testbed up 3 --name Lab
+expect 2 "--name 'abcdefghij': a lowercase letter" testbed up 3 --name abcdefghij
+expect 2 "--name 'a;reboot'" testbed down --name 'a;reboot'
+expect 2 "--name '': a lowercase letter" testbed status --name ''
+expect 2 "--rate applies to up only" testbed down --rate 100
+expect 2 "--lanes applies to up only" testbed status --lanes 2
+expect 2 "unexpected argument '5'" testbed down 5
+expect 2 "unknown option --bogus" testbed status --bogus
+expect 0 "--testbed N +one member process in each of N network namespaces" bench --help
+expect 2 "N = 1: a testbed has 2..254 nodes" bench --testbed 1
+expect 2 "--lanes 3: 1 or 2" bench --testbed 3 --lanes 3
+expect 2 "--rate with --testbed: whole Mbit/s" bench --testbed 3 --rate 2.5
+expect 2 "--rate with --testbed: whole Mbit/s" bench --testbed 3 --rate 0
+expect 2 "--mtu 100: 576..9000" bench --testbed 3 --mtu 100
+expect 2 "--nodes does not apply to --testbed" bench --testbed 3 --nodes 4
+expect 2 "--ports does not apply to --testbed" bench --testbed 3 --ports net_null0
+expect 2 "--config does not apply to --testbed" bench --testbed 3 --config x.toml
+expect 2 "--segment with --testbed: 64..9000" bench --testbed 3 --segment 10
+expect 2 "--root 5 is outside the testbed's 3 members" bench --testbed 3 --root 5
+expect 2 "--mtu applies to --testbed only" bench --mtu 9000
+expect 2 "--xdp applies to --testbed only" bench --xdp
+expect 2 "--deadline applies to --testbed only" bench --deadline 10
+expect 2 "--deadline: 0 is outside" bench --testbed 3 --deadline 0
+expect 2 "--xdp: af_xdp does not work on this testbed with DPDK 22.11.*LANECAST_XDP_ANYWAY=1" bench --testbed 3 --xdp
+expect 2 "--xdp: MTU 9000 is too large; XDP on a veth takes at most 3500" \
+  env LANECAST_XDP_ANYWAY=1 "$bin" bench --testbed 3 --xdp --mtu 9000
+# Without root: said so, before anything is tried.
+if [[ $(id -u) -ne 0 ]]; then
+  expect 2 "up needs root" testbed up 3
+  expect 2 "--testbed needs root" bench --testbed 3
+elif command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$bin"; then
+  expect 2 "up needs root" --as-nobody testbed up 3
+  expect 2 "down needs root" --as-nobody testbed down
+  expect 2 "--testbed needs root" --as-nobody bench --testbed 3
+fi
 # A tiny real run still works and is verified.
 expect 0 "verified" bench --nodes 3 --sizes 1,1K --iters 2 --warmup 0
 expect 0 '"verified": true' bench --nodes 2 --sizes 100 --iters 1 --warmup 0 --json

@@ -1,9 +1,12 @@
 # Sourced by the benchmarks that run one lanecast member process per node of
-# tools/testbed.sh (process_testbed.sh, mpi_vs_lanecast.sh): the steps they
-# share. Functions only; nothing runs when sourced.
+# `lanecast testbed` with group files of their own (mpi_vs_lanecast.sh,
+# plan_vs_measured.sh, two_sites.sh; process_testbed.sh takes line_rate only:
+# `lanecast bench --testbed` does the rest there): the steps they share.
+# Functions only; nothing runs when sourced.
 
 # The af_packet PMD's ring devargs for frames of MTU bytes (empty when its
-# defaults hold them). The rules (DPDK 22.11 rte_eth_af_packet.c and the
+# defaults hold them; apps/testbed/member_group_file.cc computes the same for
+# bench --testbed: change both). The rules (DPDK 22.11 rte_eth_af_packet.c and the
 # kernel's packet_set_ring): the kernel writes a frame at offset 34 of a ring
 # frame, so framesz >= 34 + frame; framesz a multiple of 16, blocksz a multiple
 # of the page size and of framesz, framecnt a multiple of frames per block.

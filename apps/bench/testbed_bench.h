@@ -1,0 +1,43 @@
+// `lanecast bench --testbed N`: the bench with one member process per node of
+// a shaped testbed built for the run. Brings the testbed up, writes the group
+// file, starts `lanecast bench --config F --rank I` in every node's namespace,
+// streams rank 0's table, shows what the links counted next to the payload
+// every receiver must get, and removes everything on every way out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/testbed/testbed_spec.h"
+
+namespace lanecast::apps {
+
+struct TestbedBenchConfig {
+  testbed::TestbedSpec testbed;  // nodes, lanes, rate, MTU; the name is made per run
+  bool xdp = false;              // af_xdp ports instead of af_packet
+  std::vector<std::string> algos;
+  std::vector<uint64_t> sizes;
+  std::string sizes_text;        // as given, for the members' command lines
+  uint32_t iters = 10, warmup = 2, root = 0;
+  uint64_t seed = 1;
+  uint32_t cores = 0;            // 0: each member's default
+  bool counters = false;         // every member's counters at the end
+  double peer_timeout_ms = 3000;
+  uint32_t window = 0, segment = 0;  // 0: the group file's defaults
+  double port_rate_mbit = -1;    // pacing per lane; < 0: the links' rate
+  uint32_t port_overhead = 0;    // tbf counts the frame alone
+  double deadline_s = 0;         // 0: from the schedule (schedule_bound_s)
+};
+
+// Seconds the whole run may take: start-up, then every broadcast of the
+// schedule at worst (N-1) copies of the message through the root's link,
+// twice over, and a failure's detection.
+double schedule_bound_s(const TestbedBenchConfig& c);
+
+// Exit status: 0 every member verified everything, 1 a member failed (named
+// on stderr with its error lines), 2 bad usage, 3 the testbed could not be
+// built; Stopped (128 + signal) when interrupted.
+int bench_testbed(const TestbedBenchConfig& c);
+
+}  // namespace lanecast::apps

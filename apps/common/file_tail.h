@@ -1,0 +1,27 @@
+// Follows a file another process writes: each pump() copies the whole lines
+// it gained since the last one to a stream (rank 0's table, row by row, while
+// the member process runs).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
+namespace lanecast::apps {
+
+class FileTail {
+ public:
+  FileTail(std::string path, std::FILE* to) : path_(std::move(path)), to_(to) {}
+  void pump();    // the new whole lines
+  void finish();  // the rest, a last line without its newline too
+
+ private:
+  std::string path_;
+  std::FILE* to_;
+  off_t offset_ = 0;
+  std::string partial_;  // the start of a line not yet ended
+};
+
+}  // namespace lanecast::apps

@@ -1,0 +1,71 @@
+#include "apps/testbed/member_group_file.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
+namespace lanecast::apps::testbed {
+namespace {
+
+constexpr uint32_t kDefaultRingFrame = 2048;  // DPDK 22.11 rte_eth_af_packet.c
+constexpr uint32_t kRingFrames = 512;         // as many as its default ring
+constexpr uint32_t kKernelFrameOffset = 34;   // where the kernel writes a frame in a ring frame
+
+}  // namespace
+
+// The rules (DPDK 22.11 rte_eth_af_packet.c and the kernel's
+// packet_set_ring): the kernel writes a frame at offset 34 of a ring frame, so
+// framesz >= 34 + frame; framesz a multiple of 16, blocksz a multiple of the
+// page size and of framesz, framecnt a multiple of the frames per block.
+std::string af_packet_ring_devargs(uint32_t mtu) {
+  const uint64_t need = kKernelFrameOffset + uint64_t{mtu} + 14;
+  if (need <= kDefaultRingFrame) return "";
+  const uint64_t framesz = (need + 1023) / 1024 * 1024;
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  const uint64_t page = page_size > 0 ? static_cast<uint64_t>(page_size) : 4096;
+  const uint64_t blocksz = std::lcm(framesz, page);
+  const uint64_t per_block = blocksz / framesz;
+  const uint64_t framecnt = (kRingFrames + per_block - 1) / per_block * per_block;
+  return ",framesz=" + std::to_string(framesz) + ",blocksz=" + std::to_string(blocksz) +
+         ",framecnt=" + std::to_string(framecnt);
+}
+
+std::string lane_devargs(uint32_t lane, uint32_t mtu, bool xdp) {
+  const std::string iface = node_iface(lane);
+  if (xdp) return "net_af_xdp" + std::to_string(lane) + ",iface=" + iface + ",start_queue=0,queue_count=1";
+  return "net_af_packet" + std::to_string(lane) + ",iface=" + iface + ",qdisc_bypass=0" + af_packet_ring_devargs(mtu);
+}
+
+// Discovery, not the static bootstrap: static starts each member at once, so
+// a member whose start-up (EAL, pools) takes longer than the peer timeout -
+// many processes on a few CPUs - would fail the first broadcast; discovery
+// waits until every member has said it heard everyone. The addresses are
+// the testbed's all the same (node_mac).
+std::string member_group_toml(const TestbedSpec& t, const MemberGroup& g) {
+  std::ostringstream f;
+  f << "# lanecast bench --testbed: testbed " << t.name << ", " << t.nodes << " nodes, " << t.lanes
+    << " lane(s), tbf " << t.rate_mbit << " Mbit/s, MTU " << t.mtu << "\n";
+  f << "[group]\n"
+    << "name = \"" << g.name << "\"\n"
+    << "id = " << g.id << "\n"
+    << "bootstrap = \"discovery\"\n"
+    << "bootstrap_timeout_ms = 30000\n"
+    << "lanes = " << t.lanes << "\n"
+    << "max_message = " << std::max<uint64_t>(g.max_message, 1) << "\n"
+    << "peer_timeout_ms = " << g.peer_timeout_ms << "\n"
+    << "port_rate_mbit = " << g.port_rate_mbit << "\n"
+    << "port_overhead = " << g.port_overhead << "\n";
+  if (g.window != 0) f << "window = " << g.window << "\n";
+  if (g.segment != 0) f << "segment = " << g.segment << "\n";
+  for (uint32_t r = 0; r < t.nodes; ++r) {
+    f << "\n[[member]]\nrank = " << r << "\nlanes = [";
+    for (uint32_t lane = 0; lane < t.lanes; ++lane)
+      f << (lane ? ", " : "") << '"' << lane_devargs(lane, t.mtu, g.xdp) << '"';
+    f << "]\n";
+  }
+  return f.str();
+}
+
+}  // namespace lanecast::apps::testbed
