@@ -64,12 +64,24 @@ struct Figures {
   uint64_t bad = 0;         // broadcasts whose bytes differed or that failed
 };
 
-// Every member's figures, by broadcasts (member r roots the r-th).
+// Every member's `bytes` bytes at all[r] sent to every member (member r roots
+// the r-th broadcast), in pieces the group's message limit allows: a group
+// made for 2-byte messages still exchanges its figures.
+void all_to_all(Group& g, std::span<std::byte* const> all, size_t bytes, const char* what) {
+  const size_t piece = std::max<uint64_t>(1, std::min<uint64_t>(g.spec().max_message_bytes, bytes));
+  for (size_t first = 0; first < bytes; first += piece) {
+    const size_t count = std::min(piece, bytes - first);
+    one_from_each(g, [&](uint32_t r) { return std::span(all[r] + first, count); }, what);
+  }
+}
+
+// Every member's figures.
 std::vector<Figures> exchange(Group& g, const Figures& mine) {
   std::vector<Figures> all(g.size());
   all[g.rank()] = mine;
-  one_from_each(g, [&](uint32_t r) { return std::span(reinterpret_cast<std::byte*>(&all[r]), sizeof(Figures)); },
-                "exchanging figures");
+  std::vector<std::byte*> at;
+  for (Figures& f : all) at.push_back(reinterpret_cast<std::byte*>(&f));
+  all_to_all(g, at, sizeof(Figures), "exchanging figures");
   return all;
 }
 
@@ -91,14 +103,9 @@ double span_us(Group& g, uint32_t root, std::vector<double>& mine) {
   if (iters == 0 || n < 2) return 0;
   std::vector<std::vector<double>> all(n, std::vector<double>(iters));
   all[g.rank()] = mine;
-  // In pieces the group's message limit allows.
-  const size_t per = std::max<size_t>(1, std::min<uint64_t>(g.spec().max_message_bytes / sizeof(double), iters));
-  for (size_t first = 0; first < iters; first += per) {
-    const size_t count = std::min(per, iters - first);
-    one_from_each(g, [&](uint32_t r) {
-      return std::span(reinterpret_cast<std::byte*>(all[r].data() + first), count * sizeof(double)); },
-      "exchanging times");
-  }
+  std::vector<std::byte*> at;
+  for (auto& v : all) at.push_back(reinterpret_cast<std::byte*>(v.data()));
+  all_to_all(g, at, iters * sizeof(double), "exchanging times");
   double sum = 0;
   for (size_t it = 0; it < iters; ++it) {
     double last = all[root][it];
