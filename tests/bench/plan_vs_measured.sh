@@ -36,15 +36,7 @@ source "$repo/tests/bench/member_group.sh"
 [[ -x $lanecast && -x $probe ]] || { echo "plan_vs_measured: build lanecast and tests/bench/link_probe first" >&2; exit 2; }
 
 tag=lcpv$(($$ % 100000))
-work=$(mktemp -d)
-cleanup() {
-  pkill -9 -f -- "--config $work/" 2>/dev/null || true
-  "$repo/tools/testbed.sh" down --name "$tag"
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-"$repo/tools/testbed.sh" up "$nodes" --rate "$rate" --mtu "$mtu" --name "$tag" >/dev/null
-line=$(line_rate "$probe" "$tag" "$mtu")
+start_testbed "$repo" "$probe" "$tag" "$nodes" "$rate" "$mtu"
 t0=$(hop_t0_us "$lanecast" "$tag" "$rate" "$mtu" "$work")
 segment=$((mtu - 72))
 echo "# plan vs measured: $nodes member processes, tbf $rate Mbit/s on every link, MTU $mtu, segment $segment B"

@@ -45,15 +45,7 @@ source "$repo/tests/bench/member_group.sh"
 [[ -x $lanecast && -x $probe ]] || { echo "two_sites: build lanecast and tests/bench/link_probe first" >&2; exit 2; }
 
 tag=lcts$(($$ % 100000))
-work=$(mktemp -d)
-cleanup() {
-  pkill -9 -f -- "--config $work/" 2>/dev/null || true
-  "$repo/tools/testbed.sh" down --name "$tag"
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-"$repo/tools/testbed.sh" up "$nodes" --rate "$rate" --mtu "$mtu" --name "$tag" >/dev/null
-line=$(line_rate "$probe" "$tag" "$mtu")
+start_testbed "$repo" "$probe" "$tag" "$nodes" "$rate" "$mtu"
 site_of() { local r=$1 b=0; while ((r)); do b=$((b ^ (r & 1))); r=$((r >> 1)); done; echo $b; }
 
 # The group file of the testbed, with sites: USE_SITES true|false.
