@@ -93,7 +93,7 @@ for boot in static discovery; do
   write_group "$boot" "$work/$boot.toml"
   pids=()
   for ((i = 0; i < nodes; i++)); do
-    timeout 30 ip netns exec "${tag}n$i" "$bin" run --config "$work/$boot.toml" --rank "$i" "${run_args[@]}" \
+    timeout -k 5 30 ip netns exec "${tag}n$i" "$bin" run --config "$work/$boot.toml" --rank "$i" "${run_args[@]}" \
       >"$work/$boot.$i.out" 2>&1 &
     pids+=($!)
   done
@@ -113,7 +113,7 @@ cat >"$work/member.sh" <<'EOF'
 # when another process of the job fails.
 ns=$1 out=$2
 shift 2
-ip netns exec "$ns" timeout --foreground 20 "$@" >"$out" 2>&1
+ip netns exec "$ns" timeout -k 5 --foreground 20 "$@" >"$out" 2>&1
 rc=$?
 echo $rc >"$out.rc"
 exit $rc
@@ -129,7 +129,7 @@ launch() {
     app+=(-np 1 "$work/member.sh" "${tag}n$i" "$work/$name.$i.out" "${words[@]}")
   done
   PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include=v0 \
-    timeout 40 ip netns exec "${tag}n0" mpirun --allow-run-as-root --oversubscribe --bind-to none \
+    timeout -k 5 40 ip netns exec "${tag}n0" mpirun --allow-run-as-root --oversubscribe --bind-to none \
     -x PMIX_MCA_ptl_tcp_remote_connections -x PMIX_MCA_ptl_tcp_if_include "${app[@]}" >"$work/$name.mpirun" 2>&1
 }
 # The members take their rank from the launcher (process 0 also says it).
@@ -216,11 +216,11 @@ launch absent "$nodes" absent
 echo "# absent: mpirun done $((($(date +%s%N) - t0) / 1000000)) ms after it started"
 expect absent "0 1" 3 "gave up waiting in the PMIx fence after 2 s \(bootstrap_timeout_ms 2000\)"
 # Not started by a launcher at all.
-timeout 20 ip netns exec "${tag}n0" "$bin" run --config "$work/pmix.toml" --rank 0 --sizes 1 >"$work/alone.0.out" 2>&1
+timeout -k 5 20 ip netns exec "${tag}n0" "$bin" run --config "$work/pmix.toml" --rank 0 --sizes 1 >"$work/alone.0.out" 2>&1
 echo $? >"$work/alone.0.out.rc"
 expect alone "0" 3 "not started by a PMIx launcher \(mpirun/prterun/srun\)"
 # A launcher's environment whose server is gone: refused, no crash.
-PMIX_RANK=0 PMIX_NAMESPACE=gone timeout 20 ip netns exec "${tag}n0" "$bin" run --config "$work/pmix.toml" --sizes 1 \
+PMIX_RANK=0 PMIX_NAMESPACE=gone timeout -k 5 20 ip netns exec "${tag}n0" "$bin" run --config "$work/pmix.toml" --sizes 1 \
   >"$work/gone.0.out" 2>&1
 echo $? >"$work/gone.0.out.rc"
 expect gone "0" 3 "PMIx_Init failed: UNREACHABLE .*server cannot be reached"
