@@ -405,6 +405,20 @@ void print_json(const std::vector<Row>& rows) {
   std::printf("]\n");
 }
 
+// What every member process runs, from the options (--config and --testbed alike).
+MemberSchedule schedule_of(const BenchConfig& c, const std::vector<std::string>& algos) {
+  MemberSchedule m;
+  m.algos = algos;
+  m.sizes = c.sizes;
+  m.iters = c.iters;
+  m.warmup = c.warmup;
+  m.root = c.root;
+  m.seed = c.seed;
+  m.cores = c.cores;
+  m.counters = c.counters;
+  return m;
+}
+
 // --testbed: what the members and their testbed take of the options; the
 // options of the in-process fabric and of --config do not apply.
 TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table, const std::vector<std::string>& algos) {
@@ -421,16 +435,9 @@ TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table
     t.testbed.rate_mbit = static_cast<uint32_t>(c.rate_mbit);
   }
   testbed::check(t.testbed);
+  static_cast<MemberSchedule&>(t) = schedule_of(c, algos);
   t.xdp = c.xdp;
-  t.algos = algos;
-  t.sizes = c.sizes;
   t.sizes_text = c.sizes_text;
-  t.iters = c.iters;
-  t.warmup = c.warmup;
-  t.root = c.root;
-  t.seed = c.seed;
-  t.cores = c.cores;
-  t.counters = c.counters;
   t.peer_timeout_ms = c.timeout_ms;
   t.window = table.given("window") ? c.window : 0;
   if (c.segment != 0 && (c.segment < 64 || c.segment > 9000))
@@ -480,17 +487,10 @@ int bench_main(int argc, char** argv) {
     if (c.config.empty()) throw UsageError("--rank R needs --config FILE");
     if (!c.ports.empty()) throw UsageError("--config takes the members' ports from the group file, not --ports");
     GroupBenchConfig gc;
+    static_cast<MemberSchedule&>(gc) = schedule_of(c, algos_to_run);
     gc.config = c.config;
     gc.rank = c.rank;
-    gc.algos = algos_to_run;
-    gc.sizes = c.sizes;
-    gc.iters = c.iters;
-    gc.warmup = c.warmup;
-    gc.root = c.root;
-    gc.seed = c.seed;
-    gc.cores = c.cores;
     gc.yield_when_idle = c.yield_when_idle;
-    gc.counters = c.counters;
     return bench_group(gc);
   }
   if (c.nodes == 0) throw UsageError("--nodes must be at least 1");

@@ -9,17 +9,23 @@
 
 namespace lanecast::apps {
 
-struct GroupBenchConfig {
-  std::string config;  // group file
-  std::optional<uint32_t> rank;  // none: the PMIx launcher's (a pmix group)
+// What every member process of a bench runs: the same on every member, so
+// `--config` (this process's member) and `--testbed` (the members it starts)
+// take it from the command line alike.
+struct MemberSchedule {
   std::vector<std::string> algos;  // each broadcast's algorithm ("auto" allowed)
   std::vector<uint64_t> sizes;
   uint32_t iters = 10, warmup = 2;
   uint32_t root = 0;
   uint64_t seed = 1;
-  uint32_t cores = 0;
+  uint32_t cores = 0;     // 0: each member's default
+  bool counters = false;  // every member's counters at the end
+};
+
+struct GroupBenchConfig : MemberSchedule {
+  std::string config;  // group file
+  std::optional<uint32_t> rank;  // none: the PMIx launcher's (a pmix group)
   bool yield_when_idle = false;
-  bool counters = false;  // print this member's counters at the end
 };
 
 int bench_group(const GroupBenchConfig& c);

@@ -9,20 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "apps/bench/bench_group.h"
 #include "apps/testbed/testbed_spec.h"
 
 namespace lanecast::apps {
 
-struct TestbedBenchConfig {
+struct TestbedBenchConfig : MemberSchedule {
   testbed::TestbedSpec testbed;  // nodes, lanes, rate, MTU; the name is made per run
   bool xdp = false;              // af_xdp ports instead of af_packet
-  std::vector<std::string> algos;
-  std::vector<uint64_t> sizes;
   std::string sizes_text;        // as given, for the members' command lines
-  uint32_t iters = 10, warmup = 2, root = 0;
-  uint64_t seed = 1;
-  uint32_t cores = 0;            // 0: each member's default
-  bool counters = false;         // every member's counters at the end
   double peer_timeout_ms = 3000;
   uint32_t window = 0, segment = 0;  // 0: the group file's defaults
   double port_rate_mbit = -1;    // pacing per lane; < 0: the links' rate
