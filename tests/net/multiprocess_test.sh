@@ -20,47 +20,17 @@ fi
 tag=lcmp$$
 work=$(mktemp -d)
 pids=()
+# shellcheck source=tests/net/member_net.sh
+source "$(dirname "${BASH_SOURCE[0]}")/member_net.sh"
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  for ((i = 0; i < nodes; i++)); do ip netns del "${tag}n$i" 2>/dev/null; done
-  ip netns del "${tag}s" 2>/dev/null
+  member_net_down "$tag" "$nodes"
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
-ip netns add "${tag}s" || { echo "SKIP: cannot create network namespaces here"; exit 77; }
-ip -n "${tag}s" link add br0 type bridge
-ip -n "${tag}s" link set br0 up
-ip netns exec "${tag}s" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-mac() { printf '02:00:00:00:%02x:%02x' $(($1 >> 8)) $(($1 & 255)); }
-for ((i = 0; i < nodes; i++)); do
-  ns=${tag}n$i
-  ip netns add "$ns"
-  ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-  ip -n "$ns" link add v0 address "$(mac "$i")" type veth peer name "b$i" netns "${tag}s"
-  ip -n "${tag}s" link set "b$i" master br0 up
-  ip -n "$ns" link set v0 up
-done
-
+member_net_up "$tag" "$nodes" || { echo "SKIP: cannot create network namespaces here"; exit 77; }
 # Group files: every member's port is "v0" in its own namespace.
-write_group() {  # $1 bootstrap, $2 file
-  {
-    echo "[group]"
-    echo "name = \"mp$nodes\""
-    echo "id = 21"
-    echo "bootstrap = \"$1\""
-    [[ $1 == static ]] && echo "epoch = 9"
-    echo "bootstrap_timeout_ms = 20000"
-    echo "peer_timeout_ms = 3000"
-    echo "max_message = \"4M\""
-    for ((i = 0; i < nodes; i++)); do
-      echo
-      echo "[[member]]"
-      echo "rank = $i"
-      echo "lanes = [\"net_af_packet0,iface=v0,qdisc_bypass=0\"]"
-      [[ $1 == static ]] && echo "macs = [\"$(mac "$i")\"]"
-    done
-  } >"$2"
-}
+write_group() { write_member_group "$1" "$2" "mp$nodes" 21 20000 4M "$nodes"; }  # BOOTSTRAP FILE
 
 status=0
 for boot in static discovery; do
@@ -174,7 +144,7 @@ fi
 ip -n "${tag}s" link add br1 type bridge
 ip -n "${tag}s" link set br1 up
 for ((i = 0; i < nodes; i++)); do
-  ip -n "${tag}n$i" link add w0 address "$(mac "$i")" type veth peer name "c$i" netns "${tag}s"
+  ip -n "${tag}n$i" link add w0 address "$(member_mac "$i")" type veth peer name "c$i" netns "${tag}s"
   ip -n "${tag}s" link set "c$i" master br1 up
   ip -n "${tag}n$i" link set w0 up
 done

@@ -35,52 +35,16 @@ fi
 tag=lcpx$$
 work=$(mktemp -d)
 pids=()
+# shellcheck source=tests/net/member_net.sh
+source "$(dirname "${BASH_SOURCE[0]}")/member_net.sh"
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  # Whatever still runs in our namespaces is ours (a member mpirun lost).
-  for ((i = 0; i < nodes; i++)); do
-    ip netns pids "${tag}n$i" 2>/dev/null | xargs -r kill -9 2>/dev/null
-    ip netns del "${tag}n$i" 2>/dev/null
-  done
-  ip netns del "${tag}s" 2>/dev/null
+  member_net_down "$tag" "$nodes"
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
-ip netns add "${tag}s" || { echo "SKIP: cannot create network namespaces here"; exit 77; }
-ip -n "${tag}s" link add br0 type bridge
-ip -n "${tag}s" link set br0 up
-ip netns exec "${tag}s" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-mac() { printf '02:00:00:00:%02x:%02x' $(($1 >> 8)) $(($1 & 255)); }
-for ((i = 0; i < nodes; i++)); do
-  ns=${tag}n$i
-  ip netns add "$ns"
-  ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-  ip -n "$ns" link set lo up
-  ip -n "$ns" link add v0 address "$(mac "$i")" type veth peer name "b$i" netns "${tag}s"
-  ip -n "${tag}s" link set "b$i" master br0 up
-  ip -n "$ns" link set v0 up
-  ip -n "$ns" addr add "10.77.0.$((i + 1))/24" dev v0  # PMIx's TCP
-done
-
-write_group() {  # $1 bootstrap, $2 file
-  {
-    echo "[group]"
-    echo "name = \"px$nodes\""
-    echo "id = 23"
-    echo "bootstrap = \"$1\""
-    [[ $1 == static ]] && echo "epoch = 9"
-    echo "bootstrap_timeout_ms = 15000"
-    echo "peer_timeout_ms = 3000"
-    echo "max_message = \"1M\""
-    for ((i = 0; i < nodes; i++)); do
-      echo
-      echo "[[member]]"
-      echo "rank = $i"
-      echo "lanes = [\"net_af_packet0,iface=v0,qdisc_bypass=0\"]"
-      [[ $1 == static ]] && echo "macs = [\"$(mac "$i")\"]"
-    done
-  } >"$2"
-}
+member_net_up "$tag" "$nodes" 10.77.0 || { echo "SKIP: cannot create network namespaces here"; exit 77; }  # PMIx's TCP
+write_group() { write_member_group "$1" "$2" "px$nodes" 23 15000 1M "$nodes"; }  # BOOTSTRAP FILE
 sizes=1,1428,1429,64K,1M
 nsizes=5
 run_args=(--yield-when-idle --sizes "$sizes" --iters 2 --show-endpoints)
