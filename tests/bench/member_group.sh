@@ -109,11 +109,10 @@ bench_rows() {  # RANK0_OUT
 # a work directory, both removed on any exit (members still running from the
 # work directory killed first); sets `work` and `line` (link_probe's MB/s).
 start_testbed() {  # REPO PROBE TAG NODES RATE MTU
-  local repo=$1 probe=$2
-  tb_tag=$3 tb_repo=$1
+  tb_repo=$1 tb_tag=$3  # for the exit trap, which runs after this returns
   work=$(mktemp -d)
   trap 'pkill -9 -f -- "--config $work/" 2>/dev/null || true; "$tb_repo/tools/testbed.sh" down --name "$tb_tag"; rm -rf "$work"' EXIT
   trap 'exit 130' INT TERM
-  "$repo/tools/testbed.sh" up "$4" --rate "$5" --mtu "$6" --name "$3" >/dev/null
-  line=$(line_rate "$probe" "$3" "$6")
+  "$tb_repo/tools/testbed.sh" up "$4" --rate "$5" --mtu "$6" --name "$tb_tag" >/dev/null
+  line=$(line_rate "$2" "$tb_tag" "$6")
 }

@@ -46,14 +46,26 @@ source "$repo/tests/bench/member_group.sh"
 
 tag=lcts$(($$ % 100000))
 start_testbed "$repo" "$probe" "$tag" "$nodes" "$rate" "$mtu"
-site_of() { local r=$1 b=0; while ((r)); do b=$((b ^ (r & 1))); r=$((r >> 1)); done; echo $b; }
+# Each rank's site: the parity of its 1 bits.
+sites=()
+for ((r = 0; r < nodes; r++)); do
+  b=0
+  for ((x = r; x; x >>= 1)); do b=$((b ^ (x & 1))); done
+  sites+=("$b")
+done
+ranks_in() {  # SITE: "0,3,5,6"
+  local r out=()
+  for ((r = 0; r < nodes; r++)); do ((sites[r] == $1)) && out+=("$r"); done
+  (IFS=,; echo "${out[*]}")
+}
 
 # The group file of the testbed, with sites: USE_SITES true|false.
+write_member_group "$work/plain.toml" two-sites 35 "$nodes" 1 "$rate" "$mtu" "$(largest_size "$sizes")"
 sited_group() {  # FILE USE_SITES
-  write_member_group "$work/plain.toml" two-sites 35 "$nodes" 1 "$rate" "$mtu" "$(largest_size "$sizes")"
-  awk -v dist="$dist" -v use="$2" '
+  awk -v dist="$dist" -v use="$2" -v list="${sites[*]}" '
+    BEGIN { split(list, site, " ") }
     /^\[group\]/ { print; printf "site_latency_us = [[0, %s], [%s, 0]]\nuse_sites = %s\nemulate_latency = true\n", dist, dist, use; next }
-    /^rank = / { print; r = $3; b = 0; while (r) { b = (b + r % 2) % 2; r = int(r / 2) } printf "site = %d\n", b; next }
+    /^rank = / { print; printf "site = %d\n", site[$3 + 1]; next }
     { print }' "$work/plain.toml" >"$1"
 }
 sited_group "$work/aware.toml" true
@@ -64,8 +76,8 @@ t0=$(hop_t0_us "$lanecast" "$tag" "$rate" "$mtu" "$work")
 {
   echo "nodes $nodes"
   echo "default ${t0}us"
-  printf 'site a'; sep=' '; for ((r = 0; r < nodes; r++)); do (($(site_of $r) == 0)) && { printf '%s%d' "$sep" $r; sep=,; }; done; echo
-  printf 'site b'; sep=' '; for ((r = 0; r < nodes; r++)); do (($(site_of $r) == 1)) && { printf '%s%d' "$sep" $r; sep=,; }; done; echo
+  echo "site a $(ranks_in 0)"
+  echo "site b $(ranks_in 1)"
   echo "latency a b $(awk -v d="$dist" -v t="$t0" 'BEGIN { print d + t }')us"
 } >"$work/sites.topo"
 segment=$((mtu - 72))
