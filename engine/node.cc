@@ -202,7 +202,11 @@ uint32_t Node::poll_tx(uint64_t now) {
 uint64_t Node::next_wakeup_ns() const {
   if (tx_pending() || submissions_.read_available() > 0 || !notices_.empty()) return 0;
   uint64_t at = scan_due_ns_;
-  if (owed_total_ > 0 || datagram_count_ > 0 || !resend_.empty()) at = std::min(at, paced_until_ns_);
+  // Frames left unsent wait for a pacer (then it says when) or for acks to
+  // open a window (then an arrival wakes the core): paced_until_ns_ == 0 is
+  // not "due now", or a sender waiting for acks would never sleep.
+  if ((owed_total_ > 0 || datagram_count_ > 0 || !resend_.empty()) && paced_until_ns_ != 0)
+    at = std::min(at, paced_until_ns_);
   if (!ack_now_.empty()) return 0;
   if (ack_later_count_ > 0) at = std::min(at, ack_later_[ack_later_head_].deadline);
   if (op_.active) at = std::min(at, op_.timer_at_ns);
