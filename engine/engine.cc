@@ -28,7 +28,9 @@ Engine::Engine(const EngineOptions& opts) : opts_(opts) {
   // them is preempted for tens of microseconds at a time (on a 2-CPU host, 8
   // members on the fabric: chain 2 B 9 us with one poller, 208 us with two).
   const uint32_t cpus = static_cast<uint32_t>(engine::usable_cpus().size());
-  const uint32_t want = opts.polling_cores ? opts.polling_cores : std::clamp<uint32_t>(cpus > 0 ? cpus - 1 : 1, 1, 2);
+  const uint32_t want = opts.progress_in_calls ? 1
+                        : opts.polling_cores ? opts.polling_cores
+                                             : std::clamp<uint32_t>(cpus > 0 ? cpus - 1 : 1, 1, 2);
   engine::EalOptions eal;
   eal.memory_mb = opts.memory_mb;
   eal.hugepages = opts.hugepages;
@@ -46,6 +48,11 @@ Engine::Engine(const EngineOptions& opts) : opts_(opts) {
   b.busy_spin_ns = opts.busy_spin_us * 1000;
   b.yield_when_idle = opts.yield_when_idle;
   if (opts.idle_sleep_max_ns == 0) b.spin_ns = b.busy_spin_ns = UINT64_MAX;
+  if (opts.progress_in_calls) {  // one poller, driven by the application's waits
+    pollers_.push_back(std::make_unique<engine::Poller>(b, true));
+    lcores_.clear();
+    return;
+  }
   for (unsigned lc : lcores_) {
     auto p = std::make_unique<engine::Poller>(b);
     if (rte_eal_remote_launch(poller_main, p.get(), lc) != 0)

@@ -164,6 +164,7 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   park_all();
   im.poller = pollers_[0].get();
   im.node->attach_waker(&im.poller->waker());
+  if (im.poller->driven_in_calls()) im.node->attach_driver(im.poller);
   im.poller->add(im.node.get());
   unpark_all();
   const std::string steps = boot->steps();
@@ -177,17 +178,24 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
 // last one was lost, the peer sends again and must be answered, or it fails
 // the broadcast for a member that simply left. So a member leaves only once
 // nothing arrived for longer than the longest retransmission timeout (like
-// TCP's TIME-WAIT), and waits at most the peer timeout.
+// TCP's TIME-WAIT), and waits at most the peer timeout. An engine that
+// progresses in calls drives the member meanwhile: nothing else would answer.
 namespace {
 
-void linger_until_quiet(const Member& m, double peer_timeout_ms) {
+bool never(const void*) { return false; }
+
+void linger_until_quiet(const Member& m, engine::Poller& poller, double peer_timeout_ms) {
   constexpr uint64_t kQuietNs = 250'000'000;  // > the channels' largest RTO (200 ms)
   const uint64_t start = engine::now_ns();
   const uint64_t give_up = start + static_cast<uint64_t>(peer_timeout_ms * 1e6);
   uint64_t frames = m.counters().rx_frames.get(), since = start;
   for (uint64_t now = start; now < give_up && now - since < kQuietNs; now = engine::now_ns()) {
-    timespec ts{0, 10'000'000};
-    nanosleep(&ts, nullptr);
+    if (poller.driven_in_calls()) {
+      poller.drive_until(never, nullptr, now + 10'000'000);
+    } else {
+      timespec ts{0, 10'000'000};
+      nanosleep(&ts, nullptr);
+    }
     const uint64_t f = m.counters().rx_frames.get();
     if (f != frames) {
       frames = f;
@@ -201,7 +209,7 @@ void linger_until_quiet(const Member& m, double peer_timeout_ms) {
 Group::~Group() {
   if (engine_ == nullptr || !impl_) return;
   if (impl_->poller != nullptr) {
-    linger_until_quiet(*member_, spec_.peer_timeout_ms);
+    linger_until_quiet(*member_, *impl_->poller, spec_.peer_timeout_ms);
     engine_->park_all();
     impl_->poller->remove(impl_->node.get());
     impl_->node->attach_waker(nullptr);

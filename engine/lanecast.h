@@ -79,6 +79,15 @@ struct EngineOptions {
   // spinning poller holds the next hop's poller off for a scheduler slice.
   // Like MPI's mpi_yield_when_idle. Off for a core of one's own.
   bool yield_when_idle = false;
+  // No polling cores: members make progress on the application's threads,
+  // inside Completion::wait(), wait_for() and ready(), as MPI libraries do
+  // inside their calls (one thread at a time drives the engine; others wait
+  // for it). A process that is one member then runs one thread instead of
+  // two: on a host with fewer CPUs than engines, no thread switch at every
+  // completion. Between calls nothing moves: a member that stays away longer
+  // than the group's peer timeout looks silent to its peers. polling_cores
+  // is then ignored.
+  bool progress_in_calls = false;
 };
 
 struct FabricOptions {
@@ -309,7 +318,9 @@ class Engine {
   // port DPDK refuses or a bootstrap that failed (naming the ranks it never
   // heard, or one started with other group settings).
   std::unique_ptr<Group> join(const GroupSpec& spec, Rank me);
-  uint32_t polling_cores() const { return static_cast<uint32_t>(pollers_.size()); }
+  // Threads polling for the engine (0 when it progresses in calls).
+  uint32_t polling_cores() const { return static_cast<uint32_t>(lcores_.size()); }
+  bool progress_in_calls() const { return opts_.progress_in_calls; }
   // Times the polling cores slept for lack of work (they back off when idle),
   // and turns of their loops so far.
   uint64_t idle_naps() const;

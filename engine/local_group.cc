@@ -184,6 +184,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
     engine::Poller* p = pollers_[r % pollers_.size()].get();
     im.placement.emplace_back(p, im.nodes[r].get());
     im.nodes[r]->attach_waker(&p->waker());
+    if (p->driven_in_calls()) im.nodes[r]->attach_driver(p);
   }
   for (auto& [poller, task] : im.placement) poller->add(task);
   unpark_all();

@@ -83,10 +83,51 @@ void Completion::release() {
   member_ = nullptr;
 }
 
+namespace {
+
+struct AwaitedOp {
+  const engine::CompletionBox* box;
+  uint32_t op;
+};
+
+bool op_done(const void* a) {
+  const auto* w = static_cast<const AwaitedOp*>(a);
+  return w->box->ready(w->op);
+}
+
+// Waits for `op` until deadline_ns (engine clock; UINT64_MAX: no limit). With
+// an engine that progresses in calls this thread drives the member's poller
+// meanwhile; while another thread drives it, this one sleeps on the box in
+// short slices and takes over when that thread leaves.
+bool await_op(engine::Node& node, uint32_t op, uint64_t deadline_ns) {
+  engine::CompletionBox& box = node.completions();
+  engine::Poller* driver = node.driver();
+  if (driver == nullptr) {
+    const uint64_t now = engine::now_ns();
+    return box.wait(op, deadline_ns == UINT64_MAX ? UINT64_MAX : deadline_ns - std::min(deadline_ns, now));
+  }
+  const AwaitedOp w{&box, op};
+  constexpr uint64_t kSliceNs = 100'000;
+  for (;;) {
+    if (box.ready(op)) return true;
+    const uint64_t now = engine::now_ns();
+    if (now >= deadline_ns) return false;
+    if (!driver->drive_until(op_done, &w, deadline_ns)) box.wait(op, std::min(kSliceNs, deadline_ns - now));
+  }
+}
+
+}  // namespace
+
 bool Completion::ready() {
   if (done_) return true;
   if (member_ == nullptr) return false;
   engine::CompletionBox& box = member_->node_->completions();
+  // Progress in calls: a look is a turn of the loop (drive_until's last turns
+  // run even past its deadline).
+  if (engine::Poller* driver = member_->node_->driver(); driver != nullptr && !box.ready(op_)) {
+    const AwaitedOp w{&box, op_};
+    driver->drive_until(op_done, &w, 0);
+  }
   if (!box.ready(op_)) return false;
   rec_ = box.record(op_);
   member_->held_[op_ % engine::CompletionBox::kSlots] = false;
@@ -105,7 +146,7 @@ Status Completion::status() const {
 Status Completion::wait() {
   if (done_) return status();
   if (member_ == nullptr) return Status{engine::OpError::Internal, "empty completion"};
-  member_->node_->completions().wait(op_, UINT64_MAX);
+  await_op(*member_->node_, op_, UINT64_MAX);
   ready();
   return status();
 }
@@ -114,7 +155,9 @@ std::optional<Status> Completion::wait_for(std::chrono::nanoseconds timeout) {
   if (done_) return status();
   if (member_ == nullptr) return Status{engine::OpError::Internal, "empty completion"};
   const uint64_t ns = timeout.count() <= 0 ? 0 : static_cast<uint64_t>(timeout.count());
-  if (!member_->node_->completions().wait(op_, ns)) return std::nullopt;
+  const uint64_t now = engine::now_ns();
+  const uint64_t deadline = ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
+  if (!await_op(*member_->node_, op_, deadline)) return std::nullopt;
   ready();
   return status();
 }

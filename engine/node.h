@@ -123,6 +123,11 @@ class Node final : public PollTask {
   bool busy() const override { return op_.active || unacked_total_ > 0; }
   // Control path (core parked): the waker of the core that polls this node.
   void attach_waker(drivers::Waker* w);
+  // The poller an application thread drives while it waits for this node's
+  // broadcasts when the engine progresses in calls (poller.h); null when a
+  // polling core runs the node.
+  void attach_driver(Poller* p) { driver_ = p; }
+  Poller* driver() const { return driver_; }
 
   const NodeCounters& counters() const { return counters_; }
   const NodeConfig& config() const { return cfg_; }
@@ -315,6 +320,7 @@ class Node final : public PollTask {
   uint64_t paced_until_ns_ = 0; // a lane waits for its pacer until then (0: none waits)
   bool internal_error_ = false; // the machine asked for something impossible
   drivers::Waker* waker_ = nullptr;
+  Poller* driver_ = nullptr;
 
   static constexpr uint16_t kBurst = 32;
   static constexpr uint32_t kMaxTimerDefers = 64;  // turns: 64 full bursts read per lane

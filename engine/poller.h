@@ -11,6 +11,13 @@
 // max_sleep_ns. So many members can share few cores, and an idle member costs
 // a broadcast no nap at every hop. Tasks are added and removed only while the
 // core is parked.
+//
+// A poller has no thread of its own when the engine progresses in calls
+// (EngineOptions::progress_in_calls): application threads then run its loop
+// inside their waits (drive_until), one at a time, the way MPI libraries make
+// progress inside their calls. A process with one member then runs one thread
+// instead of two: on a host with fewer CPUs than engines that saves a thread
+// switch at every completion.
 #pragma once
 
 #include <atomic>
@@ -57,11 +64,22 @@ struct BackoffOptions {
 
 class Poller {
  public:
-  explicit Poller(const BackoffOptions& b) : backoff_(b) {}
+  // driven_in_calls: no thread runs run(); application threads drive it.
+  explicit Poller(const BackoffOptions& b, bool driven_in_calls = false)
+      : backoff_(b), in_calls_(driven_in_calls) {}
   // Runs until stop(); call on the thread that should poll.
   void run();
+  // A poller driven in calls: runs its loop on the calling thread until
+  // done(arg) or the engine clock reaches deadline_ns, sleeping when idle as
+  // run() does, then a few more turns while they find work (an ack due now
+  // goes out before the caller leaves). Returns false at once, without
+  // polling, when another thread is driving it.
+  bool drive_until(bool (*done)(const void*), const void* arg, uint64_t deadline_ns);
+  bool driven_in_calls() const { return in_calls_; }
 
-  // Control (any thread). park() returns once the loop is parked.
+  // Control (any thread). park() returns once the loop is parked. A poller
+  // driven in calls is always parked between calls (the caller of park()
+  // makes sure no other thread is inside one).
   void park();
   void unpark();
   void stop();
@@ -78,11 +96,20 @@ class Poller {
 
  private:
   enum State : int { kRun, kParkRequested, kParked, kStop };
-  void idle_wait(uint64_t now);
+  // One turn over every task (every rx half, then every tx half); `now` is
+  // the clock at its end. Returns the work done.
+  uint32_t turn(uint64_t& now);
+  // After an idle turn at `now`: pause, yield or sleep (at most until
+  // limit_ns), as the backoff says.
+  void back_off(uint64_t now, uint64_t limit_ns);
+  // Sleeps if nothing is due; false when it neither slept nor found work.
+  bool idle_wait(uint64_t now, uint64_t limit_ns);
   uint64_t earliest_wakeup() const;
   bool any_busy() const;
 
   BackoffOptions backoff_;
+  const bool in_calls_;
+  std::atomic<bool> driving_{false};  // an application thread is in drive_until
   std::vector<PollTask*> tasks_;
   drivers::Waker waker_;
   std::atomic<int> state_{kRun};
@@ -96,6 +123,7 @@ class Poller {
   // wake-up the core polls a little while before it may sleep again.
   uint64_t woke_ns_ = 0;
   static constexpr uint64_t kAfterWakeNs = 50'000;
+  static constexpr int kFlushTurns = 4;
 };
 
 }  // namespace lanecast::engine

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "algos/registry.h"
+#include "apps/common/group_member.h"
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
 #include "engine/clock.h"
@@ -36,6 +37,7 @@ struct BenchConfig {
   double loss = 0;
   uint64_t seed = 1;
   uint32_t cores = 0;
+  bool progress_in_calls = false;
   uint32_t window = 128;
   uint16_t lanes = 1;
   double timeout_ms = 3000;
@@ -117,6 +119,11 @@ OptionTable make_table(BenchConfig& c) {
          "polling cores (default: one per usable CPU but one, at least 1, at most 2: the CPU left carries this "
          "thread and the kernel's work for af_packet/af_xdp ports)",
          [&](std::string_view v) { c.cores = static_cast<uint32_t>(parse_uint(v, "--cores", 64)); }});
+  t.add({"progress", "cores|calls", "cores",
+         "who runs the members: polling cores, or (calls) the bench's thread while it waits, as MPI progresses "
+         "inside its calls - one thread per member process instead of two, for many processes on few CPUs "
+         "(--config, --testbed)",
+         [&](std::string_view v) { c.progress_in_calls = parse_progress(v); }});
   t.add({"ports", "DEVARGS;...", "",
          "one DPDK port per member instead of the fabric, e.g. "
          "'net_af_packet0,iface=v0;net_af_packet1,iface=v1' (sets --nodes)",
@@ -415,6 +422,7 @@ MemberSchedule schedule_of(const BenchConfig& c, const std::vector<std::string>&
   m.root = c.root;
   m.seed = c.seed;
   m.cores = c.cores;
+  m.progress_in_calls = c.progress_in_calls;
   m.counters = c.counters;
   return m;
 }

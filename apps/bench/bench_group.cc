@@ -122,13 +122,16 @@ int bench_group(const GroupBenchConfig& c) {
   const uint64_t max_size = *std::max_element(c.sizes.begin(), c.sizes.end());
   const GroupMember who = load_group_for(c.config, c.rank, c.root, max_size);
   const GroupSpec& spec = who.spec;
-  Engine engine(member_engine_options(spec, c.cores, c.yield_when_idle));
+  Engine engine(member_engine_options(spec, c.cores, c.yield_when_idle, c.progress_in_calls));
   auto g = engine.join(spec, who.rank);
   const bool printer = g->rank() == 0;
   if (printer) {
-    std::printf("# lanecast bench: group %s of %u processes (%s), root %u, epoch %u, segment %u B, %u polling core(s)%s\n",
+    const std::string progress = engine.progress_in_calls()
+                                     ? std::string("progress in calls (no polling core)")
+                                     : std::to_string(engine.polling_cores()) + " polling core(s)";
+    std::printf("# lanecast bench: group %s of %u processes (%s), root %u, epoch %u, segment %u B, %s%s\n",
                 spec.name.c_str(), g->size(), c.config.c_str(), c.root, g->epoch(), g->caps().segment_bytes,
-                engine.polling_cores(), c.yield_when_idle ? ", yielding when idle" : "");
+                progress.c_str(), c.yield_when_idle ? ", yielding when idle" : "");
     std::printf("# osu_bcast style: a barrier before each broadcast; held_us = the largest of the members' average "
                 "times from posting to holding the message; acked_us = the root's, until every member acknowledged;\n"
                 "# span_us = the root's posting to the last member holding it (CLOCK_MONOTONIC: valid when the "

@@ -19,6 +19,9 @@ struct MemberSchedule {
   uint32_t root = 0;
   uint64_t seed = 1;
   uint32_t cores = 0;     // 0: each member's default
+  // The member progresses on the bench's own thread while it waits (no
+  // polling core: EngineOptions::progress_in_calls).
+  bool progress_in_calls = false;
   bool counters = false;  // every member's counters at the end
 };
 

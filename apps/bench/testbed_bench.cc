@@ -89,6 +89,7 @@ Argv member_argv(const TestbedBenchConfig& c, const std::string& self, const std
             std::to_string(c.iters), "--warmup", std::to_string(c.warmup), "--root", std::to_string(c.root), "--seed",
             std::to_string(c.seed)};
   if (c.cores != 0) a.insert(a.end(), {"--cores", std::to_string(c.cores)});
+  if (c.progress_in_calls) a.insert(a.end(), {"--progress", "calls"});
   if (c.counters) a.push_back("--counters");
   return a;
 }

@@ -42,13 +42,21 @@ GroupMember load_group_for(const std::string& config, std::optional<uint32_t> ra
   return m;
 }
 
-EngineOptions member_engine_options(const GroupSpec& spec, uint32_t cores, bool yield_when_idle) {
+EngineOptions member_engine_options(const GroupSpec& spec, uint32_t cores, bool yield_when_idle,
+                                    bool progress_in_calls) {
   EngineOptions eo;
   eo.polling_cores = cores;
   eo.yield_when_idle = yield_when_idle;
+  eo.progress_in_calls = progress_in_calls;
   // The member's pools: about two messages' worth, and room besides.
   eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(512, (3 * spec.max_message_bytes >> 20) + 512));
   return eo;
+}
+
+bool parse_progress(std::string_view v) {
+  if (v == "cores") return false;
+  if (v == "calls") return true;
+  throw UsageError("--progress: '" + std::string(v) + "' is neither 'cores' nor 'calls'");
 }
 
 }  // namespace lanecast::apps

@@ -29,6 +29,7 @@ struct RunConfig {
   uint64_t seed = 1;
   uint32_t cores = 0;
   bool yield_when_idle = false;
+  bool progress_in_calls = false;
   bool serve = false;
   bool reform = false;
   bool show_endpoints = false;
@@ -37,7 +38,7 @@ struct RunConfig {
 const char* kUsage =
     "usage: lanecast run --config FILE [--rank R] [--sizes LIST] [--iters K] [--root R]\n"
     "                    [--seed S] [--serve] [--reform] [--show-endpoints] [--cores C]\n"
-    "                    [--yield-when-idle]\n"
+    "                    [--yield-when-idle] [--progress cores|calls]\n"
     "\n"
     "Runs this process as member R of the group FILE describes (config/groups/):\n"
     "opens the member's port, finds the other members by the file's bootstrap\n"
@@ -84,6 +85,10 @@ OptionTable make_table(RunConfig& c) {
          [&](std::string_view) { c.yield_when_idle = true; }});
   t.add({"cores", "C", "auto", "polling cores (default: one per usable CPU but one, 1..2)",
          [&](std::string_view v) { c.cores = static_cast<uint32_t>(parse_uint(v, "--cores", 64)); }});
+  t.add({"progress", "cores|calls", "cores",
+         "who runs the member: a polling core, or (calls) this program's thread while it waits for a broadcast, "
+         "as MPI progresses inside its calls: one thread instead of two, and between broadcasts nothing moves",
+         [&](std::string_view v) { c.progress_in_calls = parse_progress(v); }});
   return t;
 }
 
@@ -186,7 +191,7 @@ int run_main(int argc, char** argv) {
   using Clock = std::chrono::steady_clock;
   const auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   const Clock::time_point t_engine = Clock::now();
-  Engine engine(member_engine_options(spec, c.cores, c.yield_when_idle));
+  Engine engine(member_engine_options(spec, c.cores, c.yield_when_idle, c.progress_in_calls));
   const Clock::time_point t0 = Clock::now();
   auto g = engine.join(spec, who.rank);
   const Clock::time_point t_joined = Clock::now();
