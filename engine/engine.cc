@@ -78,6 +78,18 @@ uint64_t Engine::poll_iterations() const {
   return n;
 }
 
+std::vector<int> Engine::poller_cpus() const {
+  std::vector<int> cpus;
+  for (unsigned lc : lcores_) {
+    const rte_cpuset_t set = rte_lcore_cpuset(lc);
+    int cpu = -1;
+    for (int c = 0; c < CPU_SETSIZE && cpu < 0; ++c)
+      if (CPU_ISSET(c, &set)) cpu = c;
+    cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
 void Engine::park_all() {
   for (auto& p : pollers_) p->park();
 }

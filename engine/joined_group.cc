@@ -21,6 +21,7 @@
 #include "engine/lanecast.h"
 #include "engine/node.h"
 #include "engine/poller.h"
+#include "engine/port_locality.h"
 
 namespace lanecast {
 namespace {
@@ -66,6 +67,7 @@ struct Group::Impl {
   std::optional<algos::autoselect::Rules> rules;
   uint32_t segment = 0;
   std::string join_steps;
+  std::string placement;  // Group::placement()
 };
 
 std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
@@ -161,8 +163,19 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   const std::optional<algos::Algo> algo = spec.algo == "auto" ? std::nullopt : algos::algo_by_name(spec.algo);
   g->member_ = std::unique_ptr<Member>(new Member(im.node.get(), algo, &algos::autoselect::Rules::defaults(), 1.0));
 
+  // The polling core nearest the member's ports (hwloc): a member's lanes
+  // share one core, since a broadcast's state belongs to one core.
+  std::vector<engine::PortLocality> near;
+  for (const std::string& devargs : my_ports) near.push_back(engine::locality_of(devargs));
+  const size_t pick = pollers_.size() > 1 ? engine::nearest_cpu(poller_cpus(), near) : 0;
+  for (size_t l = 0; l < near.size(); ++l) im.placement += "lane " + std::to_string(l) + ": " + near[l].describe() + "\n";
+  im.placement += opts_.progress_in_calls
+                      ? std::string("polling: no polling core; the application's thread, inside its waits\n")
+                      : "polling core: lcore " + std::to_string(lcores_[pick]) + " on CPU " +
+                            std::to_string(poller_cpus()[pick]) + " (of " + std::to_string(pollers_.size()) +
+                            "), every lane of the member on it\n";
   park_all();
-  im.poller = pollers_[0].get();
+  im.poller = pollers_[pick].get();
   im.node->attach_waker(&im.poller->waker());
   if (im.poller->driven_in_calls()) im.node->attach_driver(im.poller);
   im.poller->add(im.node.get());
@@ -225,6 +238,7 @@ uint32_t Group::size() const { return static_cast<uint32_t>(spec_.members.size()
 uint32_t Group::epoch() const { return impl_->table.epoch; }
 std::string Group::endpoints() const { return engine::bootstrap::describe(impl_->table); }
 std::string Group::join_steps() const { return impl_->join_steps; }
+std::string Group::placement() const { return impl_->placement; }
 
 PortCounters Group::port_counters() const {
   return engine::port_counters_of(impl_->port->stats());

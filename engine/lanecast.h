@@ -290,6 +290,12 @@ class Group {
   // Where joining spent its time: "pools 20.3 ms, port 3.1 ms, bootstrap 41.0
   // ms (init 35.2 ms, put + fence 5.1 ms, 16 records 0.2 ms), start 0.1 ms".
   std::string join_steps() const;
+  // Where the member runs, a line per lane and one for its polling core:
+  // "lane 0: iface v0, no PCI device: any CPU" (or "iface eth0, PCI
+  // 0000:00:03.0, CPUs 0-7"), "polling core: lcore 1 on CPU 1 (of 2), every
+  // lane of the member on it". The core is the engine's nearest to the
+  // member's ports (hwloc); a member's lanes share it.
+  std::string placement() const;
 
  private:
   friend class Engine;
@@ -331,6 +337,8 @@ class Engine {
   friend class Group;
   void park_all();
   void unpark_all();
+  // The CPU each polling core is pinned to, in pollers_ order.
+  std::vector<int> poller_cpus() const;
   EngineOptions opts_;
   std::vector<std::unique_ptr<engine::Poller>> pollers_;
   std::vector<unsigned> lcores_;

@@ -5,8 +5,8 @@
 // broadcast then runs at the speed of half a core. hwloc tells which of the
 // CPUs this process may use belong to which core; pollers take the first
 // hardware thread of each core in turn, and only when there are more pollers
-// than cores a core's second thread. (Placing each lane's poller near its
-// NIC, also with hwloc, comes with one engine per host.)
+// than cores a core's second thread. Which of them serves a joined member
+// follows its ports' locality (port_locality.h).
 #pragma once
 
 #include <vector>

@@ -33,12 +33,13 @@ struct RunConfig {
   bool serve = false;
   bool reform = false;
   bool show_endpoints = false;
+  bool show_placement = false;
 };
 
 const char* kUsage =
     "usage: lanecast run --config FILE [--rank R] [--sizes LIST] [--iters K] [--root R]\n"
-    "                    [--seed S] [--serve] [--reform] [--show-endpoints] [--cores C]\n"
-    "                    [--yield-when-idle] [--progress cores|calls]\n"
+    "                    [--seed S] [--serve] [--reform] [--show-endpoints] [--show-placement]\n"
+    "                    [--cores C] [--yield-when-idle] [--progress cores|calls]\n"
     "\n"
     "Runs this process as member R of the group FILE describes (config/groups/):\n"
     "opens the member's port, finds the other members by the file's bootstrap\n"
@@ -79,6 +80,10 @@ OptionTable make_table(RunConfig& c) {
          [&](std::string_view) { c.reform = true; }});
   t.add({"show-endpoints", "", "", "print every member's link address as the bootstrap found it",
          [&](std::string_view) { c.show_endpoints = true; }});
+  t.add({"show-placement", "", "",
+         "print where the member runs: each lane's port and the CPUs nearest it (hwloc), and the polling core "
+         "chosen among the engine's (the nearest; a member's lanes share it)",
+         [&](std::string_view) { c.show_placement = true; }});
   t.add({"yield-when-idle", "", "",
          "idle polling cores yield their CPU instead of spinning: for several members on one host's CPUs "
          "(a testbed), not for a core of one's own",
@@ -205,6 +210,7 @@ int run_main(int argc, char** argv) {
   std::printf("# group formed in %.1f ms (at %.6f unix s): engine start %.1f ms, join %.1f ms (%s)\n",
               ms(t_joined - t_engine), unix_s, ms(t0 - t_engine), ms(t_joined - t0), g->join_steps().c_str());
   if (c.show_endpoints) std::fputs(g->endpoints().c_str(), stdout);
+  if (c.show_placement) std::fputs(g->placement().c_str(), stdout);
   std::printf("%10s %6s %12s %12s %9s\n", "size", "iters", "avg_us", "min_us", "verified");
   std::fflush(stdout);
 

@@ -4,14 +4,27 @@
  * largest of the ranks' averages. The root's bytes are a pattern every rank
  * checks, so a broken run cannot pass for a fast one.
  *
+ * Beside it span_us, as lanecast's bench gives it: per iteration, from the
+ * root entering MPI_Bcast to the last rank leaving it, on CLOCK_MONOTONIC (one
+ * clock for every process of a host: the namespaces testbed), averaged. The
+ * osu figure misses the ranks' skew - a rank that left the barrier late times
+ * only the end of a broadcast that started without it - and the span does not.
+ *
  * usage: mpirun ... mpi_bcast ITERS WARMUP SIZE [SIZE ...]   (sizes in bytes)
- * prints: "mpi size=S iters=K avg_us=A min_us=M MBps=B verified=yes|NO" per size
+ * prints: "mpi size=S iters=K avg_us=A min_us=M MBps=B span_us=P verified=yes|NO" per size
  */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static double host_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
 
 static unsigned char pattern(uint64_t size, int it, uint64_t i) {
   return (unsigned char)((i * 131u + size * 7u + (uint64_t)it * 29u) >> 3);
@@ -31,7 +44,10 @@ int main(int argc, char** argv) {
   for (int a = 3; a < argc; ++a)
     if (strtoull(argv[a], NULL, 10) > max) max = strtoull(argv[a], NULL, 10);
   unsigned char* buf = malloc(max);
-  if (buf == NULL) MPI_Abort(MPI_COMM_WORLD, 3);
+  /* per timed iteration: the root's entry, everyone else's exit */
+  double* mark = malloc(sizeof(double) * (iters > 0 ? iters : 1));
+  double* marks = rank == 0 ? malloc(sizeof(double) * (iters > 0 ? iters : 1) * nprocs) : NULL;
+  if (buf == NULL || mark == NULL || (rank == 0 && marks == NULL)) MPI_Abort(MPI_COMM_WORLD, 3);
   for (int a = 3; a < argc; ++a) {
     const uint64_t size = strtoull(argv[a], NULL, 10);
     double sum = 0, mn = 1e300;
@@ -39,15 +55,16 @@ int main(int argc, char** argv) {
     for (int it = 0; it < warmup + iters; ++it) {
       for (uint64_t i = 0; i < size; ++i) buf[i] = rank == 0 ? pattern(size, it, i) : 0xEE;
       MPI_Barrier(MPI_COMM_WORLD);
-      const double t0 = MPI_Wtime();
+      const double t0 = MPI_Wtime(), entry = host_us();
       MPI_Bcast(buf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
-      const double us = (MPI_Wtime() - t0) * 1e6;
+      const double us = (MPI_Wtime() - t0) * 1e6, exit_us = host_us();
       for (uint64_t i = 0; i < size && rank != 0; ++i)
         if (buf[i] != pattern(size, it, i)) {
           ++bad;
           break;
         }
       if (it < warmup) continue;
+      mark[it - warmup] = rank == 0 ? entry : exit_us;
       sum += us;
       if (us < mn) mn = us;
     }
@@ -56,13 +73,25 @@ int main(int argc, char** argv) {
     MPI_Reduce(&avg, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&mn, &best, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
     MPI_Reduce(&bad, &bad_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Gather(mark, iters, MPI_DOUBLE, marks, iters, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-      printf("mpi size=%llu iters=%d avg_us=%.1f min_us=%.1f MBps=%.2f verified=%s\n", (unsigned long long)size, iters,
-             worst, best, worst > 0 ? size / worst : 0.0, bad_all == 0 ? "yes" : "NO");
+      double span = 0;
+      for (int it = 0; it < iters; ++it) {
+        double last = marks[it];
+        for (int r = 1; r < nprocs; ++r)
+          if (marks[r * iters + it] > last) last = marks[r * iters + it];
+        span += last - marks[it];
+      }
+      span /= iters > 0 ? iters : 1;
+      printf("mpi size=%llu iters=%d avg_us=%.1f min_us=%.1f MBps=%.2f span_us=%.1f verified=%s\n",
+             (unsigned long long)size, iters, worst, best, worst > 0 ? size / worst : 0.0, span,
+             bad_all == 0 ? "yes" : "NO");
       fflush(stdout);
     }
   }
   free(buf);
+  free(mark);
+  free(marks);
   MPI_Finalize();
   return 0;
 }

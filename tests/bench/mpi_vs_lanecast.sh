@@ -6,16 +6,22 @@
 # namespace (tests/bench/mpi_bcast.c, timed as osu_bcast), with its default
 # decision, each forced algorithm (coll_tuned_bcast_algorithm 1..9) and the
 # pipeline (3) with 4K, 8K and 64K segments; then lanecast, one member
-# process per namespace (bench --config, osu_bcast-style too). One table:
-# per size, the line rate, Open MPI's default, Open MPI's best (and which),
-# lanecast's best (and which), and the ratios.
+# process per namespace (bench --config, osu_bcast-style too). Two tables,
+# each per size: the line rate, Open MPI's default, Open MPI's best (and
+# which), lanecast's best (and which), and the ratios - first by the osu
+# figure (the largest of the ranks' average times in the call), then by the
+# span (the root's entry to the last rank holding the message, host clock),
+# which the ranks' skew after a barrier cannot shorten.
 #
 # usage: tests/bench/mpi_vs_lanecast.sh [--nodes N] [--rate MBIT] [--mtu M]
-#          [--sizes LIST] [--iters K] [--warmup W] [--algos LIST] [--lanecast PATH]
+#          [--sizes LIST] [--iters K] [--warmup W] [--algos LIST]
+#          [--progress calls|cores] [--lanecast PATH]
+# --progress: how lanecast's members progress (bench --progress; default
+# calls: one thread per process, as the MPI ranks have).
 # Needs root, iproute2, openmpi-bin and libopenmpi-dev (mpicc).
 set -euo pipefail
 
-nodes=8 rate=200 mtu=1500 sizes=2,64K,256K,1M,8M iters=5 warmup=2 algos=chain,bintree
+nodes=8 rate=200 mtu=1500 sizes=2,64K,256K,1M,8M iters=5 warmup=2 algos=chain,bintree progress=calls
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 lanecast=$repo/build/apps/lanecast
 while (($#)); do
@@ -27,8 +33,9 @@ while (($#)); do
     --iters) iters=$2; shift ;;
     --warmup) warmup=$2; shift ;;
     --algos) algos=$2; shift ;;
+    --progress) progress=$2; shift ;;
     --lanecast) lanecast=$2; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "mpi_vs_lanecast: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -70,7 +77,7 @@ mpi() {  # LABEL [--mca k v ...]
     --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include 10.78.0.0/24 --mca oob_tcp_if_include v0 \
     --mca mpi_yield_when_idle 1 "$@" "${app[@]}" 2>"$work/mpi.err" |
     awk -v l="$label" '/^mpi / { for (k = 2; k <= NF; k++) { split($k, kv, "="); v[kv[1]] = kv[2] }
-                                 print l, v["size"], v["avg_us"], v["MBps"], v["verified"] }' >>"$work/rows" ||
+                                 print l, v["size"], v["avg_us"], v["MBps"], v["verified"], v["span_us"] }' >>"$work/rows" ||
     echo "# Open MPI $label failed: $(head -3 "$work/mpi.err")"
 }
 echo "# Open MPI $(mpirun --version 2>/dev/null | head -1 | awk '{ print $NF }'): default, algorithms 1-9, pipeline segments"
@@ -87,32 +94,38 @@ done
 # lanecast: one member process per namespace, the same sizes.
 write_member_group "$work/group.toml" mpi-side-by-side 44 "$nodes" 1 "$rate" "$mtu" "$(largest_size "$sizes")"
 run_members "$lanecast" "$tag" "$nodes" "$work/group.toml" "$work" \
-  --algo "$algos" --sizes "$sizes" --iters "$iters" --warmup "$warmup" || true
+  --algo "$algos" --sizes "$sizes" --iters "$iters" --warmup "$warmup" --progress "$progress" || true
 awk -v sz="${size_list[*]}" 'BEGIN { n = split(sz, s, " ") }
-  /^[a-z_]+ +[0-9.]+[KMG]? +[0-9]+ / { k = ++seen[$1]; print "lanecast:" $1, s[k], $4, $6, $8 }' \
+  /^[a-z_]+ +[0-9.]+[KMG]? +[0-9]+ / { k = ++seen[$1]; print "lanecast:" $1, s[k], $4, $6, $8, $9 }' \
   "$work/rank0.out" >>"$work/rows"
 
 echo
-echo "# every run, MB/s (2 B: microseconds)"
-sort -k2,2n -k1,1 "$work/rows" | awk '{ printf "%-28s %10s %12s us %9s MB/s %s\n", $1, $2, $3, $4, $5 }'
-echo
-echo "# per size: MB/s and x_line (2 B: us); best = fastest verified run of its kind"
-printf "%10s %9s | %-22s | %-34s | %-28s | %8s %8s\n" size line "ompi default" "ompi best" "lanecast best" "lc/best" "lc/dflt"
-awk -v line="$line" '
-  $5 != "yes" { next }
-  { k = ($1 ~ /^lanecast/) ? "lc" : "ompi"; t = $3 + 0; size[$2] = 1
-    if ($1 == "ompi:default") dflt[$2] = t
-    if (!(($2, k) in best) || t < best[$2, k]) { best[$2, k] = t; who[$2, k] = $1 } }
-  END {
-    for (s in size) order[++n] = s + 0
-    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (order[j] < order[i]) { t = order[i]; order[i] = order[j]; order[j] = t }
-    for (i = 1; i <= n; i++) {
-      s = order[i]; d = dflt[s]; b = best[s, "ompi"]; l = best[s, "lc"]
-      if (s <= 64) {
-        printf "%10d %9s | %14.1f us      | %14.1f us %-16s | %14.1f us %-10s | %8.2f %8.2f\n", s, "-", d, b, who[s, "ompi"], l, who[s, "lc"], b / l, d / l
-      } else {
-        printf "%10d %9.2f | %7.2f MB/s %5.3f | %7.2f MB/s %5.3f %-14s | %7.2f MB/s %5.3f %-8s | %8.2f %8.2f\n", s, line,
-               s / d, s / d / line, s / b, s / b / line, who[s, "ompi"], s / l, s / l / line, who[s, "lc"], b / l, d / l
+echo "# every run: osu time and MB/s, span (2 B: microseconds)"
+sort -k2,2n -k1,1 "$work/rows" |
+  awk '{ printf "%-28s %10s %12s us %9s MB/s %12s us span %s\n", $1, $2, $3, $4, $6, $5 }'
+
+table() {  # TITLE COLUMN (3: the osu time, 6: the span)
+  echo
+  echo "# per size by $1: MB/s and x_line (2 B: us); best = fastest verified run of its kind"
+  printf "%10s %9s | %-22s | %-34s | %-28s | %8s %8s\n" size line "ompi default" "ompi best" "lanecast best" "lc/best" "lc/dflt"
+  awk -v line="$line" -v col="$2" '
+    $5 != "yes" || $col == "" { next }
+    { k = ($1 ~ /^lanecast/) ? "lc" : "ompi"; t = $col + 0; size[$2] = 1
+      if ($1 == "ompi:default") dflt[$2] = t
+      if (!(($2, k) in best) || t < best[$2, k]) { best[$2, k] = t; who[$2, k] = $1 } }
+    END {
+      for (s in size) order[++n] = s + 0
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (order[j] < order[i]) { t = order[i]; order[i] = order[j]; order[j] = t }
+      for (i = 1; i <= n; i++) {
+        s = order[i]; d = dflt[s]; b = best[s, "ompi"]; l = best[s, "lc"]
+        if (s <= 64) {
+          printf "%10d %9s | %14.1f us      | %14.1f us %-16s | %14.1f us %-10s | %8.2f %8.2f\n", s, "-", d, b, who[s, "ompi"], l, who[s, "lc"], b / l, d / l
+        } else {
+          printf "%10d %9.2f | %7.2f MB/s %5.3f | %7.2f MB/s %5.3f %-14s | %7.2f MB/s %5.3f %-8s | %8.2f %8.2f\n", s, line,
+                 s / d, s / d / line, s / b, s / b / line, who[s, "ompi"], s / l, s / l / line, who[s, "lc"], b / l, d / l
+        }
       }
-    }
-  }' "$work/rows"
+    }' "$work/rows"
+}
+table "the osu time" 3
+table "the span" 6

@@ -33,12 +33,18 @@ member_net_up "$tag" "$nodes" || { echo "SKIP: cannot create network namespaces 
 write_group() { write_member_group "$1" "$2" "mp$nodes" 21 20000 4M "$nodes"; }  # BOOTSTRAP FILE
 
 status=0
+# The static members run on polling cores, the discovery members progress in
+# their waits (--progress calls); both print their placement.
+declare -A progress=([static]=cores [discovery]=calls)
+declare -A placed=([static]="^polling core: lcore [0-9]+ on CPU [0-9]+ \(of [0-9]+\), every lane of the member on it$"
+                   [discovery]="^polling: no polling core; the application's thread, inside its waits$")
 for boot in static discovery; do
   write_group "$boot" "$work/$boot.toml"
   pids=()
   for ((i = 0; i < nodes; i++)); do
     timeout 120 ip netns exec "${tag}n$i" "$bin" run --config "$work/$boot.toml" --rank "$i" --yield-when-idle \
-      --sizes 1,1428,1429,64K,1M,4M --iters 2 --show-endpoints >"$work/$boot.$i.out" 2>&1 &
+      --sizes 1,1428,1429,64K,1M,4M --iters 2 --show-endpoints --show-placement --progress "${progress[$boot]}" \
+      >"$work/$boot.$i.out" 2>&1 &
     pids+=($!)
   done
   for ((i = 0; i < nodes; i++)); do
@@ -50,6 +56,10 @@ for boot in static discovery; do
       status=1
     elif [[ $(grep -c " yes$" "$work/$boot.$i.out") -ne 6 ]]; then
       echo "FAIL: $boot bootstrap, rank $i did not verify all 6 sizes"
+      status=1
+    elif ! grep -qx "lane 0: iface v0, no PCI device: any CPU" "$work/$boot.$i.out" ||
+         ! grep -qE "${placed[$boot]}" "$work/$boot.$i.out"; then
+      echo "FAIL: $boot bootstrap, rank $i did not show its placement (${progress[$boot]})"
       status=1
     fi
   done
