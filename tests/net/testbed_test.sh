@@ -99,16 +99,16 @@ grep -q "tc -n ${tb}n0 qdisc replace dev v0 root tbf rate 200mbit burst 10000 la
 [[ -z $(left "$tb") ]] || fail "a failed up left $(left "$tb" | tr '\n' ' ')"
 
 # 3. bench --testbed: verified, counted, removed. The members progress in
-# their waits (--progress calls: no polling thread); the kill below runs them
-# on polling cores.
-timeout 120 "$bin" bench --testbed 3 --progress calls --sizes 2,64K --iters 5 --warmup 1 >"$work/bench.out" 2>"$work/bench.err"
+# their waits (--testbed's default, --progress calls: no polling thread); the
+# kill below runs them on polling cores.
+timeout 120 "$bin" bench --testbed 3 --sizes 2,64K --iters 5 --warmup 1 >"$work/bench.out" 2>"$work/bench.err"
 rc=$?
 sed 's/^/[bench] /' "$work/bench.out" "$work/bench.err"
 run=$(name_in "$work/bench.out")
 names+=("$run")
 [[ $rc -eq 0 ]] || fail "bench --testbed 3 exited $rc"
 [[ $(grep -cE "^chain +(2|64K) +5 .* yes " "$work/bench.out") -eq 2 ]] || fail "bench --testbed 3 did not verify both sizes"
-grep -q "progress in calls (no polling core)" "$work/bench.out" || fail "bench --testbed 3 --progress calls: members had polling cores"
+grep -q "progress in calls (no polling core)" "$work/bench.out" || fail "bench --testbed 3: members had polling cores (the default is --progress calls)"
 grep -q "payload each receiver must get: 1 algo x 6 broadcasts .* = 393228 B" "$work/bench.out" ||
   fail "bench --testbed 3 did not show the payload"
 [[ $(grep -cE "^ +[0-2] v0 +[0-9]+" "$work/bench.out") -eq 3 ]] || fail "bench --testbed 3 did not show every link"
@@ -116,7 +116,7 @@ grep -q "payload each receiver must get: 1 algo x 6 broadcasts .* = 393228 B" "$
 members_left "$work/bench.out" && fail "bench --testbed left member processes"
 
 # 4. A member killed mid-broadcast.
-timeout 120 "$bin" bench --testbed 3 --sizes 1M --iters 400 --timeout 1000 >"$work/kill.out" 2>"$work/kill.err" &
+timeout 120 "$bin" bench --testbed 3 --progress cores --sizes 1M --iters 400 --timeout 1000 >"$work/kill.out" 2>"$work/kill.err" &
 bench_pid=$!
 victim=1
 if wait_for "$work/kill.out" 60 "^algo"; then
