@@ -19,6 +19,7 @@
 #include "engine/group_setup.h"
 #include "engine/group_shape.h"
 #include "engine/lanecast.h"
+#include "engine/member_internals.h"
 #include "engine/node.h"
 #include "engine/poller.h"
 #include "engine/port_locality.h"
@@ -201,7 +202,7 @@ void linger_until_quiet(const Member& m, engine::Poller& poller, double peer_tim
   constexpr uint64_t kQuietNs = 250'000'000;  // > the channels' largest RTO (200 ms)
   const uint64_t start = engine::now_ns();
   const uint64_t give_up = start + static_cast<uint64_t>(peer_timeout_ms * 1e6);
-  uint64_t frames = m.counters().rx_frames.get(), since = start;
+  uint64_t frames = node_counters(m).rx_frames.get(), since = start;
   for (uint64_t now = start; now < give_up && now - since < kQuietNs; now = engine::now_ns()) {
     if (poller.driven_in_calls()) {
       poller.drive_until(never, nullptr, now + 10'000'000);
@@ -209,7 +210,7 @@ void linger_until_quiet(const Member& m, engine::Poller& poller, double peer_tim
       timespec ts{0, 10'000'000};
       nanosleep(&ts, nullptr);
     }
-    const uint64_t f = m.counters().rx_frames.get();
+    const uint64_t f = node_counters(m).rx_frames.get();
     if (f != frames) {
       frames = f;
       since = engine::now_ns();

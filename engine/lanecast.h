@@ -35,33 +35,53 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
-#include "algos/auto/rules.h"
-#include "algos/registry.h"
 #include "engine/group_spec.h"
-#include "engine/node_counters.h"
-#include "engine/op_types.h"
 
 namespace lanecast {
 
-using Rank = algos::Rank;
+// A member's position in its group, 0..size-1.
+using Rank = uint32_t;
+inline constexpr Rank kNoRank = UINT32_MAX;
 
+// The engine's own types stay behind declarations: an application names
+// none of them. Tools of this repository that look inside (the bench, the
+// tests) use engine/member_internals.h.
 namespace engine {
 class Node;
 class Poller;
+struct NodeCounters;
 }  // namespace engine
+namespace algos {
+enum class Algo : uint8_t;
+namespace autoselect {
+class Rules;
+struct Situation;
+}  // namespace autoselect
+}  // namespace algos
 namespace drivers {
 class Fabric;
 }
 
+// Why a broadcast failed.
+enum class ErrorKind : uint8_t {
+  None = 0,
+  PeerSilent,   // a member stopped acknowledging past the peer timeout
+  NoProgress,   // nothing arrived for the broadcast past the peer timeout
+  Mismatch,     // the root's frames disagree with what this member posted (root, size, algorithm)
+  Internal,     // the algorithm asked for something impossible (a bug)
+  GroupBroken,  // a member of a group of processes is gone: re-form the group
+};
+
 struct Status {
-  engine::OpError error = engine::OpError::None;
+  ErrorKind error = ErrorKind::None;
   std::string message;  // empty when ok
-  // The member it names (silent, mismatching, or lost to the group), or
-  // algos::kNoRank.
-  Rank peer = algos::kNoRank;
-  bool ok() const { return error == engine::OpError::None; }
+  // The member it names (silent, mismatching, or lost to the group), or kNoRank.
+  Rank peer = kNoRank;
+  bool ok() const { return error == ErrorKind::None; }
 };
 
 struct EngineOptions {
@@ -153,19 +173,19 @@ class Completion {
   std::optional<Status> wait_for(std::chrono::nanoseconds timeout);
   // Polling-core timestamps of this member's part, in ns (after ready()):
   // started, held the whole message, finished (held and acknowledged).
-  uint64_t start_ns() const { return rec_.start_ns; }
-  uint64_t held_ns() const { return rec_.held_ns; }
-  uint64_t finish_ns() const { return rec_.finish_ns; }
+  uint64_t start_ns() const { return start_ns_; }
+  uint64_t held_ns() const { return held_ns_; }
+  uint64_t finish_ns() const { return finish_ns_; }
 
  private:
   friend class Member;
   Completion(class Member* m, uint32_t op) : member_(m), op_(op) {}
-  Status status() const;
   void release();
   class Member* member_ = nullptr;
   uint32_t op_ = 0;
   bool done_ = false;
-  engine::CompletionRecord rec_;
+  Status status_;  // once done_
+  uint64_t start_ns_ = 0, held_ns_ = 0, finish_ns_ = 0;
 };
 
 class Member {
@@ -179,18 +199,23 @@ class Member {
   // and not yet ready). The buffer must stay untouched until the completion
   // is ready.
   Completion broadcast(Rank root, std::span<std::byte> buffer, std::string_view algo = {});
-  // The algorithm a broadcast of `size` bytes runs when posted with `algo`.
-  algos::Algo resolve(std::string_view algo, uint64_t size) const;
-  // What `auto` knows of this group for a message of `size` bytes.
-  algos::autoselect::Situation situation(uint64_t size) const;
+  // The name of the algorithm a broadcast of `size` bytes runs when posted
+  // with `algo` ("auto" resolved). Throws std::invalid_argument for an
+  // unknown name.
+  std::string resolve(std::string_view algo, uint64_t size) const;
   Rank rank() const;
-  const engine::NodeCounters& counters() const;
+  // This member's counters, by name (frames, bytes, retransmissions, drops
+  // by reason...): the ones that are not zero.
+  std::vector<std::pair<std::string, uint64_t>> counters() const;
 
  private:
   friend class Engine;
   friend class LocalGroup;
   friend class Group;
   friend class Completion;
+  friend algos::Algo resolve_algo(const Member& m, std::string_view algo, uint64_t size);
+  friend const engine::NodeCounters& node_counters(const Member& m);
+  friend algos::autoselect::Situation situation_of(const Member& m, uint64_t size);
   Member(engine::Node* n, std::optional<algos::Algo> algo, const algos::autoselect::Rules* rules,
          double latency_spread)
       : node_(n), default_algo_(algo), rules_(rules), spread_(latency_spread) {}
@@ -351,8 +376,5 @@ class Engine {
 // whose bootstrap is "pmix" without being told the rank (join checks it
 // against PMIx itself). Throws std::runtime_error if PMIX_RANK is malformed.
 std::optional<Rank> pmix_rank();
-
-// Readable text for a failed operation.
-std::string describe(const engine::CompletionRecord& rec);
 
 }  // namespace lanecast

@@ -1,12 +1,17 @@
 // Member and Completion: the application side of a broadcast.
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 
 #include "engine/clock.h"
 #include "engine/lanecast.h"
+#include "engine/member_internals.h"
 #include "engine/node.h"
 
 namespace lanecast {
+
+static_assert(std::is_same_v<Rank, algos::Rank> && kNoRank == algos::kNoRank,
+              "the public Rank is the algorithms' rank");
 
 Completion Member::broadcast(Rank root, std::span<std::byte> buffer, std::string_view algo) {
   const engine::NodeConfig& cfg = node_->config();
@@ -27,7 +32,7 @@ Completion Member::broadcast(Rank root, std::span<std::byte> buffer, std::string
   s.root = root;
   s.buffer = buffer.data();
   s.size = buffer.size();
-  s.algo = resolve(algo, buffer.size());
+  s.algo = resolve_algo(*this, algo, buffer.size());
   s.posted_ns = engine::now_ns();
   if (!node_->submit(s))
     throw std::runtime_error("broadcast: rank " + std::to_string(rank()) + " has 64 broadcasts not yet started");
@@ -36,30 +41,52 @@ Completion Member::broadcast(Rank root, std::span<std::byte> buffer, std::string
   return Completion(this, s.op);
 }
 
-algos::autoselect::Situation Member::situation(uint64_t size) const {
-  const engine::NodeConfig& cfg = node_->config();
+algos::autoselect::Situation situation_of(const Member& m, uint64_t size) {
+  const engine::NodeConfig& cfg = m.node_->config();
   algos::autoselect::Situation st;
   st.message_bytes = size;
   st.nodes = cfg.nodes;
   st.lanes = cfg.lanes;
-  st.multicast = node_->port_caps().multicast;
-  st.latency_spread = spread_;
+  st.multicast = m.node_->port_caps().multicast;
+  st.latency_spread = m.spread_;
   return st;
 }
 
-algos::Algo Member::resolve(std::string_view algo, uint64_t size) const {
+algos::Algo resolve_algo(const Member& m, std::string_view algo, uint64_t size) {
   if (algo.empty()) {
-    if (default_algo_) return *default_algo_;
+    if (m.default_algo_) return *m.default_algo_;
     algo = "auto";
   }
-  if (algo == "auto") return rules_->choose(situation(size));
+  if (algo == "auto") return m.rules_->choose(situation_of(m, size));
   auto id = algos::algo_by_name(algo);
   if (!id) throw std::invalid_argument("broadcast: unknown algorithm '" + std::string(algo) + "'");
   return *id;
 }
 
+std::string Member::resolve(std::string_view algo, uint64_t size) const {
+  return std::string(algos::algo_info(resolve_algo(*this, algo, size)).name);
+}
+
 Rank Member::rank() const { return node_->rank(); }
-const engine::NodeCounters& Member::counters() const { return node_->counters(); }
+const engine::NodeCounters& node_counters(const Member& m) { return m.node_->counters(); }
+
+std::vector<std::pair<std::string, uint64_t>> Member::counters() const {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  node_->counters().for_each([&](std::string_view name, uint64_t v) { out.emplace_back(std::string(name), v); });
+  return out;
+}
+
+ErrorKind error_kind(engine::OpError e) {
+  switch (e) {
+    case engine::OpError::None: return ErrorKind::None;
+    case engine::OpError::PeerSilent: return ErrorKind::PeerSilent;
+    case engine::OpError::NoProgress: return ErrorKind::NoProgress;
+    case engine::OpError::Mismatch: return ErrorKind::Mismatch;
+    case engine::OpError::Internal: return ErrorKind::Internal;
+    case engine::OpError::GroupBroken: return ErrorKind::GroupBroken;
+  }
+  return ErrorKind::Internal;
+}
 
 Completion& Completion::operator=(Completion&& o) noexcept {
   if (this != &o) {
@@ -67,7 +94,10 @@ Completion& Completion::operator=(Completion&& o) noexcept {
     member_ = o.member_;
     op_ = o.op_;
     done_ = o.done_;
-    rec_ = o.rec_;
+    status_ = std::move(o.status_);
+    start_ns_ = o.start_ns_;
+    held_ns_ = o.held_ns_;
+    finish_ns_ = o.finish_ns_;
     o.member_ = nullptr;
     o.done_ = false;
   }
@@ -129,37 +159,35 @@ bool Completion::ready() {
     driver->drive_until(op_done, &w, 0);
   }
   if (!box.ready(op_)) return false;
-  rec_ = box.record(op_);
+  const engine::CompletionRecord& rec = box.record(op_);
+  status_.error = error_kind(rec.error);
+  status_.peer = rec.peer;
+  if (!status_.ok()) status_.message = describe(rec);  // text only for a failure: no allocation otherwise
+  start_ns_ = rec.start_ns;
+  held_ns_ = rec.held_ns;
+  finish_ns_ = rec.finish_ns;
   member_->held_[op_ % engine::CompletionBox::kSlots] = false;
   done_ = true;
   return true;
 }
 
-Status Completion::status() const {
-  Status s;
-  s.error = rec_.error;
-  s.peer = rec_.peer;
-  if (!s.ok()) s.message = describe(rec_);
-  return s;
-}
-
 Status Completion::wait() {
-  if (done_) return status();
-  if (member_ == nullptr) return Status{engine::OpError::Internal, "empty completion"};
+  if (done_) return status_;
+  if (member_ == nullptr) return Status{ErrorKind::Internal, "empty completion"};
   await_op(*member_->node_, op_, UINT64_MAX);
   ready();
-  return status();
+  return status_;
 }
 
 std::optional<Status> Completion::wait_for(std::chrono::nanoseconds timeout) {
-  if (done_) return status();
-  if (member_ == nullptr) return Status{engine::OpError::Internal, "empty completion"};
+  if (done_) return status_;
+  if (member_ == nullptr) return Status{ErrorKind::Internal, "empty completion"};
   const uint64_t ns = timeout.count() <= 0 ? 0 : static_cast<uint64_t>(timeout.count());
   const uint64_t now = engine::now_ns();
   const uint64_t deadline = ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
   if (!await_op(*member_->node_, op_, deadline)) return std::nullopt;
   ready();
-  return status();
+  return status_;
 }
 
 std::string describe(const engine::CompletionRecord& r) {

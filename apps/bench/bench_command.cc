@@ -20,6 +20,7 @@
 #include "apps/common/pattern.h"
 #include "engine/clock.h"
 #include "engine/lanecast.h"
+#include "engine/member_internals.h"
 
 namespace lanecast::apps {
 namespace {
@@ -215,7 +216,7 @@ struct Totals {
 Totals totals(LocalGroup& g) {
   Totals t;
   for (uint32_t r = 0; r < g.size(); ++r) {
-    const auto& k = g.member(r).counters();
+    const auto& k = node_counters(g.member(r));
     t.data += k.tx_data.get();
     t.retransmits += k.tx_retransmits.get();
     t.timeouts += k.rto_timeouts.get();
@@ -235,7 +236,7 @@ double percentile(std::vector<double>& v, double q) {
 
 Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint64_t size,
              std::vector<std::vector<std::byte>>& bufs) {
-  Row row{algo, std::string(algos::algo_info(g.member(0).resolve(algo, size)).name),
+  Row row{algo, std::string(algos::algo_info(resolve_algo(g.member(0), algo, size)).name),
           c.nodes, size, c.iters, 0, 0, 0, 0, 0, 0, 0, 0, true, {}};
   const Totals before = totals(g);
   std::vector<Completion> done(c.nodes);
@@ -356,7 +357,7 @@ void print_counters(LocalGroup& g) {
   std::printf("# counters (nonzero, and the copy and resend ones always)\n");
   for (uint32_t r = 0; r < g.size(); ++r) {
     std::printf("rank %u:", r);
-    g.member(r).counters().for_each([](std::string_view name, uint64_t v) {
+    node_counters(g.member(r)).for_each([](std::string_view name, uint64_t v) {
       if (v || name == "tx_flatten_bytes" || name == "tx_retransmits")
         std::printf(" %.*s=%" PRIu64, static_cast<int>(name.size()), name.data(), v);
     });

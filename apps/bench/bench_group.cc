@@ -28,6 +28,7 @@
 #include "apps/common/pattern.h"
 #include "engine/clock.h"
 #include "engine/lanecast.h"
+#include "engine/member_internals.h"
 
 namespace lanecast::apps {
 namespace {
@@ -191,7 +192,7 @@ int bench_group(const GroupBenchConfig& c) {
   }
   if (c.counters) {
     std::printf("rank %u:", g->rank());
-    g->member().counters().for_each([](std::string_view name, uint64_t v) {
+    node_counters(g->member()).for_each([](std::string_view name, uint64_t v) {
       if (v) std::printf(" %.*s=%" PRIu64, static_cast<int>(name.size()), name.data(), v);
     });
     const PortCounters p = g->port_counters();

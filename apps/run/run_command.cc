@@ -104,7 +104,7 @@ struct SizeResult {
   double sum_us = 0, min_us = 1e300;
   uint32_t done = 0;
   std::string error;
-  Rank peer = algos::kNoRank;  // the member the error names
+  Rank peer = kNoRank;  // the member the error names
 };
 
 // One broadcast of the schedule; returns its time, or sets r.error.
@@ -251,7 +251,7 @@ int run_main(int argc, char** argv) {
     std::printf("%10s  FAILED: %s\n", format_size(size).c_str(), r.error.c_str());
     std::fprintf(stderr, "lanecast run: rank %u: %s\n", g->rank(), r.error.c_str());
     std::fflush(stdout);
-    if (!c.reform || r.peer == algos::kNoRank || current.members.size() <= 2) return 1;
+    if (!c.reform || r.peer == kNoRank || current.members.size() <= 2) return 1;
     g = reform(engine, std::move(g), current, c, r.peer, pos);
     r = SizeResult{};
   }

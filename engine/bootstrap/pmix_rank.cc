@@ -22,7 +22,7 @@ std::optional<Rank> pmix_rank() {
     ok = ok && c >= '0' && c <= '9';
     v = v * 10 + static_cast<uint64_t>(c - '0');
   }
-  if (!ok || v >= algos::kNoRank)
+  if (!ok || v >= kNoRank)
     throw std::runtime_error("PMIX_RANK='" + s + "' in the environment is not a rank");
   return static_cast<Rank>(v);
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "algos/auto/rules.h"
+#include "engine/member_internals.h"
 #include "tests/engine/group_env.h"
 
 namespace lanecast {
@@ -66,11 +67,11 @@ TEST(Auto, EveryBuiltInRuleFiresInTheEngine) {
     o.max_message_bytes = c->size;
     if (!c->topology.empty()) o.topology_file = kTopologies + c->topology;
     auto g = engine().create_local_group(o);
-    const auto st = g->member(0).situation(c->size);
+    const auto st = situation_of(g->member(0), c->size);
     EXPECT_EQ(st.lanes, c->lanes);
     EXPECT_TRUE(st.multicast) << "the fabric's switch copies multicast frames";
     ASSERT_EQ(rules.first_match(st), i) << "a different rule fired";
-    ASSERT_EQ(g->member(0).resolve("auto", c->size), rules.algo(i));
+    ASSERT_EQ(resolve_algo(g->member(0), "auto", c->size), rules.algo(i));
     std::vector<std::vector<std::byte>> bufs(c->nodes, std::vector<std::byte>(c->size));
     test::fill(bufs[0], rng);
     ASSERT_EQ(test::broadcast_all(*g, 0, bufs), "");
@@ -90,19 +91,19 @@ TEST(Auto, TheSituationCarriesLanesMulticastAndSpread) {
   o.algo = "auto";
   o.max_message_bytes = 1 << 20;
   auto g = engine().create_local_group(o);
-  auto st = g->member(3).situation(1 << 20);
+  auto st = situation_of(g->member(3), 1 << 20);
   EXPECT_EQ(st.message_bytes, 1u << 20);
   EXPECT_EQ(st.nodes, 16u);
   EXPECT_EQ(st.lanes, 2u);
   EXPECT_TRUE(st.multicast);
   EXPECT_DOUBLE_EQ(st.latency_spread, 1.0);
   // The case: two lanes, auto, 1 MiB -> multilane.
-  EXPECT_EQ(g->member(0).resolve("auto", 1 << 20), algos::Algo::Multilane);
+  EXPECT_EQ(resolve_algo(g->member(0), "auto", 1 << 20), algos::Algo::Multilane);
 
   o.lanes = 1;
   o.topology_file = kTopologies + "two_sites.topo";  // 10 us inside a site, 1.5 ms between
   auto t = engine().create_local_group(o);
-  EXPECT_DOUBLE_EQ(t->member(0).situation(1 << 20).latency_spread, 150.0);
+  EXPECT_DOUBLE_EQ(situation_of(t->member(0), 1 << 20).latency_spread, 150.0);
 }
 
 TEST(Auto, ABadTopologyIsRefusedClearly) {

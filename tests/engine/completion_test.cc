@@ -99,8 +99,8 @@ TEST(Completion, TooManyOutstandingIsRefusedClearly) {
   held.push_back(g->member(1).broadcast(0, bufs[1]));
   ASSERT_TRUE(roots[0].wait_for(30s).has_value());  // reading an outcome frees its slot too
   roots.push_back(g->member(0).broadcast(0, bufs[0]));
-  for (auto& c : held) ASSERT_TRUE(c.wait_for(30s).value_or(Status{engine::OpError::Internal, "timeout"}).ok());
-  for (auto& c : roots) ASSERT_TRUE(c.wait_for(30s).value_or(Status{engine::OpError::Internal, "timeout"}).ok());
+  for (auto& c : held) ASSERT_TRUE(c.wait_for(30s).value_or(Status{ErrorKind::Internal, "timeout"}).ok());
+  for (auto& c : roots) ASSERT_TRUE(c.wait_for(30s).value_or(Status{ErrorKind::Internal, "timeout"}).ok());
 }
 
 }  // namespace

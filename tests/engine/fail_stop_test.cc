@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/lanecast.h"
+#include "engine/member_internals.h"
 #include "tests/engine/node_harness.h"
 #include "tests/engine/port_decorator.h"
 

@@ -12,6 +12,7 @@
 #include "algos/mcast_chain.h"
 #include "algos/registry.h"
 #include "engine/lanecast.h"
+#include "engine/member_internals.h"
 #include "tests/engine/group_env.h"
 
 namespace lanecast {
@@ -61,7 +62,7 @@ TEST_P(EveryAlgorithm, DeliversExactBytesForEdgeSizes) {
     // Exactly once: every member but the root delivered each byte once per
     // broadcast it took part in.
     uint64_t delivered = 0;
-    for (Rank r = 0; r < nodes; ++r) delivered += g->member(r).counters().delivered_bytes.get();
+    for (Rank r = 0; r < nodes; ++r) delivered += node_counters(g->member(r)).delivered_bytes.get();
     const uint64_t per_bcast = 0 + 1 + (seg - 1) + seg + (seg + 1) + ((1 << 20) - 9);
     EXPECT_EQ(delivered, per_bcast * 3 * (nodes - 1));
   }
@@ -99,7 +100,7 @@ TEST(Group, SurvivesFivePercentLossOnEveryLink) {
     const auto f = g->fabric_counters();
     EXPECT_GT(f.lost, 0u) << "the fabric was asked to lose frames";
     uint64_t retransmits = 0;
-    for (Rank r = 0; r < 8; ++r) retransmits += g->member(r).counters().tx_retransmits.get();
+    for (Rank r = 0; r < 8; ++r) retransmits += node_counters(g->member(r)).tx_retransmits.get();
     EXPECT_GT(retransmits, 0u);
   }
 }
@@ -126,11 +127,11 @@ TEST(Group, TwoLanesEveryAlgorithmAndMultilaneUsesBoth) {
     if (info.name == "multilane") {
       // The root sends half A on lane 0 and half B on lane 1; so do the members
       // that forward on both of their trees' edges.
-      const auto& root = g->member(2).counters();
+      const auto& root = node_counters(g->member(2));
       EXPECT_GT(root.tx_data_lane[0].get(), 0u);
       EXPECT_GT(root.tx_data_lane[1].get(), 0u);
       uint64_t lane1 = 0;
-      for (Rank r = 0; r < 7; ++r) lane1 += g->member(r).counters().tx_data_lane[1].get();
+      for (Rank r = 0; r < 7; ++r) lane1 += node_counters(g->member(r)).tx_data_lane[1].get();
       EXPECT_GT(lane1, root.tx_data_lane[1].get());
     }
   }
@@ -191,16 +192,16 @@ TEST(Group, McastChainRootDelayAndSync) {
       // The synchronising member first; the root only once its signal waits
       // in the root's stash (watched, not slept for: no timing involved).
       std::vector<Completion> done(p);
-      const uint64_t stashed_before = g->member(root).counters().rx_stashed.get();
+      const uint64_t stashed_before = node_counters(g->member(root)).rx_stashed.get();
       done[c] = g->member(c).broadcast(root, bufs[c]);
       for (Rank r = 0; r < p; ++r)
         if (r != c && r != root) done[r] = g->member(r).broadcast(root, bufs[r]);
       if (size > 0) {
-        for (int spin = 0; spin < 100'000 && g->member(root).counters().rx_stashed.get() == stashed_before; ++spin) {
+        for (int spin = 0; spin < 100'000 && node_counters(g->member(root)).rx_stashed.get() == stashed_before; ++spin) {
           timespec ts{0, 20'000};
           nanosleep(&ts, nullptr);
         }
-        ASSERT_GT(g->member(root).counters().rx_stashed.get(), stashed_before)
+        ASSERT_GT(node_counters(g->member(root)).rx_stashed.get(), stashed_before)
             << "broadcast " << op << ": the synchronising signal never reached the root's stash";
       }
       done[root] = g->member(root).broadcast(root, bufs[root]);
@@ -218,7 +219,7 @@ TEST(Group, McastChainRootDelayAndSync) {
     }
     uint64_t tx_signals = 0, timers = 0, stashed = 0;
     for (Rank r = 0; r < p; ++r) {
-      const auto& k = g->member(r).counters();
+      const auto& k = node_counters(g->member(r));
       tx_signals += k.tx_signals.get();
       timers += k.timers_fired.get();
       stashed += k.rx_stashed.get();
@@ -320,7 +321,7 @@ TEST(Group, SizeMismatchFailsClearlyInsteadOfCorrupting) {
   auto d2 = g->member(2).broadcast(0, c);  // posts the wrong size
   Status s2 = d2.wait();
   EXPECT_FALSE(s2.ok());
-  EXPECT_EQ(s2.error, engine::OpError::Mismatch) << s2.message;
+  EXPECT_EQ(s2.error, ErrorKind::Mismatch) << s2.message;
   EXPECT_TRUE(d1.wait().ok());
   // The root's part ends either way (rank 2 takes the frames off its hands as
   // belonging to a finished broadcast, or the root gives up on it): no hang.
