@@ -1,6 +1,7 @@
 #include "engine/port_locality.h"
 
 #include <hwloc.h>
+#include <hwloc/linux.h>
 
 #include <algorithm>
 #include <cctype>
@@ -29,23 +30,20 @@ std::string cpu_ranges(const std::vector<int>& cpus) {
   return out;
 }
 
-// The CPUs of the first non-I/O object above the PCI device: its NUMA node
-// or package where the machine has several, else the whole machine.
+// The CPUs the kernel calls local to the PCI device (its NUMA node's), read
+// by hwloc from sysfs. Not hwloc's I/O discovery: that loads plugins which
+// keep memory for the process's life, and it finds the same set.
 std::vector<int> cpus_near_pci(const std::string& pci) {
   std::vector<int> cpus;
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) return cpus;
-  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-  if (hwloc_topology_load(topo) == 0) {
-    hwloc_obj_t dev = hwloc_get_pcidev_by_busidstring(topo, pci.c_str());
-    hwloc_obj_t near = dev != nullptr ? hwloc_get_non_io_ancestor_obj(topo, dev) : nullptr;
-    if (near != nullptr && near->cpuset != nullptr) {
-      unsigned pu;
-      hwloc_bitmap_foreach_begin(pu, near->cpuset) { cpus.push_back(static_cast<int>(pu)); }
-      hwloc_bitmap_foreach_end();
-    }
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  if (set == nullptr) return cpus;
+  const std::string path = "/sys/bus/pci/devices/" + pci + "/local_cpus";
+  if (hwloc_linux_read_path_as_cpumask(path.c_str(), set) == 0) {
+    unsigned pu;
+    hwloc_bitmap_foreach_begin(pu, set) { cpus.push_back(static_cast<int>(pu)); }
+    hwloc_bitmap_foreach_end();
   }
-  hwloc_topology_destroy(topo);
+  hwloc_bitmap_free(set);
   return cpus;
 }
 

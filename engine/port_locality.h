@@ -1,6 +1,7 @@
-// Where a port sits in the machine: the CPUs nearest its device, as hwloc
-// knows them, so a member's polling core can run next to its NIC (a frame
-// then crosses no socket interconnect on its way to the core).
+// Where a port sits in the machine: the CPUs nearest its device (the
+// kernel's local_cpus of its PCI device, read through hwloc), so a member's
+// polling core can run next to its NIC (a frame then crosses no socket
+// interconnect on its way to the core).
 //
 // A port is named by its DPDK devargs. Kernel-backed ports (af_packet,
 // af_xdp) name an interface: its sysfs device path leads to the PCI device
@@ -16,7 +17,7 @@ namespace lanecast::engine {
 struct PortLocality {
   std::string port;       // what the devargs name: "iface v0", "PCI 0000:03:00.0", "net_ring0"
   std::string pci;        // the PCI device under it, or empty
-  std::vector<int> cpus;  // the CPUs nearest it (its NUMA node's, or its package's); empty: any CPU
+  std::vector<int> cpus;  // the CPUs local to its device (its NUMA node's); empty: any CPU
   std::string describe() const;  // "iface eth0, PCI 0000:00:03.0, CPUs 0-1" / "iface v0, no PCI device: any CPU"
 };
 
