@@ -4,13 +4,29 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "engine/eal.h"
 
 namespace lanecast::engine {
+namespace {
+
+// hwloc loads every plugin it finds when the first topology is made (PCI,
+// OpenCL, GL, libxml2, CUDA...), and they bring X11, OpenCL and libxml2
+// into the process: 9 of the 14 ms a member spent on its topology, though it
+// only needs cores and hardware threads. Unless the user chose a list of
+// their own, the plugins for devices are not loaded.
+void skip_device_plugins() {
+  setenv("HWLOC_PLUGINS_BLACKLIST",
+         "hwloc_pci,hwloc_opencl,hwloc_gl,hwloc_xml_libxml,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero",
+         /*overwrite=*/0);
+}
+
+}  // namespace
 
 std::vector<int> polling_cpus() {
   const std::vector<int> allowed = usable_cpus();
+  skip_device_plugins();
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return allowed;
   if (hwloc_topology_load(topo) != 0) {
