@@ -26,9 +26,9 @@ constexpr uint32_t kFabricSegment = 1400;
 
 }  // namespace
 
-PoolPtr make_pool(const std::string& name, uint32_t count, uint32_t data_room) {
+PoolPtr make_pool(const std::string& name, uint32_t count, uint32_t data_room, bool lcore_caches) {
   // Cache per lcore: most allocations and frees stay core-local.
-  const uint32_t cache = std::min<uint32_t>(256, count / 8);
+  const uint32_t cache = lcore_caches ? std::min<uint32_t>(256, count / 8) : 0;
   // Packed where nothing DMAs (engine/packed_pool.h); DPDK's own layout
   // otherwise, or if DPDK refuses the packed one for another reason than
   // memory (which its own layout needs more of).
@@ -81,10 +81,11 @@ PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes
   // it sends (receivers share the root's by reference); two messages' worth
   // lets the next root start while the last one drains. On NIC-like ports
   // every member receives into buffers of its own and keeps a message's
-  // worth until the broadcast ends, plus what its rx queue holds.
-  const uint64_t payload_count =
-      ports.empty() ? 2 * max_segments + 1024
-                    : (uint64_t{members_here} + 1) * max_segments + uint64_t{members_here} * 2048 + 1024;
+  // worth until the broadcast ends, plus what its ports keep posted.
+  uint64_t posted = 0;
+  for (const std::string& p : ports) posted += drivers::DpdkPort::rx_buffers_held(p);
+  const uint64_t payload_count = ports.empty() ? 2 * max_segments + 1024
+                                               : (uint64_t{members_here} + 1) * max_segments + posted + 1024;
   if (payload_count > (1u << 24)) throw std::invalid_argument("group: message limit needs too many buffers");
   pp.payload_count = static_cast<uint32_t>(payload_count);
   // Payload buffers also receive whole frames on NIC-like ports (af_packet),
@@ -97,9 +98,13 @@ PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes
   // Header buffers: a frame's header lives from its send until the receiver
   // took it (rings, the switch's queues); acks too; and the fabric's
   // multicast copies are header-sized indirect buffers. Running out is not
-  // fatal (tx_alloc_failures: retried next iteration).
+  // fatal (tx_alloc_failures: retried next iteration). A NIC-like port
+  // gives a header back once the frame left (af_packet copies it out at
+  // once), so a process's member needs far fewer than the fabric, whose rings
+  // and switch hold every frame in flight.
+  const uint64_t spare = ports.empty() ? 16384 : 4096;
   pp.header_count = static_cast<uint32_t>(
-      std::min<uint64_t>(uint64_t{members_here} * 512 + uint64_t{nodes - members_here} * 64 + 16384, 1u << 22));
+      std::min<uint64_t>(uint64_t{members_here} * 512 + uint64_t{nodes - members_here} * 64 + spare, 1u << 22));
   pp.header_room = RTE_PKTMBUF_HEADROOM + 128;
   return pp;
 }

@@ -26,7 +26,10 @@ struct PoolDeleter {
 using PoolPtr = std::unique_ptr<rte_mempool, PoolDeleter>;
 
 // A pktmbuf pool; throws std::runtime_error (with a hint) when DPDK's memory is short.
-PoolPtr make_pool(const std::string& name, uint32_t count, uint32_t data_room);
+// lcore_caches: a cache per DPDK lcore in front of the pool's ring, for
+// pools that several polling cores share. Each pool then carries
+// RTE_MAX_LCORE caches of 12 KiB, zeroed when it is made.
+PoolPtr make_pool(const std::string& name, uint32_t count, uint32_t data_room, bool lcore_caches);
 
 // An epoch no earlier incarnation of a group is likely to have had.
 uint32_t fresh_epoch();

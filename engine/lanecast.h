@@ -321,6 +321,10 @@ class Group {
   // lane of the member on it". The core is the engine's nearest to the
   // member's ports (hwloc); a member's lanes share it.
   std::string placement() const;
+  // DPDK memory this process's member of the group takes (its buffer pools),
+  // to size EngineOptions::memory_mb before Engine::join. Throws
+  // std::invalid_argument for a bad spec or rank, like join.
+  static uint64_t memory_bytes(const GroupSpec& spec, Rank me);
 
  private:
   friend class Engine;

@@ -102,8 +102,8 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   const engine::PoolPlan pp = engine::plan_pools(o.max_message_bytes, im.segment, o.nodes, o.nodes, o.ports);
   im.pool_bytes = engine::pool_bytes(pp);
   const std::string tag = "g" + std::to_string(gid);
-  im.payload_pool = engine::make_pool(tag + "_payload", pp.payload_count, pp.payload_room);
-  im.header_pool = engine::make_pool(tag + "_header", pp.header_count, pp.header_room);
+  im.payload_pool = engine::make_pool(tag + "_payload", pp.payload_count, pp.payload_room, /*lcore_caches=*/true);
+  im.header_pool = engine::make_pool(tag + "_header", pp.header_count, pp.header_room, /*lcore_caches=*/true);
 
   // Latencies between members: the fabric's per-pair delay, and auto's spread.
   double spread = 1.0;

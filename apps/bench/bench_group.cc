@@ -123,7 +123,7 @@ int bench_group(const GroupBenchConfig& c) {
   const uint64_t max_size = *std::max_element(c.sizes.begin(), c.sizes.end());
   const GroupMember who = load_group_for(c.config, c.rank, c.root, max_size);
   const GroupSpec& spec = who.spec;
-  Engine engine(member_engine_options(spec, c.cores, c.yield_when_idle, c.progress_in_calls));
+  Engine engine(member_engine_options(who, c.cores, c.yield_when_idle, c.progress_in_calls));
   auto g = engine.join(spec, who.rank);
   const bool printer = g->rank() == 0;
   if (printer) {

@@ -23,7 +23,7 @@ struct GroupMember {
 // file's own errors are std::invalid_argument with file:line.
 GroupMember load_group_for(const std::string& config, std::optional<uint32_t> rank, uint32_t root,
                            uint64_t max_size);
-EngineOptions member_engine_options(const GroupSpec& spec, uint32_t cores, bool yield_when_idle,
+EngineOptions member_engine_options(const GroupMember& who, uint32_t cores, bool yield_when_idle,
                                     bool progress_in_calls = false);
 // "--progress cores|calls": whether the engine progresses in calls
 // (EngineOptions::progress_in_calls). Throws UsageError for anything else.

@@ -196,7 +196,7 @@ int run_main(int argc, char** argv) {
   using Clock = std::chrono::steady_clock;
   const auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   const Clock::time_point t_engine = Clock::now();
-  Engine engine(member_engine_options(spec, c.cores, c.yield_when_idle, c.progress_in_calls));
+  Engine engine(member_engine_options(who, c.cores, c.yield_when_idle, c.progress_in_calls));
   const Clock::time_point t0 = Clock::now();
   auto g = engine.join(spec, who.rank);
   const Clock::time_point t_joined = Clock::now();

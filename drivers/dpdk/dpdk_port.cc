@@ -98,6 +98,10 @@ uint32_t DpdkPort::rx_buffer_bytes(const std::string& devargs) {
   return f > 32 && f < (1u << 20) ? static_cast<uint32_t>(f - 32) : 0;
 }
 
+uint32_t DpdkPort::rx_buffers_held(const std::string& devargs) {
+  return devargs.rfind("net_af_packet", 0) == 0 ? 0 : 2048;
+}
+
 void DpdkPort::open_wakeup(const std::string& devargs) {
   if (kernel_pmd(devargs) == nullptr) return;
   wakeup_ = std::make_unique<PacketWakeup>(devarg(devargs, "iface"), ethernet::kEtherType);

@@ -50,6 +50,11 @@ class DpdkPort final : public Port {
   // `devargs` opens must have: af_packet copies a whole ring frame (its
   // framesz devarg, 2048 by default, less 32) into one mbuf. 0: no such need.
   static uint32_t rx_buffer_bytes(const std::string& devargs);
+  // Receive buffers the port `devargs` opens keeps posted from its pool
+  // before any frame arrived: af_packet none (frames wait in the kernel's
+  // ring, an mbuf is taken per frame received); NIC-like PMDs a descriptor
+  // ring's worth (af_xdp's fill ring is 2048).
+  static uint32_t rx_buffers_held(const std::string& devargs);
   // Configures and starts an ethdev that already exists (e.g. from
   // rte_eth_from_rings). With detach_on_close the device is removed (vdev
   // freed) on destruction; otherwise the port is stopped and closed.

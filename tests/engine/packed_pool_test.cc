@@ -29,10 +29,16 @@ TEST(PackedPool, AppliesWithoutHugepagesOrPci) {
   EXPECT_TRUE(packed_pools_apply());
 }
 
-TEST(PackedPool, EveryBufferWorksAndTheMemoryIsPacked) {
+// With per-lcore caches (a group in one process) and without (a joined
+// member: one core at a time uses its pools).
+class PackedPoolLayout : public ::testing::TestWithParam<bool> {};
+
+TEST_P(PackedPoolLayout, EveryBufferWorksAndTheMemoryIsPacked) {
   test::start_eal();
-  PoolPtr pool = make_pool("packed_test", kCount, kRoom);
+  const bool caches = GetParam();
+  PoolPtr pool = make_pool(caches ? "packed_test_c" : "packed_test", kCount, kRoom, caches);
   ASSERT_NE(pool, nullptr);
+  EXPECT_EQ(pool->cache_size != 0, caches);
   rte_mempool* mp = pool.get();
   EXPECT_EQ(mp->flags & RTE_MEMPOOL_F_NO_IOVA_CONTIG, RTE_MEMPOOL_F_NO_IOVA_CONTIG);
   EXPECT_EQ(rte_pktmbuf_data_room_size(mp), kRoom);
@@ -73,13 +79,16 @@ TEST(PackedPool, EveryBufferWorksAndTheMemoryIsPacked) {
   EXPECT_EQ(rte_mempool_avail_count(mp), kCount);
 }
 
+INSTANTIATE_TEST_SUITE_P(Caches, PackedPoolLayout, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "lcore_caches" : "no_caches"; });
+
 // A pool that cannot be had says so (make_pool throws with a hint); none is
 // left behind half made.
 TEST(PackedPool, TooLargeIsRefusedCleanly) {
   test::start_eal();
-  EXPECT_THROW(make_pool("packed_huge", 1u << 22, 9000), std::runtime_error);
+  EXPECT_THROW(make_pool("packed_huge", 1u << 22, 9000, false), std::runtime_error);
   EXPECT_EQ(rte_mempool_lookup("packed_huge"), nullptr);
-  PoolPtr again = make_pool("packed_huge", 100, kRoom);  // the name is free again
+  PoolPtr again = make_pool("packed_huge", 100, kRoom, false);  // the name is free again
   EXPECT_NE(again, nullptr);
 }
 
