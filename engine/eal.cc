@@ -28,9 +28,17 @@ std::vector<int> usable_cpus() {
   return cpus;
 }
 
-std::vector<std::string> eal_arguments(const EalOptions& o) {
-  std::vector<std::string> a{"lanecast"};
-  const std::vector<int> cpus = usable_cpus();
+namespace {
+
+// A CPU set as --lcores writes it: "(0,2,3)".
+std::string cpu_set(const std::vector<int>& cpus) {
+  std::string set = "(";
+  for (size_t i = 0; i < cpus.size(); ++i) set += (i ? "," : "") + std::to_string(cpus[i]);
+  return set + ")";
+}
+
+// --lcores: workers pinned one per CPU, the main lcore over the CPUs left.
+std::string lcores_with_workers(const EalOptions& o, const std::vector<int>& cpus) {
   const std::vector<int> pinned = polling_cpus();  // one per physical core first (hwloc)
   const unsigned workers = o.polling_cores ? o.polling_cores : static_cast<unsigned>(cpus.size());
   // Each polling lcore is pinned to one CPU, round robin over
@@ -47,13 +55,21 @@ std::vector<std::string> eal_arguments(const EalOptions& o) {
     if (!polled) rest.push_back(c);
   }
   if (rest.empty()) rest = cpus;
-  std::string floating = "(";
-  for (size_t i = 0; i < rest.size(); ++i) floating += (i ? "," : "") + std::to_string(rest[i]);
-  floating += ")";
-  std::string lcores = "--lcores=0@" + floating;
+  std::string lcores = "--lcores=0@" + cpu_set(rest);
   for (unsigned i = 1; i <= workers; ++i)
     lcores += "," + std::to_string(i) + "@" + std::to_string(pinned[(i - 1) % pinned.size()]);
-  a.push_back(lcores);
+  return lcores;
+}
+
+}  // namespace
+
+std::vector<std::string> eal_arguments(const EalOptions& o) {
+  std::vector<std::string> a{"lanecast"};
+  const std::vector<int> cpus = usable_cpus();
+  // Without workers the caller's thread is the poller: EAL must not pin it to
+  // the CPUs a worker would leave over. Pinned there, 16 member processes on
+  // 2 CPUs all ran on one of them while the other stayed idle.
+  a.push_back(o.main_lcore_only ? "--lcores=0@" + cpu_set(cpus) : lcores_with_workers(o, cpus));
   a.push_back("-m");
   a.push_back(std::to_string(o.memory_mb));
   if (!o.hugepages) a.push_back("--no-huge");

@@ -13,6 +13,9 @@ struct EalOptions {
   bool hugepages = false;        // false: --no-huge (anonymous memory)
   bool pci = false;              // false: --no-pci (virtual devices only)
   uint32_t polling_cores = 0;    // worker lcores; 0 = one per CPU of this process
+  // No worker lcore at all: the application's threads poll (progress in
+  // calls), and the main lcore may run on every CPU of the process.
+  bool main_lcore_only = false;
   std::string file_prefix;       // empty: --no-shconf, no files in /var/run
   std::string log_level = "error";
   std::vector<std::string> vdevs;   // --vdev=... (e.g. net_af_packet0,iface=veth0)

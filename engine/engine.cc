@@ -35,12 +35,9 @@ Engine::Engine(const EngineOptions& opts) : opts_(opts) {
   eal.memory_mb = opts.memory_mb;
   eal.hugepages = opts.hugepages;
   eal.polling_cores = want;
+  eal.main_lcore_only = opts.progress_in_calls;
   eal.log_level = opts.log_level;
   engine::eal_start(eal);  // no-op when this process started EAL before
-
-  lcores_ = engine::eal_workers();
-  if (lcores_.size() > want) lcores_.resize(want);
-  if (lcores_.empty()) throw std::runtime_error("engine: DPDK has no worker lcore to poll on");
 
   engine::BackoffOptions b;
   b.max_sleep_ns = opts.idle_sleep_max_ns;
@@ -50,9 +47,14 @@ Engine::Engine(const EngineOptions& opts) : opts_(opts) {
   if (opts.idle_sleep_max_ns == 0) b.spin_ns = b.busy_spin_ns = UINT64_MAX;
   if (opts.progress_in_calls) {  // one poller, driven by the application's waits
     pollers_.push_back(std::make_unique<engine::Poller>(b, true));
-    lcores_.clear();
     return;
   }
+  lcores_ = engine::eal_workers();
+  if (lcores_.size() > want) lcores_.resize(want);
+  if (lcores_.empty())
+    throw std::runtime_error(
+        "engine: DPDK has no worker lcore to poll on (an engine progressing in calls started DPDK in this process "
+        "without any: the engine with polling cores must come first)");
   for (unsigned lc : lcores_) {
     auto p = std::make_unique<engine::Poller>(b);
     if (rte_eal_remote_launch(poller_main, p.get(), lc) != 0)

@@ -16,12 +16,16 @@
 #   start      handing the member to a polling core
 #   init/fence PMIx_Init and put + fence (pmix), the largest over members
 #
+# Members progress in calls by default (--progress calls: no polling
+# thread, the member's one thread may run on any CPU), as bench --testbed
+# runs them; --progress cores gives each a polling core.
+#
 # usage: tests/bench/bootstrap_time.sh [--nodes N] [--runs K] [--max-message SIZE]
-#          [--lanecast PATH]
+#          [--progress cores|calls] [--lanecast PATH]
 # Needs root, iproute2 and openmpi-bin (mpirun), and lanecast built with PMIx.
 set -euo pipefail
 
-nodes=16 runs=3 max_message=""
+nodes=16 runs=3 max_message="" progress=calls
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 lanecast=$repo/build/apps/lanecast
 while (($#)); do
@@ -29,8 +33,9 @@ while (($#)); do
     --nodes) nodes=$2; shift ;;
     --runs) runs=$2; shift ;;
     --max-message) max_message=$2; shift ;;
+    --progress) progress=$2; shift ;;
     --lanecast) lanecast=$2; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "bootstrap_time: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -58,7 +63,7 @@ for boot in discovery pmix; do
     done
   } >"$work/$boot.toml"
 done
-run_args=(--sizes 1 --iters 1 --yield-when-idle)
+run_args=(--sizes 1 --iters 1 --yield-when-idle --progress "$progress")
 
 # Under mpirun each member writes its own output (an app context per
 # namespace; timeout --foreground stays in the group mpirun kills).
@@ -129,7 +134,7 @@ row() {  # BOOTSTRAP RUN LAUNCH_TIME
     }'
 }
 
-echo "# $nodes member processes, one per namespace, on $(nproc) CPUs; max_message ${max_message:-16M (default)}; ms"
+echo "# $nodes member processes, one per namespace, on $(nproc) CPUs; max_message ${max_message:-16M (default)}; progress in $progress; ms"
 printf "%-9s %3s %8s %8s %8s %6s %9s %8s %6s %7s %7s %8s\n" bootstrap run wall engine pools port bootstrap exchange \
   start init fence verified
 for ((run = 1; run <= runs; run++)); do

@@ -3,6 +3,8 @@
 // or ready(). Its own binary: one Engine per process, and this one has no
 // polling thread.
 #include <gtest/gtest.h>
+#include <rte_lcore.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -19,6 +21,14 @@ using test::broadcast_all;
 using test::fill;
 using test::test_seed;
 
+// The CPUs the process may use before DPDK starts (taken at load time).
+const cpu_set_t g_cpus_at_start = [] {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  sched_getaffinity(0, sizeof(set), &set);
+  return set;
+}();
+
 Engine& calls_engine() {
   static Engine e([] {
     EngineOptions o;
@@ -32,6 +42,18 @@ Engine& calls_engine() {
 TEST(ProgressInCalls, HasNoPollingCore) {
   EXPECT_TRUE(calls_engine().progress_in_calls());
   EXPECT_EQ(calls_engine().polling_cores(), 0u);
+  EXPECT_EQ(rte_lcore_count(), 1u);  // DPDK started without worker lcores
+}
+
+// The application's thread is the poller: DPDK must leave it every CPU it
+// had. (Confined to the CPUs a worker would have left, every member process
+// of a host once ran on one CPU while the others idled.)
+TEST(ProgressInCalls, TheCallersThreadKeepsEveryCpu) {
+  calls_engine();
+  cpu_set_t now;
+  CPU_ZERO(&now);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(now), &now), 0);
+  EXPECT_TRUE(CPU_EQUAL(&now, &g_cpus_at_start)) << CPU_COUNT(&now) << " of " << CPU_COUNT(&g_cpus_at_start);
 }
 
 // One thread posts every member's part and waits for each in turn: waiting
