@@ -61,6 +61,16 @@ uint32_t segment_for(uint32_t segment_bytes, const std::vector<std::string>& por
       throw std::invalid_argument("group: port '" + p + "' has an MTU of " + std::to_string(mtu) +
                                   ", too small for lanecast's headers");
     seg = std::min(seg, mtu - wire::kDataHeaderBytes);
+    // A PMD whose receive ring frames are shorter than the MTU allows (an
+    // af_packet port without a framesz for jumbo frames) would truncate every
+    // full segment: the segment fits its ring frame instead.
+    const uint32_t ring = drivers::DpdkPort::rx_frame_limit(p);
+    if (ring != 0) {
+      if (ring <= drivers::ethernet::kHeaderBytes + wire::kDataHeaderBytes)
+        throw std::invalid_argument("group: port '" + p + "' receives frames of at most " + std::to_string(ring) +
+                                    " bytes, too small for lanecast's headers");
+      seg = std::min(seg, ring - drivers::ethernet::kHeaderBytes - wire::kDataHeaderBytes);
+    }
   }
   return seg;
 }

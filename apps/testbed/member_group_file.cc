@@ -11,13 +11,13 @@ namespace {
 
 constexpr uint32_t kDefaultRingFrame = 2048;  // DPDK 22.11 rte_eth_af_packet.c
 constexpr uint32_t kRingFrames = 512;         // as many as its default ring
-constexpr uint32_t kKernelFrameOffset = 34;   // where the kernel writes a frame in a ring frame
+constexpr uint32_t kKernelFrameOffset = 66;   // where the kernel writes a frame in a ring frame (tpacket_rcv)
 
 }  // namespace
 
 // The rules (DPDK 22.11 rte_eth_af_packet.c and the kernel's
-// packet_set_ring): the kernel writes a frame at offset 34 of a ring frame, so
-// framesz >= 34 + frame; framesz a multiple of 16, blocksz a multiple of the
+// packet_set_ring): the kernel writes a frame at offset 66 of a ring frame, so
+// framesz >= 66 + frame; framesz a multiple of 16, blocksz a multiple of the
 // page size and of framesz, framecnt a multiple of the frames per block.
 std::string af_packet_ring_devargs(uint32_t mtu) {
   const uint64_t need = kKernelFrameOffset + uint64_t{mtu} + 14;

@@ -98,6 +98,12 @@ uint32_t DpdkPort::rx_buffer_bytes(const std::string& devargs) {
   return f > 32 && f < (1u << 20) ? static_cast<uint32_t>(f - 32) : 0;
 }
 
+uint32_t DpdkPort::rx_frame_limit(const std::string& devargs) {
+  constexpr uint32_t kKernelFrameOffset = 66;      // linux/net/packet/af_packet.c, tpacket_rcv: macoff
+  const uint32_t room = rx_buffer_bytes(devargs);  // framesz - 32
+  return room > kKernelFrameOffset - 32 ? room - (kKernelFrameOffset - 32) : 0;
+}
+
 uint32_t DpdkPort::rx_buffers_held(const std::string& devargs) {
   return devargs.rfind("net_af_packet", 0) == 0 ? 0 : 2048;
 }

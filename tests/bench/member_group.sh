@@ -7,11 +7,11 @@
 # The af_packet PMD's ring devargs for frames of MTU bytes (empty when its
 # defaults hold them; apps/testbed/member_group_file.cc computes the same for
 # bench --testbed: change both). The rules (DPDK 22.11 rte_eth_af_packet.c and the
-# kernel's packet_set_ring): the kernel writes a frame at offset 34 of a ring
-# frame, so framesz >= 34 + frame; framesz a multiple of 16, blocksz a multiple
+# kernel's packet_set_ring): the kernel writes a frame at offset 66 of a ring
+# frame, so framesz >= 66 + frame; framesz a multiple of 16, blocksz a multiple
 # of the page size and of framesz, framecnt a multiple of frames per block.
 ring_devargs() {  # MTU
-  local need=$((34 + $1 + 14))
+  local need=$((66 + $1 + 14))
   ((need <= 2048)) && return 0
   local framesz=$(((need + 1023) / 1024 * 1024)) page g b t
   page=$(getconf PAGESIZE)

@@ -133,6 +133,19 @@ TEST(DpdkPort, BadOptionsThrowClearly) {
   EXPECT_EQ(ok.lanes(), 1);
 }
 
+// What a port's devargs say about its receive buffers, before it is opened:
+// af_packet copies a frame into one ring frame (framesz, 2048 by default) at
+// offset 66 and posts no mbufs of the pool; other PMDs are limited by the MTU
+// only and keep a ring of mbufs posted.
+TEST(DpdkPort, KnowsItsReceiveLimitsFromTheDevargs) {
+  EXPECT_EQ(DpdkPort::rx_frame_limit("net_af_packet0,iface=v0"), 2048u - 66u);
+  EXPECT_EQ(DpdkPort::rx_frame_limit("net_af_packet0,iface=v0,framesz=4096,blocksz=4096"), 4096u - 66u);
+  EXPECT_EQ(DpdkPort::rx_frame_limit("net_ring0"), 0u);
+  EXPECT_EQ(DpdkPort::rx_buffer_bytes("net_af_packet0,iface=v0,framesz=9216"), 9216u - 32u);
+  EXPECT_EQ(DpdkPort::rx_buffers_held("net_af_packet0,iface=v0"), 0u);
+  EXPECT_GT(DpdkPort::rx_buffers_held("net_af_xdp0,iface=v0"), 0u);
+}
+
 TEST(DpdkPort, OpenNamesAMissingInterface) {
   try {
     DpdkPort::open("net_af_packet9,iface=lcnope0", options(1));
