@@ -5,12 +5,14 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
 #include "drivers/delay/delay_port.h"
 #include "drivers/dpdk/dpdk_port.h"
+#include "drivers/lanes/handoff_port.h"
 #include "drivers/lanes/port_per_lane.h"
 #include "engine/bootstrap/pmix_bootstrap.h"
 #include "engine/bootstrap/static_bootstrap.h"
@@ -18,6 +20,7 @@
 #include "engine/clock.h"
 #include "engine/group_setup.h"
 #include "engine/group_shape.h"
+#include "engine/lane_io_task.h"
 #include "engine/lanecast.h"
 #include "engine/member_internals.h"
 #include "engine/node.h"
@@ -69,6 +72,13 @@ struct Group::Impl {
   uint32_t segment = 0;
   std::string join_steps;
   std::string placement;  // Group::placement()
+  // Lanes another polling core than the member's drives (HandoffPort).
+  struct LaneIo {
+    drivers::HandoffPort* port;
+    std::unique_ptr<engine::LaneIoTask> task;
+    engine::Poller* poller;
+  };
+  std::vector<LaneIo> lane_io;
 };
 
 uint64_t Group::memory_bytes(const GroupSpec& spec, Rank me) {
@@ -105,18 +115,40 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   im.header_pool = engine::make_pool(tag + "_header", pp.header_count, pp.header_room, /*lcore_caches=*/false);
 
   const uint64_t t_pools = engine::now_ns();
+  // The polling core of each lane, nearest its port (hwloc); lane 0's runs
+  // the member. In calls there is none: the application's thread does all.
+  std::vector<engine::PortLocality> near;
+  for (const std::string& devargs : my_ports) near.push_back(engine::locality_of(devargs));
+  const std::vector<size_t> lane_core = opts_.progress_in_calls ? std::vector<size_t>(near.size(), 0)
+                                                                : engine::lane_cores(poller_cpus(), near);
   drivers::DpdkPortOptions po;
   po.max_frame_bytes = pp.max_frame;
   po.rx_pool = im.payload_pool.get();
+  po.lanes = 1;
   if (spec.lanes == 1) {
-    po.lanes = 1;
     im.port = drivers::DpdkPort::open(my_ports[0], po);
   } else {
-    // A port per lane (two NICs on two switches), sharing one address.
+    // A port per lane (two NICs on two switches), sharing one address. A
+    // lane whose core is not the member's hands its frames over (rings).
     std::vector<std::unique_ptr<drivers::Port>> lanes;
-    po.lanes = 1;
-    for (const std::string& devargs : my_ports) lanes.push_back(drivers::DpdkPort::open(devargs, po));
+    for (size_t l = 0; l < my_ports.size(); ++l) {
+      std::unique_ptr<drivers::Port> p = drivers::DpdkPort::open(my_ports[l], po);
+      if (lane_core[l] != lane_core[0]) {
+        auto h = std::make_unique<drivers::HandoffPort>(std::move(p), tag + "_lane" + std::to_string(l));
+        im.lane_io.push_back({h.get(), std::make_unique<engine::LaneIoTask>(*h), pollers_[lane_core[l]].get()});
+        p = std::move(h);
+      }
+      lanes.push_back(std::move(p));
+    }
     im.port = std::make_unique<drivers::PortPerLane>(std::move(lanes));
+  }
+  if (!im.lane_io.empty()) {  // running from now: the bootstrap's hellos go through them
+    park_all();
+    for (auto& io : im.lane_io) {
+      io.port->attach_lane_waker(&io.poller->waker());
+      io.poller->add(io.task.get());
+    }
+    unpark_all();
   }
 
   const uint64_t t_port = engine::now_ns();
@@ -176,17 +208,23 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   const std::optional<algos::Algo> algo = spec.algo == "auto" ? std::nullopt : algos::algo_by_name(spec.algo);
   g->member_ = std::unique_ptr<Member>(new Member(im.node.get(), algo, &algos::autoselect::Rules::defaults(), 1.0));
 
-  // The polling core nearest the member's ports (hwloc): a member's lanes
-  // share one core, since a broadcast's state belongs to one core.
-  std::vector<engine::PortLocality> near;
-  for (const std::string& devargs : my_ports) near.push_back(engine::locality_of(devargs));
-  const size_t pick = pollers_.size() > 1 ? engine::nearest_cpu(poller_cpus(), near) : 0;
-  for (size_t l = 0; l < near.size(); ++l) im.placement += "lane " + std::to_string(l) + ": " + near[l].describe() + "\n";
+  // The member's state belongs to lane 0's core; other lanes' cores only
+  // move their frames.
+  const size_t pick = lane_core[0];
+  const auto core_name = [&](size_t c) {
+    return "lcore " + std::to_string(lcores_[c]) + " on CPU " + std::to_string(poller_cpus()[c]);
+  };
+  for (size_t l = 0; l < near.size(); ++l) {
+    im.placement += "lane " + std::to_string(l) + ": " + near[l].describe();
+    if (!opts_.progress_in_calls && near.size() > 1)
+      im.placement += lane_core[l] == pick ? ", on the member's core" : ", its frames moved by " + core_name(lane_core[l]);
+    im.placement += "\n";
+  }
+  const bool shared = std::all_of(lane_core.begin(), lane_core.end(), [&](size_t c) { return c == pick; });
   im.placement += opts_.progress_in_calls
                       ? std::string("polling: no polling core; the application's thread, inside its waits\n")
-                      : "polling core: lcore " + std::to_string(lcores_[pick]) + " on CPU " +
-                            std::to_string(poller_cpus()[pick]) + " (of " + std::to_string(pollers_.size()) +
-                            "), every lane of the member on it\n";
+                      : "polling core: " + core_name(pick) + " (of " + std::to_string(pollers_.size()) + "), " +
+                            (shared ? "every lane of the member on it\n" : "the member's state on it\n");
   park_all();
   im.poller = pollers_[pick].get();
   im.node->attach_waker(&im.poller->waker());
@@ -234,11 +272,17 @@ void linger_until_quiet(const Member& m, engine::Poller& poller, double peer_tim
 
 Group::~Group() {
   if (engine_ == nullptr || !impl_) return;
-  if (impl_->poller != nullptr) {
-    linger_until_quiet(*member_, *impl_->poller, spec_.peer_timeout_ms);
+  if (impl_->poller != nullptr) linger_until_quiet(*member_, *impl_->poller, spec_.peer_timeout_ms);
+  if (impl_->poller != nullptr || !impl_->lane_io.empty()) {
     engine_->park_all();
-    impl_->poller->remove(impl_->node.get());
-    impl_->node->attach_waker(nullptr);
+    if (impl_->poller != nullptr) {
+      impl_->poller->remove(impl_->node.get());
+      impl_->node->attach_waker(nullptr);
+    }
+    for (auto& io : impl_->lane_io) {
+      io.poller->remove(io.task.get());
+      io.port->detach_lane_waker();
+    }
     engine_->unpark_all();
   }
   member_.reset();

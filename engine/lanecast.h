@@ -317,9 +317,11 @@ class Group {
   std::string join_steps() const;
   // Where the member runs, a line per lane and one for its polling core:
   // "lane 0: iface v0, no PCI device: any CPU" (or "iface eth0, PCI
-  // 0000:00:03.0, CPUs 0-7"), "polling core: lcore 1 on CPU 1 (of 2), every
-  // lane of the member on it". The core is the engine's nearest to the
-  // member's ports (hwloc); a member's lanes share it.
+  // 0000:00:03.0, CPUs 0-7"), with two lanes ", on the member's core" or ",
+  // its frames moved by lcore 2 on CPU 1", and "polling core: lcore 1 on CPU
+  // 0 (of 2), the member's state on it". Each lane takes the engine's polling
+  // core nearest its port (hwloc) that the fewest lanes took; lane 0's runs
+  // the member.
   std::string placement() const;
   // DPDK memory this process's member of the group takes (its buffer pools),
   // to size EngineOptions::memory_mb before Engine::join. Throws

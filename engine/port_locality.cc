@@ -91,16 +91,25 @@ std::string PortLocality::describe() const {
   return at + (cpus.empty() ? ", not in hwloc's topology: any CPU" : ", CPUs " + cpu_ranges(cpus));
 }
 
-size_t nearest_cpu(const std::vector<int>& candidates, const std::vector<PortLocality>& ports) {
-  auto near = [](int cpu, const PortLocality& p) {
-    return p.cpus.empty() || std::find(p.cpus.begin(), p.cpus.end(), cpu) != p.cpus.end();
-  };
-  for (size_t i = 0; i < candidates.size(); ++i)
-    if (std::all_of(ports.begin(), ports.end(), [&](const PortLocality& p) { return near(candidates[i], p); }))
-      return i;
-  for (size_t i = 0; i < candidates.size() && !ports.empty(); ++i)
-    if (near(candidates[i], ports.front())) return i;
-  return 0;
+namespace {
+
+bool near(int cpu, const PortLocality& p) {
+  return p.cpus.empty() || std::find(p.cpus.begin(), p.cpus.end(), cpu) != p.cpus.end();
+}
+
+}  // namespace
+
+std::vector<size_t> lane_cores(const std::vector<int>& candidates, const std::vector<PortLocality>& ports) {
+  std::vector<size_t> core(ports.size(), 0), uses(candidates.size(), 0);
+  for (size_t l = 0; l < ports.size() && !candidates.empty(); ++l) {
+    const bool any_near = std::any_of(candidates.begin(), candidates.end(), [&](int c) { return near(c, ports[l]); });
+    size_t best = candidates.size();
+    for (size_t i = 0; i < candidates.size(); ++i)
+      if ((!any_near || near(candidates[i], ports[l])) && (best == candidates.size() || uses[i] < uses[best])) best = i;
+    core[l] = best;
+    ++uses[best];
+  }
+  return core;
 }
 
 }  // namespace lanecast::engine

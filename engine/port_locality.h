@@ -32,9 +32,11 @@ std::string pci_in_sysfs_path(const std::string& path);
 // "any CPU".
 PortLocality locality_of(const std::string& devargs);
 
-// Of `candidates` (CPUs in the caller's order of preference), the first that
-// is near every port, else the first near the first port, else the first.
-// Returns its index in `candidates`; candidates must not be empty.
-size_t nearest_cpu(const std::vector<int>& candidates, const std::vector<PortLocality>& ports);
+// The polling core of each lane of a member, as indexes in `candidates`
+// (lane 0's also runs the member): each lane in turn takes, of the
+// candidates near its port (any, when the port does not say; all, when none
+// is near), the one the fewest lanes took before it, the first of those. Two
+// lanes and two cores: a core each; one core: both on it.
+std::vector<size_t> lane_cores(const std::vector<int>& candidates, const std::vector<PortLocality>& ports);
 
 }  // namespace lanecast::engine

@@ -81,8 +81,8 @@ OptionTable make_table(RunConfig& c) {
   t.add({"show-endpoints", "", "", "print every member's link address as the bootstrap found it",
          [&](std::string_view) { c.show_endpoints = true; }});
   t.add({"show-placement", "", "",
-         "print where the member runs: each lane's port and the CPUs nearest it (hwloc), and the polling core "
-         "chosen among the engine's (the nearest; a member's lanes share it)",
+         "print where the member runs: each lane's port, the CPUs nearest it (hwloc) and the polling core that "
+         "drives it (the nearest; a core per lane while there are cores, the member's state on lane 0's)",
          [&](std::string_view) { c.show_placement = true; }});
   t.add({"yield-when-idle", "", "",
          "idle polling cores yield their CPU instead of spinning: for several members on one host's CPUs "

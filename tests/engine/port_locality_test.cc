@@ -2,6 +2,8 @@
 // CPU chosen right, and this machine's own interfaces looked up for real.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -26,15 +28,19 @@ TEST(PortLocality, FindsThePciDeviceUnderAnInterface) {
   EXPECT_EQ(pci_in_sysfs_path("/sys/devices/pci0000:00/0000:0g:03.0/net/x"), "");
 }
 
-TEST(PortLocality, PicksTheFirstCpuNearEveryPort) {
+TEST(PortLocality, GivesEachLaneTheLeastTakenCoreNearItsPort) {
   PortLocality a, b, any;
   a.cpus = {0, 1, 2, 3};
   b.cpus = {2, 3, 4, 5};
-  EXPECT_EQ(nearest_cpu({5, 1, 3}, {a, b}), 2u);  // CPU 3: near both
-  EXPECT_EQ(nearest_cpu({5, 1}, {a, b}), 1u);     // none near both: near the first port
-  EXPECT_EQ(nearest_cpu({7, 8}, {a, b}), 0u);     // none near either: the first
-  EXPECT_EQ(nearest_cpu({7, 8}, {any}), 0u);      // a port without a device: any
-  EXPECT_EQ(nearest_cpu({7, 8}, {}), 0u);
+  using V = std::vector<size_t>;
+  EXPECT_EQ(lane_cores({5, 1, 3}, {a, b}), (V{1, 0}));  // lane 0 on CPU 1, lane 1 on CPU 5
+  EXPECT_EQ(lane_cores({1, 3}, {a, b}), (V{0, 1}));     // lane 1: CPU 3, the one near it
+  EXPECT_EQ(lane_cores({1}, {a, b}), (V{0, 0}));        // one core: both lanes share it
+  EXPECT_EQ(lane_cores({7, 8}, {a, b}), (V{0, 1}));     // none near: spread over all
+  EXPECT_EQ(lane_cores({7, 8}, {any, any}), (V{0, 1})); // ports without a device: any core, one each
+  EXPECT_EQ(lane_cores({7, 8, 9}, {any, any, any, any}), (V{0, 1, 2, 0}));
+  EXPECT_EQ(lane_cores({3, 2}, {a}), (V{0}));           // one lane: the first near it
+  EXPECT_EQ(lane_cores({7, 8}, {}), V{});
 }
 
 TEST(PortLocality, LooksUpThisMachinesInterfaces) {

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # `lanecast testbed` and `lanecast bench --testbed` on this machine's kernel:
 #   1. testbed up/status/down: the names, MACs, IPs and tbf parameters the
-#      scripts rely on, two lanes on two bridges; nothing left after down
+#      scripts rely on, two lanes on two bridges; nothing left after down.
+#      On it, two member processes with two polling cores each: lane 1's
+#      frames moved by the second core (run --show-placement), every byte of
+#      a multilane broadcast verified
 #   2. a step that fails (a tc that refuses, first on PATH): up names the
 #      command and what it said, exits 3, and removes what it built
 #   3. bench --testbed 3: every size verified, the tc table printed, no
@@ -78,6 +81,27 @@ else
   "$bin" testbed status --name "$tb" >"$work/status.out" 2>&1 || fail "testbed status exited $?"
   # 3 nodes x 2 lanes + 2 x 3 switch ports + 2 probe ports + 2 probe switch ports = 16 tbf lines
   [[ $(grep -cE "100Mbit +602[0-9]b +5ms" "$work/status.out") -eq 16 ]] || fail "testbed status: $(cat "$work/status.out")"
+  # Two lanes, two polling cores: lane 1 gets a core of its own.
+  {
+    printf '[group]\nname = "lanes2"\nid = 47\nbootstrap = "discovery"\nlanes = 2\nalgo = "multilane"\n'
+    printf 'max_message = "1M"\nport_rate_mbit = 100\nbootstrap_timeout_ms = 20000\n'
+    for r in 0 1; do
+      printf '\n[[member]]\nrank = %d\nlanes = ["net_af_packet0,iface=v0,qdisc_bypass=0", ' "$r"
+      printf '"net_af_packet1,iface=w0,qdisc_bypass=0"]\n'
+    done
+  } >"$work/lanes2.toml"
+  for r in 0 1; do
+    timeout 60 ip netns exec "${tb}n$r" "$bin" run --config "$work/lanes2.toml" --rank "$r" --cores 2 \
+      --yield-when-idle --show-placement --sizes 2,64K,1M --iters 3 >"$work/lanes2.$r.out" 2>&1 &
+  done
+  wait
+  for r in 0 1; do
+    sed "s/^/[lanes2 rank $r] /" "$work/lanes2.$r.out"
+    [[ $(grep -cE "^ +(2|64K|1M) +3 .* yes$" "$work/lanes2.$r.out") -eq 3 ]] ||
+      fail "two lanes, two cores: rank $r did not verify every size"
+    grep -q "^lane 1: .*its frames moved by lcore 2 on CPU" "$work/lanes2.$r.out" ||
+      fail "two lanes, two cores: rank $r's lane 1 has no core of its own"
+  done
   "$bin" testbed up 3 --name "$tb" >"$work/again.out" 2>&1
   rc=$?
   [[ $rc -eq 2 ]] && grep -q "is up already" "$work/again.out" || fail "a second up: exit $rc, $(cat "$work/again.out")"
