@@ -75,6 +75,10 @@ struct Row {
   std::string error;
   // Summed over members, for the timed and warm-up broadcasts of this size.
   uint64_t data_frames = 0, retransmits = 0, timeouts = 0, acks = 0, datagrams = 0;
+  // Skew: each member's average time from the root's posting to holding the
+  // message (the root's 0), and (slowest - fastest) / median of them.
+  std::vector<double> rank_us = {};
+  double skew = 0;
 };
 
 OptionTable make_table(BenchConfig& c) {
@@ -234,6 +238,17 @@ double percentile(std::vector<double>& v, double q) {
   return v[k];
 }
 
+// (slowest - fastest) / median of the receivers' latencies `rank_us`.
+double skew_of(const std::vector<double>& rank_us, uint32_t root) {
+  std::vector<double> v;
+  for (uint32_t r = 0; r < rank_us.size(); ++r)
+    if (r != root) v.push_back(rank_us[r]);
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  return median > 0 ? (v.back() - v.front()) / median : 0;
+}
+
 Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint64_t size,
              std::vector<std::vector<std::byte>>& bufs) {
   Row row{algo, std::string(algos::algo_info(resolve_algo(g.member(0), algo, size)).name),
@@ -243,6 +258,7 @@ Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint6
   std::vector<double> times;
   times.reserve(c.iters);
   double sum = 0, spread_sum = 0, acked_sum = 0, mn = 1e300, mx = 0;
+  std::vector<double> rank_sum(c.nodes, 0.0);
   for (uint32_t it = 0; it < c.warmup + c.iters; ++it) {
     fill_pattern(std::span(bufs[c.root].data(), size), pattern_seed(c.seed, size, it));
     // The receivers post first and the clock starts when the root posts: as
@@ -278,6 +294,8 @@ Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint6
     mn = std::min(mn, us);
     mx = std::max(mx, us);
     times.push_back(us);
+    for (uint32_t r = 0; r < c.nodes; ++r)
+      if (r != c.root) rank_sum[r] += static_cast<double>(std::max(done[r].held_ns(), t0) - t0) / 1e3;
   }
   if (c.iters > 0) {
     row.avg_us = sum / c.iters;
@@ -288,6 +306,9 @@ Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint6
     row.spread_us = spread_sum / c.iters;
     row.acked_us = acked_sum / c.iters;
     row.mbps = row.avg_us > 0 ? static_cast<double>(size) / row.avg_us : 0;  // bytes/us = MB/s
+    for (double& x : rank_sum) x /= c.iters;
+    row.rank_us = rank_sum;
+    row.skew = skew_of(rank_sum, c.root);
   }
   const Totals after = totals(g);
   row.data_frames = after.data - before.data;
@@ -337,8 +358,12 @@ void print_header(const BenchConfig& c, const std::string& algo, uint32_t cores,
               caps.multicast ? "by the switch (one frame per multicast)" : "emulated (one datagram per member)",
               caps.tx_chained ? "zero-copy (chained frames)" : "flattened (a copy per frame: the port takes no chains)",
               caps.rx_wakeup ? "sleep until a frame arrives" : "nap on a timer (the port cannot wake them)");
-  std::printf("%10s %6s %12s %12s %12s %12s %12s %10s %12s %12s %8s %9s\n", "size", "iters", "avg_us", "min_us",
-              "p50_us", "p99_us", "max_us", "MB/s", "spread_us", "acked_us", "resent", "verified");
+  std::printf("# skew: rank1_us and rankN_us (rank %u) = the average time from the root's posting until ranks 1 and "
+              "p-1 held the message; skew = (slowest - fastest) / median of every member's\n",
+              c.nodes - 1);
+  std::printf("%10s %6s %12s %12s %12s %12s %12s %10s %12s %12s %8s %9s %10s %10s %7s\n", "size", "iters", "avg_us",
+              "min_us", "p50_us", "p99_us", "max_us", "MB/s", "spread_us", "acked_us", "resent", "verified", "rank1_us",
+              "rankN_us", "skew");
 }
 
 void print_row(const Row& r) {
@@ -346,10 +371,11 @@ void print_row(const Row& r) {
     std::printf("%10s  FAILED: %s\n", format_size(r.size).c_str(), r.error.c_str());
     return;
   }
-  std::printf("%10s %6u %12.1f %12.1f %12.1f %12.1f %12.1f %10.1f %12.1f %12.1f %8" PRIu64 " %9s%s%s\n",
+  const size_t n = r.rank_us.size();
+  std::printf("%10s %6u %12.1f %12.1f %12.1f %12.1f %12.1f %10.1f %12.1f %12.1f %8" PRIu64 " %9s %10.1f %10.1f %7.3f%s%s\n",
               format_size(r.size).c_str(), r.iters, r.avg_us, r.min_us, r.p50_us, r.p99_us, r.max_us, r.mbps, r.spread_us, r.acked_us,
-              r.retransmits, r.verified ? "yes" : "NO", r.algo == r.chosen ? "" : "  ",
-              r.algo == r.chosen ? "" : r.chosen.c_str());
+              r.retransmits, r.verified ? "yes" : "NO", n > 1 ? r.rank_us[1] : 0.0, n > 0 ? r.rank_us[n - 1] : 0.0, r.skew,
+              r.algo == r.chosen ? "" : "  ", r.algo == r.chosen ? "" : r.chosen.c_str());
   std::fflush(stdout);
 }
 
@@ -400,14 +426,22 @@ void print_json(const std::vector<Row>& rows) {
   std::printf("[\n");
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
+    std::string ranks;
+    for (size_t k = 0; k < r.rank_us.size(); ++k) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%s%.3f", k ? ", " : "", r.rank_us[k]);
+      ranks += b;
+    }
     std::printf("  {\"algo\": \"%s\", \"chosen\": \"%s\", \"nodes\": %u, \"size\": %" PRIu64
                 ", \"iters\": %u, \"avg_us\": %.3f, \"min_us\": %.3f, \"p50_us\": %.3f, \"p99_us\": %.3f, \"max_us\": %.3f, "
                 "\"mbps\": %.3f, \"spread_us\": %.3f, \"acked_us\": %.3f, \"data_frames\": %" PRIu64
                 ", \"retransmits\": %" PRIu64 ", \"rto_timeouts\": %" PRIu64 ", \"acks\": %" PRIu64
-                ", \"datagrams\": %" PRIu64 ", \"verified\": %s%s%s%s}%s\n",
+                ", \"datagrams\": %" PRIu64 ", \"rank1_us\": %.3f, \"rankN_us\": %.3f, \"skew\": %.4f, \"rank_us\": [%s]"
+                ", \"verified\": %s%s%s%s}%s\n",
                 r.algo.c_str(), r.chosen.c_str(), r.nodes, r.size, r.iters, r.avg_us, r.min_us, r.p50_us, r.p99_us, r.max_us,
                 r.mbps, r.spread_us, r.acked_us, r.data_frames, r.retransmits, r.timeouts, r.acks, r.datagrams,
-                r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"",
+                r.rank_us.size() > 1 ? r.rank_us[1] : 0.0, r.rank_us.empty() ? 0.0 : r.rank_us.back(), r.skew,
+                ranks.c_str(), r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"",
                 r.error.c_str(), r.error.empty() ? "" : "\"", i + 1 < rows.size() ? "," : "");
   }
   std::printf("]\n");

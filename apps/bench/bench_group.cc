@@ -96,25 +96,47 @@ double host_us_at(uint64_t then) {
   return host_now_us - static_cast<double>(now - std::min(then, now)) / 1e3;
 }
 
-// The average over iterations of (last member holding - root posting), from
-// every member's host-clock times (the root's: its posting).
-double span_us(Group& g, uint32_t root, std::vector<double>& mine) {
+// From every member's host-clock times (the root's: its posting), per
+// timed iteration: each member's latency (holding - root posting), averaged
+// over the iterations, and the span (the last member's).
+struct Skew {
+  std::vector<double> rank_us;  // per rank; the root's is 0
+  double span_us = 0;
+  // (slowest - fastest) / median of the receivers' latencies.
+  double spread() const;
+};
+
+double Skew::spread() const {
+  std::vector<double> v;
+  for (double x : rank_us)
+    if (x > 0) v.push_back(x);
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  return median > 0 ? (v.back() - v.front()) / median : 0;
+}
+
+Skew skew_of(Group& g, uint32_t root, std::vector<double>& mine) {
   const uint32_t n = g.size();
   const size_t iters = mine.size();
-  if (iters == 0 || n < 2) return 0;
+  Skew k;
+  k.rank_us.assign(n, 0.0);
+  if (iters == 0 || n < 2) return k;
   std::vector<std::vector<double>> all(n, std::vector<double>(iters));
   all[g.rank()] = mine;
   std::vector<std::byte*> at;
   for (auto& v : all) at.push_back(reinterpret_cast<std::byte*>(v.data()));
   all_to_all(g, at, iters * sizeof(double), "exchanging times");
-  double sum = 0;
   for (size_t it = 0; it < iters; ++it) {
     double last = all[root][it];
-    for (uint32_t r = 0; r < n; ++r)
-      if (r != root) last = std::max(last, all[r][it]);
-    sum += last - all[root][it];
+    for (uint32_t r = 0; r < n; ++r) {
+      if (r == root) continue;
+      last = std::max(last, all[r][it]);
+      k.rank_us[r] += (all[r][it] - all[root][it]) / static_cast<double>(iters);
+    }
+    k.span_us += (last - all[root][it]) / static_cast<double>(iters);
   }
-  return sum / static_cast<double>(iters);
+  return k;
 }
 
 }  // namespace
@@ -135,10 +157,13 @@ int bench_group(const GroupBenchConfig& c) {
                 progress.c_str(), c.yield_when_idle ? ", yielding when idle" : "");
     std::printf("# osu_bcast style: a barrier before each broadcast; held_us = the largest of the members' average "
                 "times from posting to holding the message; acked_us = the root's, until every member acknowledged;\n"
-                "# span_us = the root's posting to the last member holding it (CLOCK_MONOTONIC: valid when the "
-                "members share a host, as on the namespaces testbed)\n");
-    std::printf("%-12s %10s %6s %12s %12s %10s %12s %9s %12s\n", "algo", "size", "iters", "held_us", "min_us", "MB/s",
-                "acked_us", "verified", "span_us");
+                "# span_us = the root's posting to the last member holding it; rank1_us and rankN_us (rank %u) the "
+                "same to ranks 1 and p-1; spread = (slowest - fastest) / median of the members' (CLOCK_MONOTONIC: "
+                "valid when the members share a host, as on the namespaces testbed); '#   per rank' lines give every "
+                "member's, in rank order\n",
+                g->size() - 1);
+    std::printf("%-12s %10s %6s %12s %12s %10s %12s %9s %12s %10s %10s %7s\n", "algo", "size", "iters", "held_us",
+                "min_us", "MB/s", "acked_us", "verified", "span_us", "rank1_us", "rankN_us", "spread");
     std::fflush(stdout);
   }
   std::vector<std::byte> buf(max_size);
@@ -170,7 +195,7 @@ int bench_group(const GroupBenchConfig& c) {
         f.acked_sum_us += static_cast<double>(std::max(done.finish_ns(), t0) - t0) / 1e3;
       }
       const std::vector<Figures> all = exchange(*g, f);
-      const double span = span_us(*g, c.root, host_times);
+      const Skew skew = skew_of(*g, c.root, host_times);
       double held = 0, mn = 1e300;
       uint64_t bad = 0;
       for (uint32_t r = 0; r < all.size(); ++r) {
@@ -183,9 +208,14 @@ int bench_group(const GroupBenchConfig& c) {
       const double acked = all[c.root].acked_sum_us / std::max<uint32_t>(c.iters, 1);
       all_ok = all_ok && bad == 0;
       if (printer) {
-        std::printf("%-12s %10s %6u %12.1f %12.1f %10.1f %12.1f %9s %12.1f\n", algo.c_str(),
+        const uint32_t n = g->size();
+        std::printf("%-12s %10s %6u %12.1f %12.1f %10.1f %12.1f %9s %12.1f %10.1f %10.1f %7.3f\n", algo.c_str(),
                     format_size(size).c_str(), c.iters, held, mn, held > 0 ? static_cast<double>(size) / held : 0.0,
-                    acked, bad == 0 ? "yes" : "NO", span);
+                    acked, bad == 0 ? "yes" : "NO", skew.span_us, n > 1 ? skew.rank_us[1] : 0.0,
+                    skew.rank_us[n - 1], skew.spread());
+        std::printf("#   per rank (us):");
+        for (uint32_t r = 0; r < n; ++r) std::printf(" %.1f", skew.rank_us[r]);
+        std::printf("\n");
         std::fflush(stdout);
       }
     }

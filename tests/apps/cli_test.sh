@@ -148,6 +148,10 @@ fi
 # A tiny real run still works and is verified.
 expect 0 "verified" bench --nodes 3 --sizes 1,1K --iters 2 --warmup 0
 expect 0 '"verified": true' bench --nodes 2 --sizes 100 --iters 1 --warmup 0 --json
+# Skew: every member's time, the root's 0 and the others' after it; ranks 1 and p-1 named.
+expect 0 '"rank1_us": [0-9.]+, "rankN_us": [0-9.]+, "skew": [0-9.]+, "rank_us": \[0\.000, [0-9.]+, [0-9.]+, [0-9.]+\]' \
+  bench --nodes 4 --algo chain --sizes 2K --iters 2 --warmup 0 --json
+expect 0 'rank1_us +rankN_us +skew' bench --nodes 3 --algo binomial --sizes 2 --iters 1 --warmup 0
 
 # One member per process: its rank. A static group needs --rank; a pmix
 # group takes the PMIx launcher's and refuses a --rank that differs. All
