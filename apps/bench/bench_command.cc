@@ -17,6 +17,7 @@
 #include "algos/registry.h"
 #include "apps/common/group_member.h"
 #include "apps/common/options.h"
+#include "apps/bench/skew.h"
 #include "apps/common/pattern.h"
 #include "engine/clock.h"
 #include "engine/lanecast.h"
@@ -236,17 +237,6 @@ double percentile(std::vector<double>& v, double q) {
   const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
   return v[k];
-}
-
-// (slowest - fastest) / median of the receivers' latencies `rank_us`.
-double skew_of(const std::vector<double>& rank_us, uint32_t root) {
-  std::vector<double> v;
-  for (uint32_t r = 0; r < rank_us.size(); ++r)
-    if (r != root) v.push_back(rank_us[r]);
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  return median > 0 ? (v.back() - v.front()) / median : 0;
 }
 
 Row run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint64_t size,

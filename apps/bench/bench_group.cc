@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "apps/bench/skew.h"
 #include "apps/common/group_member.h"
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
@@ -99,27 +100,15 @@ double host_us_at(uint64_t then) {
 // From every member's host-clock times (the root's: its posting), per
 // timed iteration: each member's latency (holding - root posting), averaged
 // over the iterations, and the span (the last member's).
-struct Skew {
+struct Arrivals {
   std::vector<double> rank_us;  // per rank; the root's is 0
   double span_us = 0;
-  // (slowest - fastest) / median of the receivers' latencies.
-  double spread() const;
 };
 
-double Skew::spread() const {
-  std::vector<double> v;
-  for (double x : rank_us)
-    if (x > 0) v.push_back(x);
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  return median > 0 ? (v.back() - v.front()) / median : 0;
-}
-
-Skew skew_of(Group& g, uint32_t root, std::vector<double>& mine) {
+Arrivals gather_arrivals(Group& g, uint32_t root, std::vector<double>& mine) {
   const uint32_t n = g.size();
   const size_t iters = mine.size();
-  Skew k;
+  Arrivals k;
   k.rank_us.assign(n, 0.0);
   if (iters == 0 || n < 2) return k;
   std::vector<std::vector<double>> all(n, std::vector<double>(iters));
@@ -195,7 +184,7 @@ int bench_group(const GroupBenchConfig& c) {
         f.acked_sum_us += static_cast<double>(std::max(done.finish_ns(), t0) - t0) / 1e3;
       }
       const std::vector<Figures> all = exchange(*g, f);
-      const Skew skew = skew_of(*g, c.root, host_times);
+      const Arrivals arrived = gather_arrivals(*g, c.root, host_times);
       double held = 0, mn = 1e300;
       uint64_t bad = 0;
       for (uint32_t r = 0; r < all.size(); ++r) {
@@ -211,10 +200,10 @@ int bench_group(const GroupBenchConfig& c) {
         const uint32_t n = g->size();
         std::printf("%-12s %10s %6u %12.1f %12.1f %10.1f %12.1f %9s %12.1f %10.1f %10.1f %7.3f\n", algo.c_str(),
                     format_size(size).c_str(), c.iters, held, mn, held > 0 ? static_cast<double>(size) / held : 0.0,
-                    acked, bad == 0 ? "yes" : "NO", skew.span_us, n > 1 ? skew.rank_us[1] : 0.0,
-                    skew.rank_us[n - 1], skew.spread());
+                    acked, bad == 0 ? "yes" : "NO", arrived.span_us, n > 1 ? arrived.rank_us[1] : 0.0,
+                    arrived.rank_us[n - 1], skew_of(arrived.rank_us, c.root));
         std::printf("#   per rank (us):");
-        for (uint32_t r = 0; r < n; ++r) std::printf(" %.1f", skew.rank_us[r]);
+        for (uint32_t r = 0; r < n; ++r) std::printf(" %.1f", arrived.rank_us[r]);
         std::printf("\n");
         std::fflush(stdout);
       }
