@@ -81,12 +81,28 @@ struct Group::Impl {
   std::vector<LaneIo> lane_io;
 };
 
+namespace {
+
+// Member `me`'s segment (from its ports' MTU unless the spec sets one) and
+// pools. Each port receives into buffers of its own: the pools are sized as
+// for one member per port.
+struct MemberPlan {
+  uint32_t segment;
+  engine::PoolPlan pools;
+};
+
+MemberPlan plan_member(const GroupSpec& spec, Rank me) {
+  const std::vector<std::string>& ports = spec.members[me].lanes;
+  const uint32_t segment = engine::segment_for(spec.segment_bytes, ports);
+  return {segment, engine::plan_pools(spec.max_message_bytes, segment, static_cast<uint32_t>(spec.members.size()),
+                                      static_cast<uint32_t>(ports.size()), ports)};
+}
+
+}  // namespace
+
 uint64_t Group::memory_bytes(const GroupSpec& spec, Rank me) {
   validate(spec, me);
-  const std::vector<std::string>& ports = spec.members[me].lanes;
-  const uint32_t n = static_cast<uint32_t>(spec.members.size());
-  return engine::pool_bytes(engine::plan_pools(spec.max_message_bytes, engine::segment_for(spec.segment_bytes, ports),
-                                               n, static_cast<uint32_t>(ports.size()), ports));
+  return engine::pool_bytes(plan_member(spec, me).pools);
 }
 
 std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
@@ -100,11 +116,9 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   const uint32_t n = static_cast<uint32_t>(spec.members.size());
   const std::vector<std::string>& my_ports = spec.members[me].lanes;
 
-  im.segment = engine::segment_for(spec.segment_bytes, my_ports);
-  // Each port receives into buffers of its own: size the pools as for one
-  // member per port.
-  const engine::PoolPlan pp =
-      engine::plan_pools(spec.max_message_bytes, im.segment, n, static_cast<uint32_t>(my_ports.size()), my_ports);
+  const MemberPlan plan = plan_member(spec, me);
+  im.segment = plan.segment;
+  const engine::PoolPlan& pp = plan.pools;
   // Pool names are per process; one engine may join several groups.
   const std::string tag = "j" + std::to_string(next_group_id_++);
   // One core at a time takes and gives back this member's buffers (its
