@@ -6,12 +6,12 @@
 #include <numeric>
 #include <sstream>
 
+#include "drivers/dpdk/af_packet_ring.h"
+
 namespace lanecast::apps::testbed {
 namespace {
 
-constexpr uint32_t kDefaultRingFrame = 2048;  // DPDK 22.11 rte_eth_af_packet.c
-constexpr uint32_t kRingFrames = 512;         // as many as its default ring
-constexpr uint32_t kKernelFrameOffset = 66;   // where the kernel writes a frame in a ring frame (tpacket_rcv)
+constexpr uint32_t kRingFrames = 512;  // as many as the af_packet PMD's default ring
 
 }  // namespace
 
@@ -20,8 +20,8 @@ constexpr uint32_t kKernelFrameOffset = 66;   // where the kernel writes a frame
 // framesz >= 66 + frame; framesz a multiple of 16, blocksz a multiple of the
 // page size and of framesz, framecnt a multiple of the frames per block.
 std::string af_packet_ring_devargs(uint32_t mtu) {
-  const uint64_t need = kKernelFrameOffset + uint64_t{mtu} + 14;
-  if (need <= kDefaultRingFrame) return "";
+  const uint64_t need = drivers::af_packet::kFrameOffset + uint64_t{mtu} + 14;
+  if (need <= drivers::af_packet::kDefaultFrameBytes) return "";
   const uint64_t framesz = (need + 1023) / 1024 * 1024;
   const long page_size = ::sysconf(_SC_PAGESIZE);
   const uint64_t page = page_size > 0 ? static_cast<uint64_t>(page_size) : 4096;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "drivers/dpdk/af_packet_ring.h"
 #include "drivers/ethernet.h"
 #include "drivers/wake.h"
 
@@ -94,14 +95,14 @@ uint32_t DpdkPort::interface_mtu(const std::string& devargs) {
 uint32_t DpdkPort::rx_buffer_bytes(const std::string& devargs) {
   if (devargs.rfind("net_af_packet", 0) != 0) return 0;
   const std::string framesz = devarg(devargs, "framesz");
-  const unsigned long f = framesz.empty() ? 2048 : std::strtoul(framesz.c_str(), nullptr, 10);
+  const unsigned long f =
+      framesz.empty() ? af_packet::kDefaultFrameBytes : std::strtoul(framesz.c_str(), nullptr, 10);
   return f > 32 && f < (1u << 20) ? static_cast<uint32_t>(f - 32) : 0;
 }
 
 uint32_t DpdkPort::rx_frame_limit(const std::string& devargs) {
-  constexpr uint32_t kKernelFrameOffset = 66;      // linux/net/packet/af_packet.c, tpacket_rcv: macoff
   const uint32_t room = rx_buffer_bytes(devargs);  // framesz - 32
-  return room > kKernelFrameOffset - 32 ? room - (kKernelFrameOffset - 32) : 0;
+  return room > af_packet::kFrameOffset - 32 ? room - (af_packet::kFrameOffset - 32) : 0;
 }
 
 uint32_t DpdkPort::rx_buffers_held(const std::string& devargs) {

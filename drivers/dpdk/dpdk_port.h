@@ -51,11 +51,10 @@ class DpdkPort final : public Port {
   // framesz devarg, 2048 by default, less 32) into one mbuf. 0: no such need.
   static uint32_t rx_buffer_bytes(const std::string& devargs);
   // The longest frame (link header included) the port `devargs` opens can
-  // receive whole, 0 when only the MTU limits it. The kernel writes a frame
-  // into an af_packet ring frame at offset 66 (TPACKET_V2: its header and a
-  // sockaddr_ll, aligned to 16, plus 16 bytes, less the Ethernet header), so
-  // framesz - 66: 1982 by default, and an interface of MTU 3000 without a
-  // larger framesz has its frames truncated.
+  // receive whole, 0 when only the MTU limits it: for af_packet its ring
+  // frame less where the kernel writes into it (af_packet_ring.h), 2048 - 66
+  // = 1982 by default; an interface of MTU 3000 without a larger framesz has
+  // its frames truncated.
   static uint32_t rx_frame_limit(const std::string& devargs);
   // Receive buffers the port `devargs` opens keeps posted from its pool
   // before any frame arrived: af_packet none (frames wait in the kernel's

@@ -8,8 +8,9 @@
 # defaults hold them; apps/testbed/member_group_file.cc computes the same for
 # bench --testbed: change both). The rules (DPDK 22.11 rte_eth_af_packet.c and the
 # kernel's packet_set_ring): the kernel writes a frame at offset 66 of a ring
-# frame, so framesz >= 66 + frame; framesz a multiple of 16, blocksz a multiple
-# of the page size and of framesz, framecnt a multiple of frames per block.
+# frame (drivers/dpdk/af_packet_ring.h), so framesz >= 66 + frame; framesz a
+# multiple of 16, blocksz a multiple of the page size and of framesz, framecnt
+# a multiple of frames per block.
 ring_devargs() {  # MTU
   local need=$((66 + $1 + 14))
   ((need <= 2048)) && return 0
