@@ -60,6 +60,7 @@ inline PeerAddress broadcast() { return to_peer(kBroadcast); }
 
 // Group (multicast or broadcast) addresses have the I/G bit set.
 inline bool is_group(const uint8_t* mac) { return (mac[0] & 1) != 0; }
+inline bool is_broadcast(const uint8_t* mac) { return std::memcmp(mac, kBroadcast, 6) == 0; }
 
 // --- lanecast's own MACs ---------------------------------------------------
 //
@@ -108,13 +109,6 @@ inline bool is_lanecast(const uint8_t* hdr) {
   return hdr[12] == (kEtherType >> 8) && hdr[13] == (kEtherType & 0xff);
 }
 
-// Carries our EtherType and is addressed to `self` or to a group address (a
-// promiscuous port sees everyone's frames; this is the software filter).
-inline bool accepts(const uint8_t* hdr, const PeerAddress& self) {
-  if (!is_lanecast(hdr)) return false;
-  return is_group(hdr) || std::memcmp(hdr, self.bytes, 6) == 0;
-}
-
 // Whether the frame's source MAC is `peer`'s.
 inline bool is_from(const uint8_t* hdr, const PeerAddress& peer) {
   return peer.len == 6 && std::memcmp(hdr + 6, peer.bytes, 6) == 0;
@@ -125,13 +119,20 @@ inline PeerAddress source_of(const uint8_t* hdr) { return to_peer(hdr + 6); }
 
 // --- group addresses ---------------------------------------------------------
 //
-// A locally administered multicast MAC per (group, lane): 03:4c:43:gg:gg:ll
-// (I/G and U/L bits set, "LC", the group id's low 16 bits, the lane). Unique
-// among the groups of one process; groups of different jobs on one segment
-// also differ by the group id in every lanecast header, which receivers check.
-inline PeerAddress group_mac(uint32_t group, uint16_t lane) {
-  const uint8_t m[6] = {0x03, 0x4c, 0x43, static_cast<uint8_t>(group >> 8), static_cast<uint8_t>(group),
-                        static_cast<uint8_t>(lane)};
+// A group's multicast MAC per lane, from its random key (port.h's GroupKey):
+// the key's first six bytes with the I/G and U/L bits set (a locally
+// administered group address: never IPv4's 01:00:5e, whose U/L bit is clear;
+// a first byte of 0x33, IPv6's, is moved to 0x37), the lane added to the
+// last byte so a group's lanes differ. 46 random bits: two groups on one
+// segment collide by accident once in 7e13 pairs; the engine checks the groups it holds itself (engine/group_key.h),
+// and receivers check the group id and epoch in every lanecast header.
+inline PeerAddress group_mac(const GroupKey& key, uint16_t lane) {
+  uint8_t m[6];
+  std::memcpy(m, key.bytes, 6);
+  m[0] |= 0x03;
+  if (m[0] == 0x33) m[0] = 0x37;  // 33:33:... is IPv6 multicast, which hosts join
+  m[5] = static_cast<uint8_t>(m[5] + lane);
+  if (std::memcmp(m, kBroadcast, 6) == 0) m[1] = 0xfe;  // never the broadcast address
   return to_peer(m);
 }
 

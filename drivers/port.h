@@ -31,6 +31,17 @@ struct PeerAddress {
 // "02:00:00:00:00:01" (hex bytes joined by ':'), "-" when empty: for messages.
 std::string format_address(const PeerAddress& a);
 
+// 16 random bytes that name one incarnation of a group on the wire (drawn
+// from the kernel's CSPRNG, engine/group_key.h). A port turns them into its
+// kind of group address: a locally administered multicast MAC on Ethernet, a
+// multicast GID on InfiniBand. Two jobs on one network then share a group
+// address only by a 2^-46 accident (Ethernet), not because both are "group 1".
+struct GroupKey {
+  uint8_t bytes[16] = {};
+
+  bool operator==(const GroupKey& o) const { return std::memcmp(bytes, o.bytes, sizeof bytes) == 0; }
+};
+
 // What a port can do, read once at set-up. The engine adapts to each answer
 // visibly (a counter, a line in `bench`), never silently.
 struct PortCaps {
@@ -38,9 +49,10 @@ struct PortCaps {
   // payload mbuf): the zero-copy forward. Without it, frames are flattened
   // into one buffer (a counted copy).
   bool tx_chained = true;
-  // Delivers a frame sent to group_address() to every other port of the
-  // segment (a switch that copies): one frame on the wire per multicast.
-  // Without it, a multicast is emulated by one datagram per member.
+  // Can join group addresses (join_group), and the network behind it copies
+  // a frame sent to one to every port that joined it: one frame on the wire
+  // per multicast. Without it (or when a join fails), a multicast is emulated
+  // by one datagram per member.
   bool multicast = false;
   // Arrivals wake a sleeping polling core (attach_waker): idle cores can sleep
   // until a frame comes instead of napping on a timer.
@@ -54,6 +66,7 @@ struct PortStats {
   uint64_t rx_missed = 0;     // the device or kernel ring had no room
   uint64_t rx_errors = 0, tx_errors = 0;
   uint64_t rx_no_buffer = 0;  // the rx mempool was empty
+  uint64_t rx_lost_emulated = 0;  // multicast frames a loss decorator dropped on purpose
 };
 
 class Port {
@@ -88,11 +101,25 @@ class Port {
   // The address a received frame was sent from (bootstrap: a member learns
   // its peers' addresses from their hellos).
   virtual PeerAddress source_of(const uint8_t* link_header) const = 0;
-  // The address a multicast of `group` on `lane` is sent to (caps().multicast).
-  virtual PeerAddress group_address(uint32_t group, uint16_t lane) const {
-    (void)group, (void)lane;
+
+  // Multicast membership (control path; caps().multicast). group_address()
+  // turns a group's key into the address its multicasts on `lane` are sent
+  // to. join_group() makes frames sent to `group` reach `lane` of this port -
+  // the NIC's multicast filter, the kernel interface's multicast list, or
+  // ibv_attach_mcast on an InfiniBand UD queue pair - and returns "" or why it
+  // could not (the engine then emulates, visibly). leave_group() undoes one
+  // join. A port leaves what it joined when it is destroyed; what lives in
+  // the kernel is tied to a descriptor, so the kernel undoes it when the
+  // process dies however it dies.
+  virtual PeerAddress group_address(const GroupKey& key, uint16_t lane) const {
+    (void)key, (void)lane;
     return PeerAddress{};
   }
+  virtual std::string join_group(uint16_t lane, const PeerAddress& group) {
+    (void)lane, (void)group;
+    return name() + " cannot join multicast groups";
+  }
+  virtual void leave_group(uint16_t lane, const PeerAddress& group) { (void)lane, (void)group; }
 
   // A port that holds received frames back (drivers/delay/) says when the
   // next one is due, on the clock it was given (the engine's): its polling

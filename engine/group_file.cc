@@ -38,10 +38,11 @@ constexpr int64_t kMaxOverhead = 1024;
 constexpr uint64_t kMaxMessage = uint64_t{4} << 30;
 
 constexpr std::array<std::string_view, 2> kTopKeys = {"group", "member"};
-constexpr std::array<std::string_view, 16> kGroupKeys = {
+constexpr std::array<std::string_view, 21> kGroupKeys = {
     "name", "id", "epoch", "bootstrap", "bootstrap_timeout_ms", "lanes", "algo", "segment",
     "max_message", "window", "peer_timeout_ms", "port_rate_mbit", "port_overhead",
-    "site_latency_us", "use_sites", "emulate_latency"};
+    "site_latency_us", "use_sites", "emulate_latency", "multicast", "mcast_root_delay_us",
+    "mcast_sync_seed", "mcast_loss", "mcast_loss_seed"};
 constexpr std::array<std::string_view, 4> kMemberKeys = {"rank", "site", "lanes", "macs"};
 constexpr std::array<std::string_view, 3> kBootstraps = {"static", "discovery", "pmix"};
 
@@ -247,6 +248,26 @@ class GroupFileReader {
     if (auto v = boolean(g, "emulate_latency", "group.emulate_latency")) spec.emulate_latency = *v;
     if (spec.emulate_latency && spec.site_latency_us.empty())
       fail(*g.get("emulate_latency"), "group.emulate_latency is true but there is no group.site_latency_us to emulate");
+    read_multicast(g, spec);
+  }
+
+  void read_multicast(const toml::table& g, GroupSpec& spec) const {
+    if (auto v = boolean(g, "multicast", "group.multicast")) spec.multicast = *v;
+    if (auto v = number(g, "mcast_root_delay_us", "group.mcast_root_delay_us", true)) {
+      if (*v * 1e-3 >= spec.peer_timeout_ms)
+        fail(*g.get("mcast_root_delay_us"), "group.mcast_root_delay_us is " + number_text(*v) +
+                                                ", not below the peer timeout; allowed 0 .. group.peer_timeout_ms x 1000");
+      spec.mcast_root_delay_us = *v;
+    }
+    constexpr int64_t kMaxSeed = std::numeric_limits<int64_t>::max();
+    if (auto v = integer(g, "mcast_sync_seed", "group.mcast_sync_seed", 0, kMaxSeed, "0 (off) or a seed"))
+      spec.mcast_sync_seed = static_cast<uint64_t>(*v);
+    if (auto v = number(g, "mcast_loss", "group.mcast_loss", true)) {
+      if (*v >= 1) fail(*g.get("mcast_loss"), "group.mcast_loss is " + number_text(*v) + ", out of range; allowed 0 <= x < 1");
+      spec.mcast_loss = *v;
+    }
+    if (auto v = integer(g, "mcast_loss_seed", "group.mcast_loss_seed", 0, kMaxSeed, "a seed"))
+      spec.mcast_loss_seed = static_cast<uint64_t>(*v);
   }
 
   void read_max_message(const toml::table& g, GroupSpec& spec) const {

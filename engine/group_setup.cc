@@ -12,6 +12,8 @@
 #include "drivers/ethernet.h"
 #include "engine/bootstrap/endpoints.h"
 #include "engine/lanecast.h"
+#include "engine/node.h"
+#include "engine/lanecast.h"
 #include "engine/packed_pool.h"
 #include "engine/wire.h"
 
@@ -120,7 +122,15 @@ PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes
 }
 
 PortCounters port_counters_of(const drivers::PortStats& s) {
-  return PortCounters{s.rx_frames, s.tx_frames, s.tx_full, s.rx_missed, s.rx_errors, s.tx_errors, s.rx_no_buffer};
+  return PortCounters{s.rx_frames, s.tx_frames,  s.tx_full,     s.rx_missed,
+                      s.rx_errors, s.tx_errors, s.rx_no_buffer, s.rx_lost_emulated};
+}
+
+GroupCaps group_caps_of(const Node& n, uint32_t segment_bytes) {
+  const drivers::PortCaps& c = n.port_caps();
+  GroupCaps g{c.multicast, c.tx_chained, c.rx_wakeup, segment_bytes, n.multicast_fallback(), ""};
+  if (!n.group_addresses().empty()) g.group_address = drivers::format_address(n.group_addresses()[0]);
+  return g;
 }
 
 uint64_t pool_bytes(const PoolPlan& pp) {

@@ -16,9 +16,12 @@
 
 namespace lanecast {
 struct PortCounters;
+struct GroupCaps;
 }
 
 namespace lanecast::engine {
+
+class Node;
 
 struct PoolDeleter {
   void operator()(rte_mempool* p) const { rte_mempool_free(p); }
@@ -54,5 +57,7 @@ uint64_t pool_bytes(const PoolPlan& pp);
 
 // A port's own counters as the public API reports them.
 PortCounters port_counters_of(const drivers::PortStats& s);
+// What a member's port does for the group, as its node adapted to it.
+GroupCaps group_caps_of(const Node& n, uint32_t segment_bytes);
 
 }  // namespace lanecast::engine

@@ -54,6 +54,17 @@ struct GroupSpec {
   // matrix's latency before taking it (drivers/delay/): two sites on one
   // switch, for testbeds of kernels without netem. Needs site_latency_us.
   bool emulate_latency = false;
+  // Multicast (docs/groups.md): real where the ports can join the group's
+  // random address, else emulated (false: always emulated). mcast_chain's
+  // root delay and randomized synchronisation (Hoefler, Siebert & Rehm; see
+  // GroupOptions). mcast_loss: this member drops that share of the multicast
+  // frames it receives (seeded with mcast_loss_seed + rank), to exercise the
+  // repair stage.
+  bool multicast = true;
+  double mcast_root_delay_us = 0;
+  uint64_t mcast_sync_seed = 0;
+  double mcast_loss = 0;
+  uint64_t mcast_loss_seed = 1;
   std::string source;  // the file it was read from, if any
 };
 

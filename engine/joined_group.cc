@@ -13,6 +13,8 @@
 #include "drivers/delay/delay_port.h"
 #include "drivers/dpdk/dpdk_port.h"
 #include "drivers/lanes/handoff_port.h"
+#include "drivers/loss/multicast_loss_port.h"
+#include "engine/group_key.h"
 #include "drivers/lanes/port_per_lane.h"
 #include "engine/bootstrap/pmix_bootstrap.h"
 #include "engine/bootstrap/static_bootstrap.h"
@@ -66,6 +68,7 @@ struct Group::Impl {
   engine::PoolPtr header_pool;
   std::unique_ptr<drivers::Port> port;  // one DPDK port, or one per lane (PortPerLane)
   engine::bootstrap::EndpointTable table;
+  engine::GroupKeyClaim key;  // the group's multicast addresses (released after the node left them)
   std::unique_ptr<engine::Node> node;
   engine::Poller* poller = nullptr;
   std::optional<algos::autoselect::Rules> rules;
@@ -201,9 +204,21 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
       if (r != me && delay[r] > 0) d.delay_ns_of_source.emplace_back(addrs[r], delay[r]);
     im.port = std::make_unique<drivers::DelayPort>(std::move(im.port), d);
   }
+  if (spec.mcast_loss > 0)
+    im.port = std::make_unique<drivers::MulticastLossPort>(std::move(im.port), spec.mcast_loss,
+                                                            spec.mcast_loss_seed + me);
+  std::string clash;
+  std::optional<engine::GroupKeyClaim> key = engine::GroupKeyClaim::claim(
+      engine::group_key_of(spec.id, im.table), spec.lanes, &clash);
+  if (!key) throw std::runtime_error("group " + spec.name + ": " + clash + "; join again for a new epoch");
+  im.key = std::move(*key);
   engine::NodeConfig nc;
   nc.group_id = spec.id;
   nc.epoch = im.table.epoch;
+  nc.group_key = im.key.key();
+  nc.multicast = spec.multicast;
+  nc.algo_options.root_delay_ns = static_cast<uint64_t>(std::llround(spec.mcast_root_delay_us * 1e3));
+  nc.algo_options.sync_seed = spec.mcast_sync_seed;
   nc.rank = me;
   nc.nodes = n;
   nc.lanes = spec.lanes;
@@ -316,8 +331,7 @@ PortCounters Group::port_counters() const {
 }
 
 GroupCaps Group::caps() const {
-  const drivers::PortCaps& c = impl_->node->port_caps();
-  return GroupCaps{c.multicast, c.tx_chained, c.rx_wakeup, impl_->segment};
+  return engine::group_caps_of(*impl_->node, impl_->segment);
 }
 
 }  // namespace lanecast

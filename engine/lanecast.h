@@ -136,6 +136,14 @@ struct GroupOptions {
   // the root that it has posted the broadcast.
   double mcast_root_delay_us = 0;
   uint64_t mcast_sync_seed = 0;
+  // Real multicast where the ports can join group addresses (random per group,
+  // engine/group_key.h); false: always emulate (one datagram per member).
+  bool multicast = true;
+  // Each member drops this share of the multicast frames it receives, from a
+  // generator seeded per member with mcast_loss_seed + rank
+  // (drivers/loss/multicast_loss_port.h): the repair stage's test. [0, 1).
+  double mcast_loss = 0;
+  uint64_t mcast_loss_seed = 1;
   FabricOptions fabric;                     // used when `ports` is empty
   // Latency between members, in the simulator's topology format
   // (docs/algorithms.md, config/topologies/): the fabric's per-pair latency,
@@ -232,6 +240,7 @@ class Member {
 struct FabricCounters {
   uint64_t switched = 0, lost = 0, queue_drops = 0, unknown_destination = 0;
   uint64_t replicated = 0;  // extra copies of multicast frames
+  uint64_t not_joined = 0;  // multicast copies not made: the port had not joined the group
   uint64_t pool_drops = 0;  // copies not made: mempool empty
 };
 
@@ -243,6 +252,7 @@ struct PortCounters {
   uint64_t rx_missed = 0;    // the device or kernel ring had no room
   uint64_t rx_errors = 0, tx_errors = 0;
   uint64_t rx_no_buffer = 0; // the rx mempool was empty
+  uint64_t rx_lost_emulated = 0;  // multicast frames dropped on purpose (GroupOptions::mcast_loss)
 };
 
 // What the group's ports can do, as the engine adapts to it.
@@ -251,6 +261,9 @@ struct GroupCaps {
   bool tx_chained = true;   // zero-copy forwarding (else frames are flattened: a counted copy)
   bool rx_wakeup = false;   // idle cores sleep until a frame arrives (else they nap)
   uint32_t segment_bytes = 0;  // the segment in use
+  // Multicast asked for but emulated: why ("" when multicast is real or off).
+  std::string multicast_fallback;
+  std::string group_address;   // lane 0's, when multicast is real
 };
 
 // p members in this process, served by its polling cores, joined either by the

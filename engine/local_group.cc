@@ -13,6 +13,8 @@
 #include "drivers/dpdk/dpdk_port.h"
 #include "drivers/ethernet.h"
 #include "drivers/fabric/fabric.h"
+#include "drivers/loss/multicast_loss_port.h"
+#include "engine/group_key.h"
 #include "engine/group_setup.h"
 #include "engine/lanecast.h"
 #include "engine/node.h"
@@ -66,6 +68,7 @@ void validate(const GroupOptions& o) {
                                 std::to_string(o.peer_timeout_ms) + " ms)");
   if (o.window == 0 || o.window > engine::reliable::SendChannel::kMaxWindow)
     throw std::invalid_argument("group: window must be 1.." + std::to_string(engine::reliable::SendChannel::kMaxWindow));
+  if (!(o.mcast_loss >= 0 && o.mcast_loss < 1)) throw std::invalid_argument("group: multicast loss must be in [0, 1)");
 }
 
 }  // namespace
@@ -86,6 +89,9 @@ struct LocalGroup::Impl {
   std::vector<std::unique_ptr<engine::Node>> nodes;
   std::vector<std::pair<engine::Poller*, engine::PollTask*>> placement;
   std::optional<algos::autoselect::Rules> rules;  // from GroupOptions::auto_rules_file
+  std::vector<std::unique_ptr<drivers::MulticastLossPort>> lossy;  // GroupOptions::mcast_loss
+  std::vector<drivers::Port*> ports;  // each node's port, as the node sees it
+  engine::GroupKeyClaim key;          // the group's multicast addresses
 };
 
 std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
@@ -149,10 +155,19 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   }
   std::vector<drivers::PeerAddress> addrs;
   for (drivers::Port* p : ports) addrs.push_back(p->address());
+  if (o.mcast_loss > 0)
+    for (uint32_t r = 0; r < o.nodes; ++r) {
+      im.lossy.push_back(std::make_unique<drivers::MulticastLossPort>(*ports[r], o.mcast_loss, o.mcast_loss_seed + r));
+      ports[r] = im.lossy.back().get();
+    }
+  im.ports = ports;
+  im.key = engine::GroupKeyClaim::claim_random(o.lanes);
 
   engine::NodeConfig nc;
   nc.group_id = gid;
   nc.epoch = engine::fresh_epoch();
+  nc.group_key = im.key.key();
+  nc.multicast = o.multicast;
   nc.nodes = o.nodes;
   nc.lanes = o.lanes;
   nc.segment_bytes = im.segment;
@@ -200,6 +215,7 @@ LocalGroup::~LocalGroup() {
   engine_->unpark_all();
   // Nodes release their frames before the fabric and the pools go.
   impl_->nodes.clear();
+  impl_->lossy.clear();
   impl_->fabric_task.reset();
   impl_->fabric.reset();
   impl_->own_ports.clear();
@@ -207,20 +223,17 @@ LocalGroup::~LocalGroup() {
 
 PortCounters LocalGroup::port_counters(Rank r) const {
   if (r >= members_.size()) throw std::out_of_range("no member " + std::to_string(r));
-  const drivers::Port& p = impl_->fabric ? static_cast<const drivers::Port&>(impl_->fabric->port(r))
-                                         : *impl_->own_ports[r];
-  return engine::port_counters_of(p.stats());
+  return engine::port_counters_of(impl_->ports[r]->stats());
 }
 
 FabricCounters LocalGroup::fabric_counters() const {
   if (!impl_->fabric) return {};
   const auto& c = impl_->fabric->counters();
-  return FabricCounters{c.switched, c.lost, c.queue_drops, c.unknown_destination, c.replicated, c.pool_drops};
+  return FabricCounters{c.switched, c.lost, c.queue_drops, c.unknown_destination, c.replicated, c.not_joined, c.pool_drops};
 }
 
 GroupCaps LocalGroup::caps() const {
-  const drivers::PortCaps& c = impl_->nodes.at(0)->port_caps();
-  return GroupCaps{c.multicast, c.tx_chained, c.rx_wakeup, impl_->segment};
+  return engine::group_caps_of(*impl_->nodes.at(0), impl_->segment);
 }
 
 LocalGroup::Footprint LocalGroup::footprint_per_member() const {

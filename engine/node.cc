@@ -79,8 +79,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
     throw std::invalid_argument("node: need one site per member");
   ack_every_ = cfg.ack_every ? cfg.ack_every : std::max<uint32_t>(1, cfg.window / 4);
   addrs_ = std::move(peers);
-  if (caps_.multicast)
-    for (uint16_t l = 0; l < cfg.lanes; ++l) group_addrs_.push_back(port.group_address(cfg.group_id, l));
+  join_groups();
 
   const size_t nchan = size_t{cfg.nodes} * cfg.lanes;
   channels_.reserve(nchan);
@@ -110,7 +109,37 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   }
 }
 
+// The group's address on each lane, joined on the port; on any refusal none
+// is kept and multicasts are emulated (caps_.multicast off, the reason kept).
+void Node::join_groups() {
+  if (!cfg_.multicast) {
+    caps_.multicast = false;
+    return;
+  }
+  if (!caps_.multicast) {
+    multicast_fallback_ = port_.name() + " cannot multicast";
+    return;
+  }
+  for (uint16_t l = 0; l < cfg_.lanes; ++l) {
+    const drivers::PeerAddress a = port_.group_address(cfg_.group_key, l);
+    const std::string why = a.len == 0 ? port_.name() + " has no group address" : port_.join_group(l, a);
+    if (!why.empty()) {
+      leave_groups();
+      multicast_fallback_ = why;
+      caps_.multicast = false;
+      return;
+    }
+    group_addrs_.push_back(a);
+  }
+}
+
+void Node::leave_groups() {
+  for (uint16_t l = 0; l < group_addrs_.size(); ++l) port_.leave_group(l, group_addrs_[l]);
+  group_addrs_.clear();
+}
+
 Node::~Node() {
+  leave_groups();
   release_store();
   for (size_t i = 0; i < stash_count_; ++i)
     if (stash_[i].frame != nullptr) rte_pktmbuf_free(stash_[i].frame);

@@ -48,6 +48,12 @@ namespace lanecast::engine {
 struct NodeConfig {
   uint32_t group_id = 1;
   uint32_t epoch = 1;                    // the group's incarnation (engine/wire.h)
+  // The group's multicast addresses come from this key (engine/group_key.h),
+  // the same in every member. With multicast on and a port that can join
+  // them, a multicast is one frame to the group address; otherwise (off, or
+  // a join refused: multicast_fallback() says why) one datagram per member.
+  drivers::GroupKey group_key;
+  bool multicast = true;
   // Members are processes that may die (Engine::join): the first broadcast to
   // fail makes the group broken for this epoch - the member tells every
   // other member (failure notices), and every broadcast still running or
@@ -133,6 +139,11 @@ class Node final : public PollTask {
   const NodeConfig& config() const { return cfg_; }
   algos::Rank rank() const { return cfg_.rank; }
   const drivers::PortCaps& port_caps() const { return caps_; }
+  // Why multicasts are emulated although multicast was asked for (a port
+  // that cannot multicast, a join refused); "" when they are not.
+  const std::string& multicast_fallback() const { return multicast_fallback_; }
+  // The group address joined per lane (empty when multicasts are emulated).
+  const std::vector<drivers::PeerAddress>& group_addresses() const { return group_addrs_; }
   // Bytes of state this node allocated at construction, by part (for the
   // memory report of `lanecast bench --memory`).
   struct Footprint {
@@ -246,6 +257,8 @@ class Node final : public PollTask {
   void pump(uint64_t now);
   void pump_resends(uint64_t now);
   void pump_datagrams(uint64_t now);
+  void join_groups();
+  void leave_groups();
   void pump_owed(uint64_t now);
   bool send_ack(Channel& c, uint64_t now);
   void send_acks(uint64_t now);
@@ -289,7 +302,8 @@ class Node final : public PollTask {
   uint32_t ack_every_;
   uint32_t max_segments_;
   std::vector<drivers::PeerAddress> addrs_;   // per rank
-  std::vector<drivers::PeerAddress> group_addrs_;  // per lane, when the port multicasts
+  std::vector<drivers::PeerAddress> group_addrs_;  // per lane, joined on the port, when it multicasts
+  std::string multicast_fallback_;
   std::vector<Channel> channels_;             // (peer, lane), peer-major
   reliable::FlightPool flights_;
   RunPool runs_;

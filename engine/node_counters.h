@@ -49,6 +49,7 @@ struct NodeCounters {
   Counter tx_signals;         // machine signals, first transmissions
   Counter tx_datagrams;       // multicast frames (one per member when emulated)
   Counter tx_datagrams_dropped;  // multicasts beyond one per segment, not sent
+  Counter tx_mcast_emulated;  // multicasts sent as one datagram per member (no multicast on the port)
   Counter timers_fired;       // machine timers (mcast_chain's root delay)
   Counter tx_alloc_failures;  // header mbuf pool empty: retried next iteration
   Counter tx_paced;           // times a lane waited for its pacer
@@ -108,6 +109,7 @@ struct NodeCounters {
     f("tx_signals", tx_signals.get());
     f("tx_datagrams", tx_datagrams.get());
     f("tx_datagrams_dropped", tx_datagrams_dropped.get());
+    f("tx_mcast_emulated", tx_mcast_emulated.get());
     f("timers_fired", timers_fired.get());
     f("tx_alloc_failures", tx_alloc_failures.get());
     f("tx_paced", tx_paced.get());

@@ -86,6 +86,7 @@ void Node::multicast(SegmentIndex seg, algos::Lane lane) {
     return;
   }
   datagrams_[(datagram_head_ + datagram_count_++) % datagrams_.size()] = Datagram{seg, lane, 0};
+  if (!caps_.multicast) counters_.tx_mcast_emulated.add();
 }
 
 // One timer per machine (algos/machine.h): a second before the first fired is

@@ -17,6 +17,7 @@
 #include "algos/registry.h"
 #include "apps/common/group_member.h"
 #include "apps/common/options.h"
+#include "apps/bench/multicast_text.h"
 #include "apps/bench/skew.h"
 #include "apps/common/pattern.h"
 #include "engine/clock.h"
@@ -59,6 +60,7 @@ struct BenchConfig {
   uint32_t mtu = 1500;
   bool xdp = false;
   double deadline_s = 0;
+  testbed::MulticastSettings mcast;
 };
 
 struct Row {
@@ -176,6 +178,26 @@ OptionTable make_table(BenchConfig& c) {
          "with --testbed: the members still running after S seconds are killed and the run fails (auto: from the "
          "schedule and the rate)",
          [&](std::string_view v) { c.deadline_s = parse_double(v, "--deadline", 1, 86'400); }});
+  t.add({"multicast", "on|off", "on",
+         "multicasts as one frame to the group's random address where the ports can join it (else emulated, "
+         "said in the header); off: always one datagram per member",
+         [&](std::string_view v) {
+           if (v != "on" && v != "off") throw UsageError("--multicast: on or off, not '" + std::string(v) + "'");
+           c.mcast.enabled = v == "on";
+         }});
+  t.add({"mcast-root-delay", "US", "0",
+         "mcast_chain: the root waits this long before it multicasts (Hoefler, Siebert & Rehm's root delay)",
+         [&](std::string_view v) { c.mcast.root_delay_us = parse_double(v, "--mcast-root-delay", 0, 1e6); }});
+  t.add({"mcast-sync-seed", "S", "0",
+         "mcast_chain: randomized synchronisation - per broadcast one member drawn from S tells the root it "
+         "started, and the root multicasts then; 0 = off",
+         [&](std::string_view v) { c.mcast.sync_seed = parse_uint(v, "--mcast-sync-seed", UINT64_MAX); }});
+  t.add({"mcast-loss", "FRACTION", "0",
+         "every member drops this share of the multicast frames it receives (seeded by --seed), in [0, 0.9]: "
+         "the repair stage at work",
+         [&](std::string_view v) {
+           c.mcast.loss = parse_double(v, "--mcast-loss", 0, 0.9);
+         }});
   t.add({"memory", "", "", "print engine memory per member (state, pools, fabric) and the process's peak RSS",
          [&](std::string_view) { c.memory = true; }});
   t.add({"json", "", "", "print results as a JSON array, one object per (algo, nodes, size)",
@@ -327,6 +349,11 @@ GroupOptions group_options(const BenchConfig& c, const std::string& algo, uint64
   go.window = c.window;
   go.lanes = c.lanes;
   go.peer_timeout_ms = c.timeout_ms;
+  go.multicast = c.mcast.enabled;
+  go.mcast_root_delay_us = c.mcast.root_delay_us;
+  go.mcast_sync_seed = c.mcast.sync_seed;
+  go.mcast_loss = c.mcast.loss;
+  go.mcast_loss_seed = c.seed;
   return go;
 }
 
@@ -344,8 +371,7 @@ void print_header(const BenchConfig& c, const std::string& algo, uint32_t cores,
                 c.rate_mbit == 0 ? " (unlimited)" : "", c.latency_us, c.topology.empty() ? "" : " (topology file)",
                 c.loss, c.seed);
   }
-  std::printf("# multicast: %s; forwarding: %s; idle cores: %s\n",
-              caps.multicast ? "by the switch (one frame per multicast)" : "emulated (one datagram per member)",
+  std::printf("# multicast: %s; forwarding: %s; idle cores: %s\n", multicast_text(caps, c.mcast).c_str(),
               caps.tx_chained ? "zero-copy (chained frames)" : "flattened (a copy per frame: the port takes no chains)",
               caps.rx_wakeup ? "sleep until a frame arrives" : "nap on a timer (the port cannot wake them)");
   std::printf("# skew: rank1_us and rankN_us (rank %u) = the average time from the root's posting until ranks 1 and "
@@ -379,13 +405,14 @@ void print_counters(LocalGroup& g) {
     });
     const PortCounters p = g.port_counters(r);
     std::printf("\n  port: rx=%" PRIu64 " tx=%" PRIu64 " tx_full=%" PRIu64 " missed=%" PRIu64 " rx_errors=%" PRIu64
-                " tx_errors=%" PRIu64 " no_buffer=%" PRIu64 "\n",
-                p.rx_frames, p.tx_frames, p.tx_full, p.rx_missed, p.rx_errors, p.tx_errors, p.rx_no_buffer);
+                " tx_errors=%" PRIu64 " no_buffer=%" PRIu64 " lost_emulated=%" PRIu64 "\n",
+                p.rx_frames, p.tx_frames, p.tx_full, p.rx_missed, p.rx_errors, p.tx_errors, p.rx_no_buffer,
+                p.rx_lost_emulated);
   }
   const auto f = g.fabric_counters();
-  std::printf("fabric: switched=%" PRIu64 " replicated=%" PRIu64 " lost=%" PRIu64 " queue_drops=%" PRIu64
-              " pool_drops=%" PRIu64 " unknown_destination=%" PRIu64 "\n",
-              f.switched, f.replicated, f.lost, f.queue_drops, f.pool_drops, f.unknown_destination);
+  std::printf("fabric: switched=%" PRIu64 " replicated=%" PRIu64 " not_joined=%" PRIu64 " lost=%" PRIu64
+              " queue_drops=%" PRIu64 " pool_drops=%" PRIu64 " unknown_destination=%" PRIu64 "\n",
+              f.switched, f.replicated, f.not_joined, f.lost, f.queue_drops, f.pool_drops, f.unknown_destination);
 }
 
 // Peak resident set of this process (VmHWM), in bytes; 0 if unknown.
@@ -482,6 +509,8 @@ TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table
   t.port_rate_mbit = table.given("port-rate") ? c.port_rate_mbit : -1;
   t.port_overhead = table.given("port-overhead") ? c.port_overhead : 0;
   t.deadline_s = c.deadline_s;
+  t.mcast = c.mcast;
+  t.mcast.loss_seed = c.seed;
   return t;
 }
 
@@ -498,6 +527,7 @@ int bench_main(int argc, char** argv) {
     return 0;
   }
   if (!c.ports.empty()) c.nodes = static_cast<uint32_t>(c.ports.size());
+  c.mcast.loss_seed = c.seed;
   std::vector<std::string> algos_to_run;
   if (c.algo == "all") {
     for (const auto& a : algos::algorithms()) algos_to_run.emplace_back(a.name);
@@ -522,6 +552,10 @@ int bench_main(int argc, char** argv) {
   if (!c.config.empty() || c.rank) {
     if (c.config.empty()) throw UsageError("--rank R needs --config FILE");
     if (!c.ports.empty()) throw UsageError("--config takes the members' ports from the group file, not --ports");
+    for (const char* o : {"multicast", "mcast-root-delay", "mcast-sync-seed", "mcast-loss"})
+      if (table.given(o))
+        throw UsageError("--" + std::string(o) + " with --config: every member must agree, so the group file says it "
+                         "(multicast, mcast_root_delay_us, mcast_sync_seed, mcast_loss; config/groups/README.md)");
     GroupBenchConfig gc;
     static_cast<MemberSchedule&>(gc) = schedule_of(c, algos_to_run);
     gc.config = c.config;

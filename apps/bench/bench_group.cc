@@ -13,6 +13,8 @@
 // hosts it means nothing, and the header says so.
 #include "apps/bench/bench_group.h"
 
+#include "apps/bench/multicast_text.h"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -144,6 +146,9 @@ int bench_group(const GroupBenchConfig& c) {
     std::printf("# lanecast bench: group %s of %u processes (%s), root %u, epoch %u, segment %u B, %s%s\n",
                 spec.name.c_str(), g->size(), c.config.c_str(), c.root, g->epoch(), g->caps().segment_bytes,
                 progress.c_str(), c.yield_when_idle ? ", yielding when idle" : "");
+    testbed::MulticastSettings m{spec.multicast, spec.mcast_root_delay_us, spec.mcast_sync_seed, spec.mcast_loss,
+                                 spec.mcast_loss_seed};
+    std::printf("# multicast: %s\n", multicast_text(g->caps(), m).c_str());
     std::printf("# osu_bcast style: a barrier before each broadcast; held_us = the largest of the members' average "
                 "times from posting to holding the message; acked_us = the root's, until every member acknowledged;\n"
                 "# span_us = the root's posting to the last member holding it; rank1_us and rankN_us (rank %u) the "
@@ -215,8 +220,9 @@ int bench_group(const GroupBenchConfig& c) {
       if (v) std::printf(" %.*s=%" PRIu64, static_cast<int>(name.size()), name.data(), v);
     });
     const PortCounters p = g->port_counters();
-    std::printf("\n  port: rx=%" PRIu64 " tx=%" PRIu64 " tx_full=%" PRIu64 " missed=%" PRIu64 " no_buffer=%" PRIu64 "\n",
-                p.rx_frames, p.tx_frames, p.tx_full, p.rx_missed, p.rx_no_buffer);
+    std::printf("\n  port: rx=%" PRIu64 " tx=%" PRIu64 " tx_full=%" PRIu64 " missed=%" PRIu64 " no_buffer=%" PRIu64
+                " lost_emulated=%" PRIu64 "\n",
+                p.rx_frames, p.tx_frames, p.tx_full, p.rx_missed, p.rx_no_buffer, p.rx_lost_emulated);
     // What the member cost its host: on CPUs shared by several members, CPU
     // time per frame is the figure that noise from the others does not bend.
     rusage ru{};

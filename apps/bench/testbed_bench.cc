@@ -239,6 +239,7 @@ int bench_testbed(const TestbedBenchConfig& c) {
   g.window = c.window;
   g.segment = c.segment;
   g.xdp = c.xdp;
+  g.mcast = c.mcast;
   std::ofstream file(group_file);
   file << testbed::member_group_toml(t, g);
   file.close();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "apps/bench/bench_group.h"
+#include "apps/testbed/member_group_file.h"
 #include "apps/testbed/testbed_spec.h"
 
 namespace lanecast::apps {
@@ -23,6 +24,7 @@ struct TestbedBenchConfig : MemberSchedule {
   double port_rate_mbit = -1;    // pacing per lane; < 0: the links' rate
   uint32_t port_overhead = 0;    // tbf counts the frame alone
   double deadline_s = 0;         // 0: from the schedule (schedule_bound_s)
+  testbed::MulticastSettings mcast;
 };
 
 // Seconds the whole run may take: start-up, then every broadcast of the

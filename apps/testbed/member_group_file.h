@@ -10,6 +10,16 @@
 
 namespace lanecast::apps::testbed {
 
+// A group's multicast settings as bench and the testbed pass them on
+// (GroupOptions / the group file's multicast and mcast_* keys).
+struct MulticastSettings {
+  bool enabled = true;        // real multicast where the ports can join; false: emulated
+  double root_delay_us = 0;   // mcast_chain's root delay
+  uint64_t sync_seed = 0;     // mcast_chain's randomized synchronisation (0: off)
+  double loss = 0;            // share of multicast frames each receiver drops
+  uint64_t loss_seed = 1;
+};
+
 struct MemberGroup {
   std::string name;
   uint32_t id = 1;
@@ -20,6 +30,7 @@ struct MemberGroup {
   uint32_t window = 0;         // 0: the group file's default
   uint32_t segment = 0;        // 0: from the MTU
   bool xdp = false;            // af_xdp ports instead of af_packet
+  MulticastSettings mcast;
 };
 
 // The af_packet PMD's ring geometry for frames of `mtu` bytes, as devargs

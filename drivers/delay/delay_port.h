@@ -60,7 +60,9 @@ class DelayPort final : public Port {
   bool accepts(const uint8_t* h) const override { return in_->accepts(h); }
   bool is_from(const uint8_t* h, const PeerAddress& p) const override { return in_->is_from(h, p); }
   PeerAddress source_of(const uint8_t* h) const override { return in_->source_of(h); }
-  PeerAddress group_address(uint32_t group, uint16_t lane) const override { return in_->group_address(group, lane); }
+  PeerAddress group_address(const GroupKey& key, uint16_t lane) const override { return in_->group_address(key, lane); }
+  std::string join_group(uint16_t lane, const PeerAddress& group) override { return in_->join_group(lane, group); }
+  void leave_group(uint16_t lane, const PeerAddress& group) override { in_->leave_group(lane, group); }
   void attach_waker(Waker* w) override { in_->attach_waker(w); }
   void detach_waker() override { in_->detach_waker(); }
   void arm_wakeup() override { in_->arm_wakeup(); }

@@ -73,6 +73,7 @@ std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& devargs, const DpdkP
     DpdkPortOptions with_mtu = o;
     with_mtu.kernel_mtu = interface_mtu(devargs);
     auto port = std::make_unique<DpdkPort>(id, with_mtu, /*detach_on_close=*/true);
+    if (kernel_pmd(devargs) != nullptr) port->iface_ = devarg(devargs, "iface");
     if (o.rx_wakeup) port->open_wakeup(devargs);
     return port;
   } catch (...) {
@@ -172,6 +173,9 @@ void DpdkPort::setup(const DpdkPortOptions& o) {
   // Forwarded frames are a header mbuf chained to a payload mbuf: the port
   // must take chains, or the engine flattens them (caps().tx_chained).
   caps_.tx_chained = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
+  // An Ethernet switch (a Linux bridge) copies a multicast frame to every
+  // port; whether this one can receive it is found at join_group().
+  caps_.multicast = true;
   if (caps_.tx_chained) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
   // Never fast-free: it assumes every mbuf has one reference and comes from
   // one pool, and a forwarded payload is shared by reference between frames.
@@ -225,6 +229,9 @@ void DpdkPort::setup(const DpdkPortOptions& o) {
 DpdkPort::~DpdkPort() {
   detach_waker();
   wakeup_.reset();
+  kernel_mc_.reset();  // the kernel drops the interface memberships with the socket
+  if (iface_.empty() && !groups_.list().empty()) rte_eth_dev_set_mc_addr_list(port_id_, nullptr, 0);
+  if (allmulticast_set_) rte_eth_allmulticast_disable(port_id_);
   rte_eth_dev_stop(port_id_);
   if (detach_ && device_ != nullptr) {
     rte_dev_remove(device_);  // closes the port and frees the vdev for a new probe
@@ -239,7 +246,56 @@ void DpdkPort::write_link_header(uint8_t* at, const PeerAddress& dst) const {
   ethernet::write_header(at, dst, mac_);
 }
 
-bool DpdkPort::accepts(const uint8_t* hdr) const { return ethernet::accepts(hdr, mac_); }
+bool DpdkPort::accepts(const uint8_t* hdr) const { return groups_.accepts(hdr, mac_); }
+
+std::string DpdkPort::join_group(uint16_t lane, const PeerAddress& group) {
+  if (lane >= lanes_ || group.len != RTE_ETHER_ADDR_LEN || !ethernet::is_group(group.bytes))
+    return name_ + ": " + format_address(group) + " is not a group address of a lane it has";
+  if (!groups_.add(group)) return "";  // joined already: the device has it
+  std::string why;
+  if (!iface_.empty()) {
+    try {
+      if (kernel_mc_ == nullptr) kernel_mc_ = std::make_unique<KernelMulticast>(iface_);
+      why = kernel_mc_->join(group);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+  } else {
+    why = program_device_list();
+  }
+  if (!why.empty()) groups_.remove(group);
+  return why;
+}
+
+void DpdkPort::leave_group(uint16_t lane, const PeerAddress& group) {
+  (void)lane;
+  if (!groups_.remove(group)) return;  // others still joined it, or it never was
+  if (kernel_mc_ != nullptr) {
+    kernel_mc_->leave(group);
+  } else if (iface_.empty()) {
+    program_device_list();
+  }
+}
+
+std::string DpdkPort::program_device_list() {
+  const std::vector<PeerAddress> list = groups_.list();
+  std::vector<rte_ether_addr> addrs(list.size());
+  for (size_t i = 0; i < list.size(); ++i) ethernet::to_ether(list[i], &addrs[i]);
+  const int rc = rte_eth_dev_set_mc_addr_list(port_id_, addrs.empty() ? nullptr : addrs.data(),
+                                              static_cast<uint32_t>(addrs.size()));
+  if (rc == 0) return "";
+  if (rc != -ENOTSUP) return err(name_ + ": cannot program its multicast list", rc);
+  // No list in this PMD: receive every multicast frame, and let accepts()
+  // keep what was joined.
+  if (allmulticast_set_ || rte_eth_allmulticast_get(port_id_) == 1 || rte_eth_promiscuous_get(port_id_) == 1)
+    return "";
+  const int am = rte_eth_allmulticast_enable(port_id_);
+  if (am == 0) {
+    allmulticast_set_ = true;
+    return "";
+  }
+  return err(name_ + ": its PMD has neither a multicast list nor allmulticast", am);
+}
 
 bool DpdkPort::is_from(const uint8_t* hdr, const PeerAddress& peer) const { return ethernet::is_from(hdr, peer); }
 

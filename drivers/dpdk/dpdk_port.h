@@ -11,7 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "drivers/dpdk/kernel_multicast.h"
 #include "drivers/dpdk/packet_wakeup.h"
+#include "drivers/group_filter.h"
 #include "drivers/ethernet.h"
 #include "drivers/port.h"
 
@@ -89,6 +91,18 @@ class DpdkPort final : public Port {
   bool accepts(const uint8_t* link_header) const override;
   bool is_from(const uint8_t* link_header, const PeerAddress& peer) const override;
   PeerAddress source_of(const uint8_t* link_header) const override { return ethernet::source_of(link_header); }
+  // Multicast: a kernel-interface PMD joins on the interface's multicast list
+  // (kernel_multicast.h); any other PMD programs the device's list
+  // (rte_eth_dev_set_mc_addr_list), or, when the PMD has none, receives all
+  // multicast (allmulticast, or promiscuous mode, already on). Frames of
+  // groups not joined are refused by accepts() either way.
+  PeerAddress group_address(const GroupKey& key, uint16_t lane) const override {
+    return ethernet::group_mac(key, lane);
+  }
+  std::string join_group(uint16_t lane, const PeerAddress& group) override;
+  void leave_group(uint16_t lane, const PeerAddress& group) override;
+  // The group addresses joined now (control path).
+  std::vector<PeerAddress> groups_joined() const { return groups_.list(); }
   void attach_waker(Waker* w) override;
   void detach_waker() override;
   void arm_wakeup() override;
@@ -102,6 +116,8 @@ class DpdkPort final : public Port {
  private:
   void setup(const DpdkPortOptions& o);
   void open_wakeup(const std::string& devargs);
+  // Programs the device's multicast list to groups_ ("" or why not).
+  std::string program_device_list();
 
   uint16_t port_id_;
   uint16_t lanes_;
@@ -113,6 +129,10 @@ class DpdkPort final : public Port {
   bool started_ = false;
   PortCaps caps_;
   std::unique_ptr<PacketWakeup> wakeup_;
+  std::string iface_;                         // kernel-interface PMDs: the interface
+  std::unique_ptr<KernelMulticast> kernel_mc_;  // opened at the first join
+  GroupFilter groups_;
+  bool allmulticast_set_ = false;             // we turned allmulticast on (off again on close)
   Waker* waker_ = nullptr;
 };
 

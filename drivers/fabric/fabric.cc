@@ -105,8 +105,8 @@ PeerAddress Fabric::address(uint32_t node) const {
 
 Fabric::Counters Fabric::counters() const {
   return Counters{c_.switched.get(),   c_.bytes.get(),      c_.lost.get(),      c_.queue_drops.get(),
-                  c_.unknown_destination.get(), c_.replicated.get(), c_.malformed.get(), c_.pool_drops.get(),
-                  c_.deepest_queue.get()};
+                  c_.unknown_destination.get(), c_.replicated.get(), c_.not_joined.get(), c_.malformed.get(),
+                  c_.pool_drops.get(), c_.deepest_queue.get()};
 }
 
 uint64_t Fabric::serialise_ns(uint32_t bytes) const {
@@ -147,12 +147,18 @@ void Fabric::forward(rte_mbuf* m, uint32_t src, uint16_t lane, uint64_t t_up) {
   }
   const auto* dst_mac = rte_pktmbuf_mtod(m, const uint8_t*);
   if (ethernet::is_group(dst_mac)) {
-    // Flood. The first receiver takes the frame itself, the others a clone
-    // made from it (nothing is delivered before this poll's forward phase ends,
-    // so the original is untouched while we clone it).
+    // Copy to every port that joined. The first receiver takes the frame
+    // itself, the others a clone made from it (nothing is delivered before
+    // this poll's forward phase ends, so the original is untouched while we
+    // clone it).
     bool placed = false;
     for (uint32_t d = 0; d < opts_.nodes; ++d) {
-      if (d == src || !admit(d, lane)) continue;
+      if (d == src) continue;
+      if (!ports_[d]->joined(dst_mac)) {
+        c_.not_joined.add();
+        continue;
+      }
+      if (!admit(d, lane)) continue;
       rte_mbuf* copy = m;
       if (placed) {
         copy = rte_pktmbuf_clone(m, opts_.pool);

@@ -8,9 +8,12 @@
 // Switching. Lanes are parallel planes (rails): lane l of every node hangs off
 // plane l of the switch, so a frame sent on lane l arrives on lane l. The
 // destination node comes from the destination MAC, node_mac(node, *); an
-// unknown MAC is dropped and counted; a group MAC (I/G bit: broadcast or
-// multicast) is flooded to every other node's lane l, each receiver getting its
-// own mbuf header (rte_pktmbuf_clone: the data is shared by refcount).
+// unknown MAC is dropped and counted; a group MAC (I/G bit) is copied to every
+// other node's lane l whose port joined it (RingPort::join_group; the
+// broadcast address reaches all), each receiver getting its own mbuf header
+// (rte_pktmbuf_clone: the data is shared by refcount). A real switch floods
+// and the NIC filters; here the switch does both, and counts the copies a
+// port's filter would have refused (not_joined).
 //
 // Link model, per link: rate (Mbit/s, 0 = unlimited; preamble, FCS and gap
 // counted), one-way latency (uniform, or per (source, destination) pair from a
@@ -72,6 +75,7 @@ class Fabric {
     uint64_t queue_drops = 0;          // output link buffer full
     uint64_t unknown_destination = 0;  // unicast MAC naming no node
     uint64_t replicated = 0;           // extra copies made for group addresses
+    uint64_t not_joined = 0;           // group frame not copied to a port that had not joined it
     uint64_t malformed = 0;            // shorter than a MAC header, or above max_frame_bytes
     uint64_t pool_drops = 0;           // replica not made: mempool empty
     uint64_t deepest_queue = 0;        // most frames one output link held at once
@@ -157,7 +161,8 @@ class Fabric {
   double ns_per_byte_ = 0;
   uint32_t first_ = 0;              // node served first this poll (rotates: no node always wins)
   struct {
-    Count switched, bytes, lost, queue_drops, unknown_destination, replicated, malformed, pool_drops, deepest_queue;
+    Count switched, bytes, lost, queue_drops, unknown_destination, replicated, not_joined, malformed, pool_drops,
+        deepest_queue;
   } c_;
 };
 

@@ -60,8 +60,13 @@ class HandoffPort final : public Port {
   bool accepts(const uint8_t* h) const override { return inner_->accepts(h); }
   bool is_from(const uint8_t* h, const PeerAddress& p) const override { return inner_->is_from(h, p); }
   PeerAddress source_of(const uint8_t* h) const override { return inner_->source_of(h); }
-  PeerAddress group_address(uint32_t group, uint16_t lane) const override {
-    return inner_->group_address(group, lane);
+  // Membership is control path: the inner port's joins do not touch the
+  // rings the lane core polls (a socket of its own, a NIC register, an atomic
+  // filter slot).
+  std::string join_group(uint16_t lane, const PeerAddress& group) override { return inner_->join_group(lane, group); }
+  void leave_group(uint16_t lane, const PeerAddress& group) override { inner_->leave_group(lane, group); }
+  PeerAddress group_address(const GroupKey& key, uint16_t lane) const override {
+    return inner_->group_address(key, lane);
   }
   void attach_waker(Waker* w) override { member_waker_.store(w, std::memory_order_release); }
   void detach_waker() override { member_waker_.store(nullptr, std::memory_order_release); }

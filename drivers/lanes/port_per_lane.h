@@ -36,7 +36,19 @@ class PortPerLane final : public Port {
   void write_link_header(uint8_t* at, const PeerAddress& dst) const override {
     lanes_[0]->write_link_header(at, dst);
   }
-  bool accepts(const uint8_t* h) const override { return lanes_[0]->accepts(h); }
+  // A group frame arrives on the lane whose port joined its address.
+  bool accepts(const uint8_t* h) const override {
+    for (const auto& p : lanes_)
+      if (p->accepts(h)) return true;
+    return false;
+  }
+  PeerAddress group_address(const GroupKey& key, uint16_t lane) const override {
+    return lanes_[0]->group_address(key, lane);
+  }
+  std::string join_group(uint16_t lane, const PeerAddress& group) override {
+    return lanes_.at(lane)->join_group(0, group);
+  }
+  void leave_group(uint16_t lane, const PeerAddress& group) override { lanes_.at(lane)->leave_group(0, group); }
   bool is_from(const uint8_t* h, const PeerAddress& p) const override { return lanes_[0]->is_from(h, p); }
   PeerAddress source_of(const uint8_t* h) const override { return lanes_[0]->source_of(h); }
   uint64_t held_until_ns() const override {

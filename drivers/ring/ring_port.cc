@@ -91,10 +91,23 @@ uint16_t RingPort::link_header_bytes() const { return ethernet::kHeaderBytes; }
 
 void RingPort::write_link_header(uint8_t* at, const PeerAddress& dst) const { ethernet::write_header(at, dst, mac_); }
 
-bool RingPort::accepts(const uint8_t* hdr) const { return ethernet::accepts(hdr, mac_); }
+bool RingPort::accepts(const uint8_t* hdr) const { return groups_.accepts(hdr, mac_); }
 
 bool RingPort::is_from(const uint8_t* hdr, const PeerAddress& peer) const { return ethernet::is_from(hdr, peer); }
 
-PeerAddress RingPort::group_address(uint32_t group, uint16_t lane) const { return ethernet::group_mac(group, lane); }
+PeerAddress RingPort::group_address(const GroupKey& key, uint16_t lane) const { return ethernet::group_mac(key, lane); }
+
+std::string RingPort::join_group(uint16_t lane, const PeerAddress& group) {
+  if (!multicast_) return name_ + ": the switch behind it does not copy group frames";
+  if (lane >= lanes_.size() || group.len != 6 || !ethernet::is_group(group.bytes))
+    return name_ + ": " + format_address(group) + " is not a group address of a lane it has";
+  groups_.add(group);
+  return "";
+}
+
+void RingPort::leave_group(uint16_t lane, const PeerAddress& group) {
+  (void)lane;
+  groups_.remove(group);
+}
 
 }  // namespace lanecast::drivers

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "drivers/ethernet.h"
+#include "drivers/group_filter.h"
 #include "drivers/port.h"
 
 struct rte_ring;
@@ -54,7 +55,9 @@ class RingPort final : public Port {
   bool accepts(const uint8_t* link_header) const override;
   bool is_from(const uint8_t* link_header, const PeerAddress& peer) const override;
   PeerAddress source_of(const uint8_t* link_header) const override { return ethernet::source_of(link_header); }
-  PeerAddress group_address(uint32_t group, uint16_t lane) const override;
+  PeerAddress group_address(const GroupKey& key, uint16_t lane) const override;
+  std::string join_group(uint16_t lane, const PeerAddress& group) override;
+  void leave_group(uint16_t lane, const PeerAddress& group) override;
   void attach_waker(Waker* w) override { rx_waker_ = w; }
   void detach_waker() override { rx_waker_ = nullptr; }
 
@@ -65,6 +68,9 @@ class RingPort final : public Port {
   void notify_rx();
   // The core that drains the tx rings (the switch's), woken by tx_burst().
   void set_tx_waker(Waker* w) { tx_waker_ = w; }
+  // Whether frames to the group MAC `mac` are copied to this port (the
+  // switch's core; the fabric copies a group frame only to ports that joined).
+  bool joined(const uint8_t* mac) const { return ethernet::is_broadcast(mac) || groups_.contains(mac); }
 
  private:
   struct Lane {
@@ -87,6 +93,7 @@ class RingPort final : public Port {
   PeerAddress mac_;
   std::string name_;
   bool multicast_;
+  GroupFilter groups_;
   Waker* rx_waker_ = nullptr;
   Waker* tx_waker_ = nullptr;
   Count rx_frames_, tx_frames_, tx_full_;

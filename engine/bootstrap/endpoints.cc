@@ -1,10 +1,10 @@
 #include "engine/bootstrap/endpoints.h"
 
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <random>
 
 namespace lanecast::engine::bootstrap {
 namespace {
@@ -56,15 +56,22 @@ uint64_t spec_digest(const GroupSpec& s) {
   f.u64(s.max_message_bytes);
   f.u64(s.window);
   f.bytes(&s.peer_timeout_ms, sizeof s.peer_timeout_ms);
+  // mcast_chain's root waits for what every member must do alike.
+  f.bytes(&s.mcast_root_delay_us, sizeof s.mcast_root_delay_us);
+  f.u64(s.mcast_sync_seed);
   return f.h;
 }
 
 uint64_t fresh_incarnation() {
-  std::random_device rd;  // the kernel's entropy: two processes started at once still differ
-  uint64_t x = (uint64_t{rd()} << 32) ^ rd();
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  x ^= uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec) + (uint64_t(getpid()) << 40);
+  // The kernel's CSPRNG (getrandom(2)): two processes started at once still
+  // differ, and a group's multicast key is derived from these
+  // (engine/group_key.h). The clock and pid only if getrandom fails.
+  uint64_t x = 0;
+  if (getrandom(&x, sizeof x, 0) != static_cast<ssize_t>(sizeof x)) {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    x = uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec) + (uint64_t(getpid()) << 40);
+  }
   return x != 0 ? x : 1;
 }
 

@@ -286,6 +286,7 @@ TEST(Fabric, GroupAddressesAreFloodedWithSharedBuffersAndNoLeak) {
   {
     Fabric f(opts(4, 2));
     const uint8_t group[6] = {0x01, 0x00, 0x5e, 0x00, 0x00, 0x07};
+    for (uint32_t n = 0; n < 3; ++n) ASSERT_EQ(f.port(n).join_group(0, ethernet::to_peer(group)), "");
     send(f, 0, ethernet::broadcast(), 1, 42, 1, 300);
     send(f, 3, ethernet::to_peer(group), 0, 43, 1, 80);
     f.poll(0);
@@ -322,6 +323,45 @@ TEST(Fabric, GroupAddressesAreFloodedWithSharedBuffersAndNoLeak) {
 
     // The group frame from node 3 went to lane 0 of nodes 0, 1, 2.
     for (uint32_t n = 0; n < 3; ++n) EXPECT_EQ(ids_and_free(receive(f, n, 0)), (std::vector<uint32_t>{43}));
+  }
+  EXPECT_EQ(guard.now(), guard.start());
+}
+
+// A group frame reaches the ports that joined its address on that lane, and
+// no other; leaving stops it; the copies not made are counted.
+TEST(Fabric, GroupFramesReachOnlyThePortsThatJoined) {
+  PoolGuard guard;
+  {
+    Fabric f(opts(4, 2));
+    GroupKey key;
+    key.bytes[0] = 0x5a;
+    key.bytes[5] = 9;
+    const PeerAddress g0 = f.port(0).group_address(key, 0), g1 = f.port(0).group_address(key, 1);
+    EXPECT_FALSE(g0 == g1);
+    ASSERT_EQ(f.port(1).join_group(0, g0), "");
+    ASSERT_EQ(f.port(2).join_group(1, g1), "");
+    EXPECT_NE(f.port(3).join_group(0, f.address(2)), "");  // a unicast address is no group
+    send(f, 0, g0, 0, 1, 1);
+    send(f, 0, g1, 1, 2, 1);
+    f.poll(0);
+    EXPECT_EQ(ids_and_free(receive(f, 1, 0)), (std::vector<uint32_t>{1}));
+    EXPECT_EQ(ids_and_free(receive(f, 2, 1)), (std::vector<uint32_t>{2}));
+    EXPECT_TRUE(receive(f, 2, 0).empty());
+    EXPECT_TRUE(receive(f, 3, 0).empty());
+    EXPECT_TRUE(receive(f, 3, 1).empty());
+    EXPECT_EQ(f.counters().not_joined, 2u + 2);  // g0: nodes 2, 3; g1: nodes 1, 3
+    EXPECT_EQ(f.counters().replicated, 0u);
+    // Two joins of one address take two leaves.
+    ASSERT_EQ(f.port(1).join_group(0, g0), "");
+    f.port(1).leave_group(0, g0);
+    send(f, 0, g0, 0, 3, 1);
+    f.poll(0);
+    EXPECT_EQ(ids_and_free(receive(f, 1, 0)), (std::vector<uint32_t>{3}));
+    f.port(1).leave_group(0, g0);
+    send(f, 0, g0, 0, 4, 1);
+    f.poll(0);
+    EXPECT_TRUE(receive(f, 1, 0).empty());
+    EXPECT_EQ(f.counters().not_joined, 4u + 2 + 3);
   }
   EXPECT_EQ(guard.now(), guard.start());
 }

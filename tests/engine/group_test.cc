@@ -231,6 +231,89 @@ TEST(Group, McastChainRootDelayAndSync) {
   }
 }
 
+// Hoefler, Siebert & Rehm's two stages with half the multicast frames lost at
+// every receiver (the loss decorator): the reliable chain repairs them, every
+// byte arrives, from 2 bytes to 1 MiB. Real multicast on the fabric: the
+// group joined a random address, and the root's port sent one frame per
+// segment.
+TEST(Group, McastChainRepairsHalfTheMulticastsLost) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  constexpr uint32_t p = 8;
+  GroupOptions o;
+  o.nodes = p;
+  o.algo = "mcast_chain";
+  o.max_message_bytes = 1 << 20;
+  o.mcast_loss = 0.5;
+  o.mcast_loss_seed = seed;
+  auto g = engine().create_local_group(o);
+  const GroupCaps caps = g->caps();
+  ASSERT_TRUE(caps.multicast) << caps.multicast_fallback;
+  EXPECT_EQ(caps.group_address.size(), 17u);
+  EXPECT_EQ(caps.multicast_fallback, "");
+  uint64_t segments = 0;
+  for (uint64_t size : {uint64_t{2}, uint64_t{1399}, uint64_t{1400}, uint64_t{1401}, uint64_t{64} << 10,
+                        uint64_t{1} << 20}) {
+    SCOPED_TRACE("size " + std::to_string(size));
+    std::vector<std::vector<std::byte>> bufs(p, std::vector<std::byte>(size, std::byte{0x5A}));
+    fill(bufs[0], rng);
+    std::vector<Completion> done(p);
+    for (Rank r = 1; r < p; ++r) done[r] = g->member(r).broadcast(0, bufs[r]);
+    done[0] = g->member(0).broadcast(0, bufs[0]);
+    for (Rank r = 0; r < p; ++r) {
+      const Status st = done[r].wait();
+      ASSERT_TRUE(st.ok()) << "rank " << r << ": " << st.message;
+      ASSERT_TRUE(bufs[r] == bufs[0]) << "rank " << r;
+    }
+    segments += (size + caps.segment_bytes - 1) / caps.segment_bytes;
+  }
+  uint64_t lost = 0, used = 0;
+  for (Rank r = 1; r < p; ++r) {
+    lost += g->port_counters(r).rx_lost_emulated;
+    used += node_counters(g->member(r)).rx_datagrams.get();
+  }
+  const auto& root = node_counters(g->member(0));
+  EXPECT_EQ(root.tx_datagrams.get(), segments) << "one multicast frame per segment";
+  EXPECT_EQ(root.tx_mcast_emulated.get(), 0u);
+  // Half of the (p - 1) x segments copies lost, give or take: far from none
+  // and far from all (the seed fixes the draw; the bound is loose).
+  const uint64_t copies = segments * (p - 1);
+  EXPECT_GT(lost, copies / 3);
+  EXPECT_LT(lost, copies * 2 / 3);
+  EXPECT_LE(used + lost, copies);
+  EXPECT_EQ(g->fabric_counters().not_joined, 0u);
+}
+
+// Two groups of one process draw different random addresses; multicast off
+// emulates, counted, and is not reported as a fallback.
+TEST(Group, GroupsHaveTheirOwnAddressesAndMulticastCanBeTurnedOff) {
+  GroupOptions o;
+  o.nodes = 3;
+  o.algo = "mcast_chain";
+  o.max_message_bytes = 64 << 10;
+  auto a = engine().create_local_group(o);
+  auto b = engine().create_local_group(o);
+  ASSERT_TRUE(a->caps().multicast && b->caps().multicast);
+  EXPECT_NE(a->caps().group_address, b->caps().group_address);
+  o.multicast = false;
+  auto off = engine().create_local_group(o);
+  EXPECT_FALSE(off->caps().multicast);
+  EXPECT_EQ(off->caps().multicast_fallback, "") << "turned off is not a fallback";
+  for (LocalGroup* g : {a.get(), b.get(), off.get()}) {
+    std::vector<std::vector<std::byte>> bufs(3, std::vector<std::byte>(5000));
+    for (size_t i = 0; i < bufs[0].size(); ++i) bufs[0][i] = static_cast<std::byte>(i * 7);
+    std::vector<Completion> done(3);
+    for (Rank r = 0; r < 3; ++r) done[r] = g->member(r).broadcast(0, bufs[r]);
+    for (Rank r = 0; r < 3; ++r) ASSERT_TRUE(done[r].wait().ok());
+    for (Rank r = 1; r < 3; ++r) ASSERT_TRUE(bufs[r] == bufs[0]);
+    EXPECT_EQ(g->fabric_counters().not_joined, 0u);  // each fabric carries one group
+  }
+  EXPECT_EQ(node_counters(off->member(0)).tx_mcast_emulated.get(), 4u);  // 5000 B: 4 segments of 1400
+  EXPECT_EQ(node_counters(off->member(0)).tx_datagrams.get(), 8u);        // one per member and segment
+  EXPECT_EQ(node_counters(a->member(0)).tx_mcast_emulated.get(), 0u);
+}
+
 TEST(Group, McastChainOptionsAreCheckedAtCreation) {
   GroupOptions o;
   o.nodes = 3;

@@ -30,9 +30,13 @@ class PortDecorator : public drivers::Port {
   bool accepts(const uint8_t* h) const override { return in_.accepts(h); }
   bool is_from(const uint8_t* h, const drivers::PeerAddress& p) const override { return in_.is_from(h, p); }
   drivers::PeerAddress source_of(const uint8_t* h) const override { return in_.source_of(h); }
-  drivers::PeerAddress group_address(uint32_t group, uint16_t lane) const override {
-    return in_.group_address(group, lane);
+  drivers::PeerAddress group_address(const drivers::GroupKey& key, uint16_t lane) const override {
+    return in_.group_address(key, lane);
   }
+  std::string join_group(uint16_t lane, const drivers::PeerAddress& group) override {
+    return in_.join_group(lane, group);
+  }
+  void leave_group(uint16_t lane, const drivers::PeerAddress& group) override { in_.leave_group(lane, group); }
   uint64_t held_until_ns() const override { return in_.held_until_ns(); }
 
  protected:

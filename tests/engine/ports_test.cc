@@ -107,6 +107,9 @@ TEST(Ports, EveryMulticastIsSentAtTheMessageLimit) {
     ASSERT_TRUE(r.ok);
     const auto& root = r.h->node(0).counters();
     EXPECT_EQ(root.tx_datagrams.get(), multicast ? segments : segments * 5);
+    // The fallback is visible: a reason and a count of emulated multicasts.
+    EXPECT_EQ(root.tx_mcast_emulated.get(), multicast ? 0u : segments);
+    EXPECT_EQ(r.h->node(0).multicast_fallback().empty(), multicast) << r.h->node(0).multicast_fallback();
     uint64_t used = 0;
     for (uint32_t n = 0; n < 6; ++n) {
       EXPECT_EQ(r.h->node(n).counters().tx_datagrams_dropped.get(), 0u);
