@@ -188,6 +188,7 @@ class Node final : public PollTask {
     algos::Rank src;
     uint16_t lane;
     bool signal;
+    bool datagram;    // a multicast copy (no channel: never acknowledged)
     wire::DataBody data;
   };
   struct Datagram {   // one multicast, still to be sent

@@ -37,7 +37,7 @@ struct NodeCounters {
   Counter rx_signals;         // machine signals accepted (mcast_chain's synchronisation)
   Counter rx_datagrams;       // multicast copies used by the running broadcast
   Counter rx_datagram_stale;  // multicast copies of a finished broadcast, dropped
-  Counter rx_datagram_early;  // multicast copies of a broadcast not started here, dropped
+  Counter rx_datagram_early;  // multicast copies of a broadcast not started here and not stashed (full), dropped
   Counter tx_data;
   std::array<Counter, 4> tx_data_lane;  // first transmissions per lane
   Counter tx_retransmits;     // data and signals sent again

@@ -223,7 +223,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     rte_mbuf* payload = nullptr;
     if (signal) rte_pktmbuf_free(m);
     else payload = detach_payload(m, p.payload_offset);
-    stash_[stash_count_++] = Stashed{payload, src, d.lane, signal, d};
+    stash_[stash_count_++] = Stashed{payload, src, d.lane, signal, false, d};
     counters_.rx_stashed.add();
     return;
   }
@@ -239,15 +239,32 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   rte_pktmbuf_free(m);
 }
 
-// A multicast copy: no channel, no ack. Only the running broadcast's are
-// used; others are counted and dropped (their senders' machines repair).
+// A multicast copy: no channel, no ack. The running broadcast's are used; a
+// later broadcast's are kept in the stash while it is less than half full,
+// like early reliable frames (an InfiniBand UD queue pair drops a multicast
+// that comes before the receive is posted - Hoefler, Siebert & Rehm's
+// reason for the root delay - but this engine always has receive buffers, so
+// a member that leaves a barrier late still takes the root's multicast).
+// Others are counted and dropped: their senders' machines repair.
 void Node::handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   const wire::DataBody& d = p.data;
   if (!op_.active || d.op != op_.sub.op) {
-    if (op_.active ? reliable::seq_before(d.op, op_.sub.op) : reliable::seq_before(d.op, next_op_))
+    const uint32_t current = op_.active ? op_.sub.op : next_op_;
+    if (reliable::seq_before(d.op, current)) {
       counters_.rx_datagram_stale.add();
-    else
+    } else if (!reliable::seq_before(d.op, next_op_) && d.op - next_op_ < CompletionBox::kSlots &&
+               stash_count_ < stash_.size() / 2 && d.lane < cfg_.lanes) {
+      if (!wire::payload_crc_ok(m, p)) {
+        counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
+        rte_pktmbuf_free(m);
+        return;
+      }
+      stash_[stash_count_++] = Stashed{detach_payload(m, p.payload_offset), p.src, d.lane, false, true, d};
+      counters_.rx_stashed.add();
+      return;
+    } else {
       counters_.rx_datagram_early.add();
+    }
     rte_pktmbuf_free(m);
     return;
   }
@@ -359,7 +376,11 @@ void Node::replay_stash(uint64_t now) {
       accept_signal(s.src, s.data, now);
       continue;
     }
-    counters_.rx_data.add();
+    if (s.datagram) {
+      counters_.rx_datagrams.add();
+    } else {
+      counters_.rx_data.add();
+    }
     accept_segment(s.frame, s.src, s.lane, s.data, /*in_buffer=*/false, now);
   }
   stash_count_ = keep;
