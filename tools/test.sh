@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # README command 2: set up, build, and run the whole test suite.
 #
-#   tools/test.sh [--sanitize] [--fuzz SECONDS] [MESON TEST ARGS...]
+#   tools/test.sh [--sanitize] [--fuzz SECONDS] [--static] [MESON TEST ARGS...]
 #
 #   --sanitize    also build the suite with ASan + UBSan (build-asan) and run it
 #   --fuzz SECS   also build the libFuzzer targets (build-fuzz, clang) and run
 #                 each for SECS seconds (tests/fuzz/run.sh)
+#   --static      also build the fully static lanecast (build-static,
+#                 -Dstatic_binary=true) and run it in an empty root
+#                 (tests/static/static_binary_test.sh)
 #
 # Prints one closing line "N passed, N failed" (and skipped, if any). With
 # either option, each part first prints its own such line and the closing
@@ -13,11 +16,12 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-sanitize=0 fuzz_seconds=""
+sanitize=0 fuzz_seconds="" static=0
 while (($#)); do
   case $1 in
     --sanitize) sanitize=1; shift ;;
     --fuzz) fuzz_seconds=${2:?--fuzz needs a number of seconds}; shift 2 ;;
+    --static) static=1; shift ;;
     *) break ;;
   esac
 done
@@ -48,7 +52,7 @@ meson test -C build --print-errorlogs --num-processes 1 "$@" || status=1
 # meson's own summary, restated in the plain form CI reads.
 read -r passed failed skipped < <(count build/meson-logs/testlog.json)
 total=("$passed" "$failed" "$skipped")
-if ((sanitize == 0)) && [[ -z $fuzz_seconds ]]; then
+if ((sanitize == 0 && static == 0)) && [[ -z $fuzz_seconds ]]; then
   line "$passed" "$failed" "$skipped"
   exit $status
 fi
@@ -99,6 +103,25 @@ if [[ -n $fuzz_seconds ]]; then
   echo "fuzz: $(line "$p" "$f" 0)"
   add "$p" "$f" 0
   ((fuzz_status == 0 && f == 0)) || status=1
+fi
+
+if ((static)); then
+  static_status=0
+  if [[ ! -f build-static/build.ninja ]]; then
+    meson setup build-static -Dstatic_binary=true -Dpmix=disabled >/dev/null || static_status=1
+  fi
+  # Only the program: the suite is the same code, run above.
+  if ((static_status == 0)) && ninja -C build-static -j "${LANECAST_JOBS:-$(nproc)}" apps/lanecast >/dev/null; then
+    tests/static/static_binary_test.sh build-static/apps/lanecast || static_status=$?
+  else
+    echo "static: the build failed"
+    static_status=1
+  fi
+  case $static_status in
+    0) echo "static: $(line 1 0 0)"; add 1 0 0 ;;
+    77) echo "static: $(line 0 0 1)"; add 0 0 1 ;;
+    *) echo "static: $(line 0 1 0)"; add 0 1 0; status=1 ;;
+  esac
 fi
 
 line "${total[@]}"

@@ -37,6 +37,7 @@ while (($#)); do
   shift
 done
 [[ -x $lanecast ]] || { echo "mcast_scaling: build lanecast first (tools/test.sh)" >&2; exit 2; }
+lanecast=$(realpath "$lanecast")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
