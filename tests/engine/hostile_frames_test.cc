@@ -61,7 +61,8 @@ class HostileFrames : public ::testing::Test {
 
   // A well-formed data frame (both CRCs right) with the given fields.
   void inject_data(uint32_t group, uint32_t src, uint32_t op, uint32_t seq, uint32_t seg, uint64_t total,
-                   uint32_t len, uint32_t from = 2, uint32_t payload_crc_xor = 0, uint32_t epoch = kEpoch) {
+                   uint32_t len, uint32_t from = 2, uint32_t payload_crc_xor = 0, uint32_t epoch = kEpoch,
+                   wire::FrameType type = wire::FrameType::Data) {
     const uint16_t frame = static_cast<uint16_t>(14 + wire::kDataHeaderBytes + len);
     inject(frame, [&](uint8_t* p) {
       uint8_t* pay = p + 14 + wire::kDataHeaderBytes;
@@ -70,7 +71,7 @@ class HostileFrames : public ::testing::Test {
       b.op = op; b.root = 0; b.seq = seq; b.segment = seg; b.offset = uint64_t{seg} * kSeg;
       b.total_len = total; b.payload_len = len; b.payload_crc = crc32c(0, pay, len) ^ payload_crc_xor;
       b.segment_bytes = kSeg; b.algo = static_cast<uint8_t>(algos::Algo::Chain);
-      wire::write_data(p + 14, {group, epoch, src}, b);
+      wire::write_data(p + 14, {group, epoch, src}, b, 0, type);
     }, from);
   }
 
@@ -201,6 +202,43 @@ TEST_F(HostileFrames, EveryBadFrameIsCountedAndTheNodeStillWorks) {
   EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size()));
   h_->run(20);
   EXPECT_EQ(rte_mempool_avail_count(h_->header_pool()), free_header_);
+}
+
+// Multicast copies (datagrams) never touch a reliable channel: a forged one is
+// refused, a corrupt one and one too far ahead are counted and dropped, two
+// of the next broadcast are kept for it - none acknowledged, whatever
+// sequence number it carries - and the broadcast then takes them and
+// completes with the root's bytes.
+TEST_F(HostileFrames, DatagramsNeverTouchAReliableChannel) {
+  const auto& c = h_->node(1).counters();
+  const uint64_t acks_before = c.tx_acks.get();
+  constexpr auto kDatagram = wire::FrameType::Datagram;
+  inject_data(kGroup, 0, 1, 0, 0, 4 * kSeg, kSeg, /*from=*/2, 0, kEpoch, kDatagram);   // forged
+  inject_data(kGroup, 0, 1, 0, 0, 4 * kSeg, kSeg, /*from=*/0, 1, kEpoch, kDatagram);   // corrupt payload
+  inject_data(kGroup, 0, 1 + CompletionBox::kSlots, 0, 0, 4 * kSeg, kSeg, 0, 0, kEpoch, kDatagram);  // too far
+  inject_data(kGroup, 0, 1, 77, 0, 4 * kSeg, kSeg, 0, 0, kEpoch, kDatagram);           // kept
+  inject_data(kGroup, 0, 1, 78, 2, 4 * kSeg, kSeg, 0, 0, kEpoch, kDatagram);           // kept
+  h_->run(50);
+  EXPECT_EQ(c.rx_spoofed.get(), 1u);
+  EXPECT_EQ(c.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].get(), 1u);
+  EXPECT_EQ(c.rx_datagram_early.get(), 1u);
+  EXPECT_EQ(c.rx_stashed.get(), 2u);
+  EXPECT_EQ(c.tx_acks.get(), acks_before) << "a datagram was acknowledged";
+  EXPECT_EQ(c.delivered_bytes.get(), 0u);
+  // The root's broadcast of 4 segments of the same bytes (0xC3): rank 1 takes
+  // segments 0 and 2 from the stash, the rest from the chain.
+  std::vector<std::byte> a(4 * kSeg, std::byte{0xC3}), b(4 * kSeg);
+  ASSERT_TRUE(broadcast(a, b));
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(c.rx_datagrams.get(), 2u);
+  EXPECT_EQ(c.rx_duplicate.get(), 0u);
+  // And the channel goes on: a second broadcast.
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::byte>(i * 3);
+  ASSERT_TRUE(broadcast(a, b));
+  EXPECT_EQ(a, b);
+  h_->run(20);
+  EXPECT_EQ(rte_mempool_avail_count(h_->header_pool()), free_header_);
+  EXPECT_EQ(rte_mempool_avail_count(h_->payload_pool(0)), free_payload_);
 }
 
 // Any host on the segment could otherwise speak for a member: here the
