@@ -10,17 +10,25 @@ namespace {
 
 constexpr uint32_t kDelayTag = 1;  // the root's delay timer
 constexpr uint32_t kSyncTag = 1;   // the synchronising rank's "started" signal
+// Repair on request (AlgoOptions::nack_repair), virtual rank 1 to the root:
+constexpr uint32_t kDoneTag = 2;    // it holds every segment
+constexpr uint32_t kNackBase = 16;  // + segment: it lacks that segment (segments < 2^28)
 
 class McastChain final : public Machine {
  public:
   McastChain(const Plan& plan, Rank me, std::pmr::memory_resource* mem)
-      : m_(plan.segments()), root_(me == plan.root()), root_rank_(plan.root()), have_(plan.segments(), mem) {
+      : m_(plan.segments()),
+        root_(me == plan.root()),
+        root_rank_(plan.root()),
+        have_(plan.segments(), mem) {
     const Rank v = plan.to_virtual(me);
     if (v + 1 < plan.nodes()) next_ = plan.to_real(v + 1);  // none into the root
     multicast_ = plan.nodes() > 1;
     ring_lane_ = plan.lanes() > 1 ? 1 : 0;
     const AlgoOptions& o = plan.params().algo;
     if (!multicast_ || m_ == 0) return;  // nothing to multicast: no options
+    nack_ = o.nack_repair;
+    first_ = nack_ && v == 1;
     if (root_) delay_ns_ = o.root_delay_ns;
     if (o.sync_seed != 0) {
       const Rank c = mcast_sync_rank(o.sync_seed, plan.params().op, plan.nodes(), plan.root());
@@ -48,9 +56,17 @@ class McastChain final : public Machine {
   }
 
   void on_signal(Rank from, uint32_t tag, Actions& out) override {
-    if (tag != kSyncTag || from != sync_from_ || !wait_signal_) return;
-    wait_signal_ = false;
-    go(out);
+    if (tag == kSyncTag && from == sync_from_ && wait_signal_) {
+      wait_signal_ = false;
+      go(out);
+      return;
+    }
+    if (!root_ || !nack_ || from != next_ || told_done_) return;  // after done: nothing left to repair
+    if (tag == kDoneTag) {
+      told_done_ = true;
+    } else if (tag >= kNackBase && tag - kNackBase < m_ && have_.test_and_set(tag - kNackBase)) {
+      out.send(next_, tag - kNackBase, ring_lane_);  // the root's have_: segments sent to virtual rank 1
+    }
   }
 
   void on_segment(SegmentIndex seg, Rank, Lane, Actions& out) override {
@@ -58,9 +74,20 @@ class McastChain final : public Machine {
     ++held_;
     out.deliver(seg);
     if (next_ != kNoRank) out.send(next_, seg, ring_lane_);
+    if (!first_) return;
+    // Virtual rank 1: every segment before this one that has not come by now
+    // is asked for - once: the scan only moves forward. The root's reliable
+    // last segment closes every gap.
+    for (; scan_ < seg; ++scan_)
+      if (!have_.test(scan_)) out.signal(root_rank_, kNackBase + scan_);
+    if (scan_ == seg) ++scan_;
+    if (held_ == m_) out.signal(root_rank_, kDoneTag);
   }
 
-  bool done() const override { return started_ && held_ == m_ && !wait_timer_ && !wait_signal_; }
+  bool done() const override {
+    if (!started_ || held_ != m_ || wait_timer_ || wait_signal_) return false;
+    return !(root_ && nack_ && next_ != kNoRank) || told_done_;
+  }
 
  private:
   // The root's stage 1 and its part of stage 2, once nothing holds it back.
@@ -68,8 +95,9 @@ class McastChain final : public Machine {
     if (wait_timer_ || wait_signal_) return;
     for (SegmentIndex s = 0; s < m_; ++s) {
       if (multicast_) out.multicast(s, 0);
-      if (next_ != kNoRank) out.send(next_, s, ring_lane_);
+      if (next_ != kNoRank && !nack_) out.send(next_, s, ring_lane_);
     }
+    if (nack_ && next_ != kNoRank && have_.test_and_set(m_ - 1)) out.send(next_, m_ - 1, ring_lane_);
     held_ = m_;
   }
 
@@ -81,7 +109,12 @@ class McastChain final : public Machine {
   Lane ring_lane_ = 0;
   Rank next_ = kNoRank;
   uint32_t held_ = 0;
-  Bitmap have_;
+  Bitmap have_;   // held here; on the root with nack_: sent to virtual rank 1
+  // Repair on request: on, this node is virtual rank 1 and how far it looked
+  // for gaps; the root was told all arrived.
+  bool nack_ = false, first_ = false;
+  SegmentIndex scan_ = 0;
+  bool told_done_ = false;
   // Options (root): the delay still to wait, the rank whose signal it awaits.
   uint64_t delay_ns_ = 0;
   Rank sync_from_ = kNoRank;

@@ -38,11 +38,11 @@ constexpr int64_t kMaxOverhead = 1024;
 constexpr uint64_t kMaxMessage = uint64_t{4} << 30;
 
 constexpr std::array<std::string_view, 2> kTopKeys = {"group", "member"};
-constexpr std::array<std::string_view, 21> kGroupKeys = {
+constexpr std::array<std::string_view, 22> kGroupKeys = {
     "name", "id", "epoch", "bootstrap", "bootstrap_timeout_ms", "lanes", "algo", "segment",
     "max_message", "window", "peer_timeout_ms", "port_rate_mbit", "port_overhead",
     "site_latency_us", "use_sites", "emulate_latency", "multicast", "mcast_root_delay_us",
-    "mcast_sync_seed", "mcast_loss", "mcast_loss_seed"};
+    "mcast_sync_seed", "mcast_loss", "mcast_loss_seed", "mcast_repair"};
 constexpr std::array<std::string_view, 4> kMemberKeys = {"rank", "site", "lanes", "macs"};
 constexpr std::array<std::string_view, 3> kBootstraps = {"static", "discovery", "pmix"};
 
@@ -262,6 +262,11 @@ class GroupFileReader {
     constexpr int64_t kMaxSeed = std::numeric_limits<int64_t>::max();
     if (auto v = integer(g, "mcast_sync_seed", "group.mcast_sync_seed", 0, kMaxSeed, "0 (off) or a seed"))
       spec.mcast_sync_seed = static_cast<uint64_t>(*v);
+    if (auto v = string(g, "mcast_repair", "group.mcast_repair")) {
+      if (*v != "request" && *v != "ring")
+        fail(*g.get("mcast_repair"), "group.mcast_repair " + in_quotes(*v) + " is not a repair; allowed: request | ring");
+      spec.mcast_repair_on_request = *v == "request";
+    }
     if (auto v = number(g, "mcast_loss", "group.mcast_loss", true)) {
       if (*v >= 1) fail(*g.get("mcast_loss"), "group.mcast_loss is " + number_text(*v) + ", out of range; allowed 0 <= x < 1");
       spec.mcast_loss = *v;

@@ -219,6 +219,7 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   nc.multicast = spec.multicast;
   nc.algo_options.root_delay_ns = static_cast<uint64_t>(std::llround(spec.mcast_root_delay_us * 1e3));
   nc.algo_options.sync_seed = spec.mcast_sync_seed;
+  nc.algo_options.nack_repair = spec.mcast_repair_on_request;
   nc.rank = me;
   nc.nodes = n;
   nc.lanes = spec.lanes;

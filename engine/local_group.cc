@@ -178,6 +178,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   nc.pace_overhead_bytes = o.port_overhead_bytes;
   nc.algo_options.root_delay_ns = static_cast<uint64_t>(std::llround(o.mcast_root_delay_us * 1e3));
   nc.algo_options.sync_seed = o.mcast_sync_seed;
+  nc.algo_options.nack_repair = o.mcast_repair_on_request;
   const engine::Pools pools{im.payload_pool.get(), im.header_pool.get()};
   const std::optional<algos::Algo> algo = o.algo == "auto" ? std::nullopt : algos::algo_by_name(o.algo);
   if (!o.auto_rules_file.empty()) im.rules = engine::load_rules(o.auto_rules_file);

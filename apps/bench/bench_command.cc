@@ -192,6 +192,13 @@ OptionTable make_table(BenchConfig& c) {
          "mcast_chain: randomized synchronisation - per broadcast one member drawn from S tells the root it "
          "started, and the root multicasts then; 0 = off",
          [&](std::string_view v) { c.mcast.sync_seed = parse_uint(v, "--mcast-sync-seed", UINT64_MAX); }});
+  t.add({"mcast-repair", "request|ring", "request",
+         "mcast_chain: the root's edge of the repair ring on request (virtual rank 1 asks for what it missed: the "
+         "root sends each segment once) or the paper's ring (the root sends every segment to virtual rank 1 too)",
+         [&](std::string_view v) {
+           if (v != "request" && v != "ring") throw UsageError("--mcast-repair: request or ring, not '" + std::string(v) + "'");
+           c.mcast.repair_on_request = v == "request";
+         }});
   t.add({"mcast-loss", "FRACTION", "0",
          "every member drops this share of the multicast frames it receives (seeded by --seed), in [0, 0.9]: "
          "the repair stage at work",
@@ -352,6 +359,7 @@ GroupOptions group_options(const BenchConfig& c, const std::string& algo, uint64
   go.multicast = c.mcast.enabled;
   go.mcast_root_delay_us = c.mcast.root_delay_us;
   go.mcast_sync_seed = c.mcast.sync_seed;
+  go.mcast_repair_on_request = c.mcast.repair_on_request;
   go.mcast_loss = c.mcast.loss;
   go.mcast_loss_seed = c.seed;
   return go;
@@ -552,10 +560,10 @@ int bench_main(int argc, char** argv) {
   if (!c.config.empty() || c.rank) {
     if (c.config.empty()) throw UsageError("--rank R needs --config FILE");
     if (!c.ports.empty()) throw UsageError("--config takes the members' ports from the group file, not --ports");
-    for (const char* o : {"multicast", "mcast-root-delay", "mcast-sync-seed", "mcast-loss"})
+    for (const char* o : {"multicast", "mcast-root-delay", "mcast-sync-seed", "mcast-repair", "mcast-loss"})
       if (table.given(o))
         throw UsageError("--" + std::string(o) + " with --config: every member must agree, so the group file says it "
-                         "(multicast, mcast_root_delay_us, mcast_sync_seed, mcast_loss; config/groups/README.md)");
+                         "(multicast, mcast_root_delay_us, mcast_sync_seed, mcast_repair, mcast_loss; config/groups/README.md)");
     GroupBenchConfig gc;
     static_cast<MemberSchedule&>(gc) = schedule_of(c, algos_to_run);
     gc.config = c.config;

@@ -146,8 +146,8 @@ int bench_group(const GroupBenchConfig& c) {
     std::printf("# lanecast bench: group %s of %u processes (%s), root %u, epoch %u, segment %u B, %s%s\n",
                 spec.name.c_str(), g->size(), c.config.c_str(), c.root, g->epoch(), g->caps().segment_bytes,
                 progress.c_str(), c.yield_when_idle ? ", yielding when idle" : "");
-    testbed::MulticastSettings m{spec.multicast, spec.mcast_root_delay_us, spec.mcast_sync_seed, spec.mcast_loss,
-                                 spec.mcast_loss_seed};
+    testbed::MulticastSettings m{spec.multicast,   spec.mcast_root_delay_us,     spec.mcast_sync_seed,
+                                 spec.mcast_repair_on_request, spec.mcast_loss, spec.mcast_loss_seed};
     std::printf("# multicast: %s\n", multicast_text(g->caps(), m).c_str());
     std::printf("# osu_bcast style: a barrier before each broadcast; held_us = the largest of the members' average "
                 "times from posting to holding the message; acked_us = the root's, until every member acknowledged;\n"

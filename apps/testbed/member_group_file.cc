@@ -62,6 +62,7 @@ std::string member_group_toml(const TestbedSpec& t, const MemberGroup& g) {
   f << "multicast = " << (g.mcast.enabled ? "true" : "false") << "\n";
   if (g.mcast.root_delay_us != 0) f << "mcast_root_delay_us = " << g.mcast.root_delay_us << "\n";
   if (g.mcast.sync_seed != 0) f << "mcast_sync_seed = " << g.mcast.sync_seed << "\n";
+  f << "mcast_repair = \"" << (g.mcast.repair_on_request ? "request" : "ring") << "\"\n";
   if (g.mcast.loss != 0) f << "mcast_loss = " << g.mcast.loss << "\nmcast_loss_seed = " << g.mcast.loss_seed << "\n";
   for (uint32_t r = 0; r < t.nodes; ++r) {
     f << "\n[[member]]\nrank = " << r << "\nlanes = [";

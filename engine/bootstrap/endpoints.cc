@@ -59,6 +59,7 @@ uint64_t spec_digest(const GroupSpec& s) {
   // mcast_chain's root waits for what every member must do alike.
   f.bytes(&s.mcast_root_delay_us, sizeof s.mcast_root_delay_us);
   f.u64(s.mcast_sync_seed);
+  f.u64(s.mcast_repair_on_request ? 1 : 0);
   return f.h;
 }
 

@@ -21,15 +21,28 @@
 namespace lanecast::algos::testing {
 namespace {
 
-// The paper's options, one at a time and both.
-enum class Opt { None, Delay, Sync, Both };
+// The paper's options, one at a time and both; repair on request alone and
+// with both.
+enum class Opt { None, Delay, Sync, Both, Nack, NackBoth };
 const char* opt_name(Opt o) {
-  return o == Opt::None ? "none" : o == Opt::Delay ? "delay" : o == Opt::Sync ? "sync" : "both";
+  switch (o) {
+    case Opt::None: return "none";
+    case Opt::Delay: return "delay";
+    case Opt::Sync: return "sync";
+    case Opt::Both: return "both";
+    case Opt::Nack: return "nack";
+    case Opt::NackBoth: return "nack_both";
+  }
+  return "?";
 }
+bool has_delay(Opt o) { return o == Opt::Delay || o == Opt::Both || o == Opt::NackBoth; }
+bool has_sync(Opt o) { return o == Opt::Sync || o == Opt::Both || o == Opt::NackBoth; }
+bool has_nack(Opt o) { return o == Opt::Nack || o == Opt::NackBoth; }
 AlgoOptions options_of(Opt o, uint64_t seed) {
   AlgoOptions a;
-  if (o == Opt::Delay || o == Opt::Both) a.root_delay_ns = 20'000;
-  if (o == Opt::Sync || o == Opt::Both) a.sync_seed = seed | 1;
+  if (has_delay(o)) a.root_delay_ns = 20'000;
+  if (has_sync(o)) a.sync_seed = seed | 1;
+  a.nack_repair = has_nack(o);
   return a;
 }
 
@@ -68,7 +81,7 @@ class Lossy : public ::testing::TestWithParam<std::tuple<double, Opt>> {};
 TEST_P(Lossy, EdgeSizesEveryGroupSize) {
   constexpr uint32_t s = 64;
   const auto [loss, opt] = GetParam();
-  const bool delay = opt == Opt::Delay || opt == Opt::Both, sync = opt == Opt::Sync || opt == Opt::Both;
+  const bool delay = has_delay(opt), sync = has_sync(opt), nack = has_nack(opt);
   for (uint64_t seed : sweep_seeds())
     for (uint32_t p = 1; p <= 65; ++p)
       for (Rank root : sweep_roots(p, seed))
@@ -81,9 +94,24 @@ TEST_P(Lossy, EdgeSizesEveryGroupSize) {
           ASSERT_EQ(r.multicast_copies, m * (p - 1));
           const bool active = p > 1 && m > 0;  // the options apply
           ASSERT_EQ(r.timers, active && delay ? 1u : 0u);
-          ASSERT_EQ(r.signals, active && sync ? 1u : 0u);
+          if (!nack) {
+            ASSERT_EQ(r.signals, active && sync ? 1u : 0u);
+          } else if (active) {
+            // The synchronising signal, "all held", and one request per
+            // segment virtual rank 1 found missing (all but the last when
+            // every copy is lost).
+            const uint64_t base = (sync ? 1u : 0u) + 1;
+            ASSERT_GE(r.signals, base);
+            ASSERT_LE(r.signals, base + m - 1);
+            if (loss == 1) {
+              ASSERT_EQ(r.signals, base + m - 1);
+            }
+          }
           if (active && sync) {
-            ASSERT_EQ(r.nodes[mcast_sync_rank(seed | 1, op, p, root)].signals_sent, 1u);
+            ASSERT_GE(r.nodes[mcast_sync_rank(seed | 1, op, p, root)].signals_sent, 1u);
+            if (!nack) {
+              ASSERT_EQ(r.nodes[mcast_sync_rank(seed | 1, op, p, root)].signals_sent, 1u);
+            }
           }
           if (loss == 0) {
             ASSERT_EQ(r.multicast_lost, 0u);
@@ -114,7 +142,8 @@ TEST_P(Lossy, OrdersLanesAndLargeMessages) {
 
 INSTANTIATE_TEST_SUITE_P(McastChain, Lossy,
                          ::testing::Combine(::testing::Values(0.0, 0.5, 1.0),
-                                            ::testing::Values(Opt::None, Opt::Delay, Opt::Sync, Opt::Both)),
+                                            ::testing::Values(Opt::None, Opt::Delay, Opt::Sync, Opt::Both,
+                                                              Opt::Nack, Opt::NackBoth)),
                          [](const ::testing::TestParamInfo<std::tuple<double, Opt>>& i) {
                            const double loss = std::get<0>(i.param);
                            return std::string(loss == 0 ? "loss0" : loss == 1 ? "loss100" : "loss50") + "_" +
@@ -128,6 +157,33 @@ TEST(McastChain, HalfTheCopiesAreLost) {
   ASSERT_EQ(r.multicast_copies, 64u * 64);
   EXPECT_GT(r.multicast_lost, r.multicast_copies * 45 / 100);
   EXPECT_LT(r.multicast_lost, r.multicast_copies * 55 / 100);
+}
+
+// Repair on request: the root sends each segment once (its multicast) plus
+// the last reliably to virtual rank 1, and only what virtual rank 1 asks for
+// beyond that - nothing more without loss in FIFO order, every segment but
+// the last when every copy is lost; the ring from virtual rank 1 on is the
+// paper's.
+TEST(McastChain, RepairOnRequestHalvesTheRootsFrames) {
+  constexpr uint32_t p = 9, s = 64, m = 40;
+  for (double loss : {0.0, 0.5, 1.0}) {
+    SCOPED_TRACE("loss " + std::to_string(loss));
+    model::Result r;
+    ASSERT_TRUE(run_lossy(p, 3, m * s, s, 11, loss, model::Order::Fifo, &r, 1, Opt::Nack));
+    const auto& root = r.nodes[3];
+    const auto& first = r.nodes[4];  // virtual rank 1
+    EXPECT_EQ(root.multicasts_sent, m);
+    EXPECT_EQ(root.segments_sent, m + 1 + (first.signals_sent - 1));  // one repair per request
+    EXPECT_EQ(first.segments_sent, m);                                 // the ring goes on
+    if (loss == 0) {
+      EXPECT_EQ(root.segments_sent, m + 1);
+      EXPECT_EQ(first.signals_sent, 1u);  // "all held"
+    }
+    if (loss == 1) {
+      EXPECT_EQ(first.signals_sent, m);  // m - 1 requests and "all held"
+    }
+    for (Rank real = 0; real < p; ++real) EXPECT_LE(r.nodes[real].peers, 2u) << real;
+  }
 }
 
 // The ring: each receiver passes every segment once to its successor (none
