@@ -322,6 +322,7 @@ class Node final : public PollTask {
   std::vector<Stashed> stash_;
   size_t stash_count_ = 0;
   std::vector<Datagram> datagrams_;   // ring: the broadcast's multicasts not yet sent
+  uint32_t datagram_blocked_lanes_ = 0;  // lanes whose next multicast could not go in this pump
   size_t datagram_head_ = 0, datagram_count_ = 0;
   Op op_;
   uint32_t next_op_ = 1;  // the operation this node runs next

@@ -279,6 +279,7 @@ void Node::release_slab(Channel& c) {
 
 void Node::pump(uint64_t now) {
   paced_until_ns_ = 0;
+  datagram_blocked_lanes_ = 0;
   if (!resend_.empty()) pump_resends(now);
   if (datagram_count_ > 0) pump_datagrams(now);
   if (owed_total_ > 0) pump_owed(now);
@@ -327,6 +328,11 @@ void Node::pump_datagrams(uint64_t now) {
     }
     const uint32_t frame = link_bytes_ + wire::kDataHeaderBytes + op_.plan->segment(g.segment).length;
     if (g.next_rank == cfg_.rank) ++g.next_rank;
+    // A multicast that cannot go yet holds back the owed sends of its lane
+    // (pump_owed): they come after it in the machine's order, and a small
+    // frame the pacer would let through - mcast_chain's last segment to
+    // virtual rank 1 - must not overtake the multicasts it closes.
+    datagram_blocked_lanes_ = 1u << g.lane;
     if (caps_.multicast) {
       if (!room(g.lane, frame, now)) return;
       rte_mbuf* m = build_data(group_addrs_[g.lane], g.segment, 0, g.lane, 0, wire::FrameType::Datagram);
@@ -346,6 +352,7 @@ void Node::pump_datagrams(uint64_t now) {
     datagram_head_ = (datagram_head_ + 1) % datagrams_.size();
     --datagram_count_;
   }
+  datagram_blocked_lanes_ = 0;
 }
 
 // Owed sends in the machine's order, within each channel's windows and each
@@ -364,6 +371,11 @@ void Node::pump_owed(uint64_t now) {
   }
   bool lane_blocked[kMaxLanes] = {};
   uint16_t lanes_blocked = 0;
+  for (uint16_t l = 0; l < cfg_.lanes; ++l)
+    if (datagram_blocked_lanes_ & (1u << l)) {
+      lane_blocked[l] = true;
+      ++lanes_blocked;
+    }
   blocked_.clear();
   while (!ready_.empty() && lanes_blocked < cfg_.lanes) {
     const Owing top = ready_.front();
