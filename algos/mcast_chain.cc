@@ -10,7 +10,7 @@ namespace {
 
 constexpr uint32_t kDelayTag = 1;  // the root's delay timer
 constexpr uint32_t kSyncTag = 1;   // the synchronising rank's "started" signal
-// Repair on request (AlgoOptions::nack_repair), virtual rank 1 to the root:
+// Repair on request (AlgoOptions::nack_repair), a node to its predecessor:
 constexpr uint32_t kDoneTag = 2;    // it holds every segment
 constexpr uint32_t kNackBase = 16;  // + segment: it lacks that segment (segments < 2^28)
 
@@ -20,15 +20,16 @@ class McastChain final : public Machine {
       : m_(plan.segments()),
         root_(me == plan.root()),
         root_rank_(plan.root()),
-        have_(plan.segments(), mem) {
+        have_(plan.segments(), mem),
+        asked_(plan.segments(), mem) {  // with either repair: one arena bound for both
     const Rank v = plan.to_virtual(me);
     if (v + 1 < plan.nodes()) next_ = plan.to_real(v + 1);  // none into the root
+    if (v > 0) prev_ = plan.to_real(v - 1);
     multicast_ = plan.nodes() > 1;
     ring_lane_ = plan.lanes() > 1 ? 1 : 0;
     const AlgoOptions& o = plan.params().algo;
     if (!multicast_ || m_ == 0) return;  // nothing to multicast: no options
-    nack_ = o.nack_repair;
-    first_ = nack_ && v == 1;
+    on_request_ = o.nack_repair;
     if (root_) delay_ns_ = o.root_delay_ns;
     if (o.sync_seed != 0) {
       const Rank c = mcast_sync_rank(o.sync_seed, plan.params().op, plan.nodes(), plan.root());
@@ -61,11 +62,14 @@ class McastChain final : public Machine {
       go(out);
       return;
     }
-    if (!root_ || !nack_ || from != next_ || told_done_) return;  // after done: nothing left to repair
+    // Repair on request, from the successor; once it holds everything,
+    // nothing is left to repair (a request that comes after is stale).
+    if (!on_request_ || from != next_ || told_done_) return;
     if (tag == kDoneTag) {
       told_done_ = true;
-    } else if (tag >= kNackBase && tag - kNackBase < m_ && have_.test_and_set(tag - kNackBase)) {
-      out.send(next_, tag - kNackBase, ring_lane_);  // the root's have_: segments sent to virtual rank 1
+    } else if (tag >= kNackBase && tag - kNackBase + 1 < m_ && asked_.test_and_set(tag - kNackBase) &&
+               holds(tag - kNackBase)) {
+      out.send(next_, tag - kNackBase, ring_lane_);  // else when it comes (on_segment); the last goes unasked
     }
   }
 
@@ -73,31 +77,37 @@ class McastChain final : public Machine {
     if (root_ || seg >= m_ || !have_.test_and_set(seg)) return;  // a later copy
     ++held_;
     out.deliver(seg);
-    if (next_ != kNoRank) out.send(next_, seg, ring_lane_);
-    if (!first_) return;
-    // Virtual rank 1: every segment before this one that has not come by now
-    // is asked for - once: the scan only moves forward. The root's reliable
-    // last segment closes every gap.
+    if (!on_request_) {
+      if (next_ != kNoRank) out.send(next_, seg, ring_lane_);  // the paper's ring
+      return;
+    }
+    // The last segment always goes on (it closes the successor's gaps), any
+    // other only when the successor asked for it.
+    if (next_ != kNoRank && (seg == m_ - 1 || asked_.test(seg))) out.send(next_, seg, ring_lane_);
+    // Every segment before this one that has not come by now is asked for,
+    // once (the scan only moves forward).
     for (; scan_ < seg; ++scan_)
-      if (!have_.test(scan_)) out.signal(root_rank_, kNackBase + scan_);
+      if (!have_.test(scan_)) out.signal(prev_, kNackBase + scan_);
     if (scan_ == seg) ++scan_;
-    if (held_ == m_) out.signal(root_rank_, kDoneTag);
+    if (held_ == m_) out.signal(prev_, kDoneTag);
   }
 
   bool done() const override {
     if (!started_ || held_ != m_ || wait_timer_ || wait_signal_) return false;
-    return !(root_ && nack_ && next_ != kNoRank) || told_done_;
+    return !(on_request_ && next_ != kNoRank) || told_done_;  // the successor may still ask
   }
 
  private:
+  bool holds(SegmentIndex s) const { return root_ || have_.test(s); }
+
   // The root's stage 1 and its part of stage 2, once nothing holds it back.
   void go(Actions& out) {
     if (wait_timer_ || wait_signal_) return;
     for (SegmentIndex s = 0; s < m_; ++s) {
       if (multicast_) out.multicast(s, 0);
-      if (next_ != kNoRank && !nack_) out.send(next_, s, ring_lane_);
+      if (next_ != kNoRank && !on_request_) out.send(next_, s, ring_lane_);
     }
-    if (nack_ && next_ != kNoRank && have_.test_and_set(m_ - 1)) out.send(next_, m_ - 1, ring_lane_);
+    if (on_request_ && next_ != kNoRank) out.send(next_, m_ - 1, ring_lane_);
     held_ = m_;
   }
 
@@ -107,12 +117,13 @@ class McastChain final : public Machine {
   bool started_ = false;
   bool multicast_ = false;
   Lane ring_lane_ = 0;
-  Rank next_ = kNoRank;
+  Rank next_ = kNoRank, prev_ = kNoRank;
   uint32_t held_ = 0;
-  Bitmap have_;   // held here; on the root with nack_: sent to virtual rank 1
-  // Repair on request: on, this node is virtual rank 1 and how far it looked
-  // for gaps; the root was told all arrived.
-  bool nack_ = false, first_ = false;
+  Bitmap have_;
+  // Repair on request: on; what the successor asked for; how far this node
+  // looked for its own gaps; whether the successor said it holds everything.
+  bool on_request_ = false;
+  Bitmap asked_;
   SegmentIndex scan_ = 0;
   bool told_done_ = false;
   // Options (root): the delay still to wait, the rank whose signal it awaits.
@@ -132,10 +143,11 @@ MachinePtr make_mcast_chain(const Plan& plan, Rank me, MachineArena& arena) {
   return arena.make<McastChain>(plan, me);
 }
 
-// The machine and its have-bitmap, which every rank has, the root included.
+// The machine, its have-bitmap, which every rank has, the root included, and
+// (repair on request) what its successor asked for.
 size_t mcast_chain_arena_bytes(uint32_t nodes, uint32_t max_segments) {
   (void)nodes;
-  return arena_block(sizeof(McastChain)) + arena_block(Bitmap::bytes_for(max_segments));
+  return arena_block(sizeof(McastChain)) + 2 * arena_block(Bitmap::bytes_for(max_segments));
 }
 
 Rank mcast_sync_rank(uint64_t seed, uint64_t op, uint32_t p, Rank root) {

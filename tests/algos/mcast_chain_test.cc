@@ -97,14 +97,14 @@ TEST_P(Lossy, EdgeSizesEveryGroupSize) {
           if (!nack) {
             ASSERT_EQ(r.signals, active && sync ? 1u : 0u);
           } else if (active) {
-            // The synchronising signal, "all held", and one request per
-            // segment virtual rank 1 found missing (all but the last when
-            // every copy is lost).
-            const uint64_t base = (sync ? 1u : 0u) + 1;
+            // The synchronising signal, each receiver's "all held", and one
+            // request per segment a receiver found missing (all but the last
+            // when every copy is lost).
+            const uint64_t base = (sync ? 1u : 0u) + (p - 1);
             ASSERT_GE(r.signals, base);
-            ASSERT_LE(r.signals, base + m - 1);
+            ASSERT_LE(r.signals, base + (p - 1) * (m - 1));
             if (loss == 1) {
-              ASSERT_EQ(r.signals, base + m - 1);
+              ASSERT_EQ(r.signals, base + (p - 1) * (m - 1));
             }
           }
           if (active && sync) {
@@ -159,30 +159,37 @@ TEST(McastChain, HalfTheCopiesAreLost) {
   EXPECT_LT(r.multicast_lost, r.multicast_copies * 55 / 100);
 }
 
-// Repair on request: the root sends each segment once (its multicast) plus
-// the last reliably to virtual rank 1, and only what virtual rank 1 asks for
-// beyond that - nothing more without loss in FIFO order, every segment but
-// the last when every copy is lost; the ring from virtual rank 1 on is the
-// paper's.
-TEST(McastChain, RepairOnRequestHalvesTheRootsFrames) {
+// Repair on request: every ring edge carries the last segment and what the
+// successor asked for, nothing else - without loss (FIFO order) one frame per
+// edge and one "all held" back; with every copy lost, all of it. The root
+// sends each segment once (its multicast) plus the last.
+TEST(McastChain, RepairOnRequestSendsOnlyWhatWasMissed) {
   constexpr uint32_t p = 9, s = 64, m = 40;
   for (double loss : {0.0, 0.5, 1.0}) {
     SCOPED_TRACE("loss " + std::to_string(loss));
     model::Result r;
     ASSERT_TRUE(run_lossy(p, 3, m * s, s, 11, loss, model::Order::Fifo, &r, 1, Opt::Nack));
-    const auto& root = r.nodes[3];
-    const auto& first = r.nodes[4];  // virtual rank 1
-    EXPECT_EQ(root.multicasts_sent, m);
-    EXPECT_EQ(root.segments_sent, m + 1 + (first.signals_sent - 1));  // one repair per request
-    EXPECT_EQ(first.segments_sent, m);                                 // the ring goes on
-    if (loss == 0) {
-      EXPECT_EQ(root.segments_sent, m + 1);
-      EXPECT_EQ(first.signals_sent, 1u);  // "all held"
+    EXPECT_EQ(r.nodes[3].multicasts_sent, m);
+    for (Rank real = 0; real < p; ++real) {
+      const Rank v = (real + p - 3) % p;
+      const auto& st = r.nodes[real];
+      EXPECT_LE(st.peers, 2u) << real;
+      if (v + 1 == p) {
+        EXPECT_EQ(st.segments_sent, 0u) << real;
+        continue;
+      }
+      const auto& next = r.nodes[(real + 1) % p];
+      // One send per request of the successor, and the last segment (the
+      // root's multicasts are counted apart).
+      const uint64_t sent = st.segments_sent - st.multicasts_sent;
+      EXPECT_EQ(sent, 1 + (next.signals_sent - 1)) << real;
+      if (loss == 0) {
+        EXPECT_EQ(sent, 1u) << real;
+      }
+      if (loss == 1) {
+        EXPECT_EQ(sent, m) << real;
+      }
     }
-    if (loss == 1) {
-      EXPECT_EQ(first.signals_sent, m);  // m - 1 requests and "all held"
-    }
-    for (Rank real = 0; real < p; ++real) EXPECT_LE(r.nodes[real].peers, 2u) << real;
   }
 }
 
