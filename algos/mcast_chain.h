@@ -31,17 +31,19 @@
 //    message latency instead of a barrier's log p.
 // Neither applies to an empty message or a group of one (nothing to multicast).
 //
-// Repair on request (AlgoOptions::nack_repair; the engine's default on
-// Ethernet). In the paper's ring the root sends every segment to virtual rank
-// 1 although the multicast has already brought it there, so the root's link
-// carries each segment twice and a large broadcast runs at half the link's
-// rate. With nack_repair the root sends reliably only the last segment to
-// virtual rank 1, which asks the root (a signal per segment) for every
-// segment it finds missing when a later one arrives - the last one, which
-// always comes, closes every gap - and tells the root when it holds them all;
-// the root sends each asked-for segment once, and is done when told. The ring
-// from virtual rank 1 on is the paper's. No loss: m + 1 frames from the root
-// and one signal back, instead of 2m.
+// Repair on request (AlgoOptions::nack_repair; the engine's default). In the
+// paper's ring every node sends every segment to its successor although the
+// multicast has already brought it there, so every receiver's link carries
+// each segment twice and a large broadcast runs at half the link's rate. With
+// nack_repair each ring edge carries only the last segment, always, and what
+// the successor asked for: a node asks its predecessor (a signal per segment)
+// for every segment it finds missing when a later one arrives - the last one,
+// which always comes, closes every gap - and tells it when it holds them all;
+// a node sends each asked-for segment once, when it holds it, and is done
+// when its successor holds everything. No loss: the root sends m multicasts
+// and one frame, each edge one frame and one signal back, instead of m each.
+// Losses cost what the ring costs: a segment lost at k consecutive nodes is
+// asked for hop by hop.
 #pragma once
 
 #include <cstddef>

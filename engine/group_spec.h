@@ -63,7 +63,7 @@ struct GroupSpec {
   bool multicast = true;
   double mcast_root_delay_us = 0;
   uint64_t mcast_sync_seed = 0;
-  bool mcast_repair_on_request = true;  // "request" (true) or "ring"
+  bool mcast_repair_on_request = true;  // mcast_repair: "request" (true) or "ring" (GroupOptions)
   double mcast_loss = 0;
   uint64_t mcast_loss_seed = 1;
   std::string source;  // the file it was read from, if any

@@ -136,9 +136,9 @@ struct GroupOptions {
   // the root that it has posted the broadcast.
   double mcast_root_delay_us = 0;
   uint64_t mcast_sync_seed = 0;
-  // mcast_chain's repair of the root's edge (algos/mcast_chain.h): true, on
-  // request - the root's link carries each segment once; false, the paper's
-  // ring - twice.
+  // mcast_chain's repair (algos/mcast_chain.h): true, on request - each node
+  // asks its predecessor for what it missed, and every link carries each
+  // segment about once; false, the paper's ring - twice.
   bool mcast_repair_on_request = true;
   // Real multicast where the ports can join group addresses (random per group,
   // engine/group_key.h); false: always emulate (one datagram per member).

@@ -193,8 +193,9 @@ OptionTable make_table(BenchConfig& c) {
          "started, and the root multicasts then; 0 = off",
          [&](std::string_view v) { c.mcast.sync_seed = parse_uint(v, "--mcast-sync-seed", UINT64_MAX); }});
   t.add({"mcast-repair", "request|ring", "request",
-         "mcast_chain: the root's edge of the repair ring on request (virtual rank 1 asks for what it missed: the "
-         "root sends each segment once) or the paper's ring (the root sends every segment to virtual rank 1 too)",
+         "mcast_chain's repair: on request (each member asks its predecessor in the ring for the segments it missed: "
+         "every link carries each segment about once) or the paper's ring (every member also sends every segment "
+         "on: twice)",
          [&](std::string_view v) {
            if (v != "request" && v != "ring") throw UsageError("--mcast-repair: request or ring, not '" + std::string(v) + "'");
            c.mcast.repair_on_request = v == "request";

@@ -21,7 +21,7 @@ inline std::string multicast_text(const GroupCaps& caps, const testbed::Multicas
   } else {
     s = "EMULATED, one datagram per member: " + caps.multicast_fallback;
   }
-  s += m.repair_on_request ? "; mcast_chain repairs the root's edge on request" : "; mcast_chain repairs by the paper's ring";
+  s += m.repair_on_request ? "; mcast_chain repairs on request" : "; mcast_chain repairs by the paper's ring";
   char buf[160];
   if (m.root_delay_us > 0) {
     std::snprintf(buf, sizeof buf, "; root delay %g us", m.root_delay_us);
