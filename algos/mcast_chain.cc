@@ -13,6 +13,7 @@ constexpr uint32_t kSyncTag = 1;   // the synchronising rank's "started" signal
 // Repair on request (AlgoOptions::nack_repair), a node to its predecessor:
 constexpr uint32_t kDoneTag = 2;    // it holds every segment
 constexpr uint32_t kNackBase = 16;  // + segment: it lacks that segment (segments < 2^28)
+constexpr uint32_t kMinRequestSegments = 3;  // fewer: the paper's ring even with nack_repair
 
 class McastChain final : public Machine {
  public:
@@ -29,7 +30,9 @@ class McastChain final : public Machine {
     ring_lane_ = plan.lanes() > 1 ? 1 : 0;
     const AlgoOptions& o = plan.params().algo;
     if (!multicast_ || m_ == 0) return;  // nothing to multicast: no options
-    on_request_ = o.nack_repair;
+    // One or two segments: the paper's ring. Asking costs each edge an "all
+    // held" signal (and its ack), as much as the one repair it would save.
+    on_request_ = o.nack_repair && m_ >= kMinRequestSegments;
     if (root_) delay_ns_ = o.root_delay_ns;
     if (o.sync_seed != 0) {
       const Rank c = mcast_sync_rank(o.sync_seed, plan.params().op, plan.nodes(), plan.root());

@@ -43,7 +43,8 @@
 // when its successor holds everything. No loss: the root sends m multicasts
 // and one frame, each edge one frame and one signal back, instead of m each.
 // Losses cost what the ring costs: a segment lost at k consecutive nodes is
-// asked for hop by hop.
+// asked for hop by hop. Messages of one or two segments keep the paper's
+// ring: there the "all held" signal would cost each edge as much as it saves.
 #pragma once
 
 #include <cstddef>

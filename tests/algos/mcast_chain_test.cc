@@ -94,7 +94,7 @@ TEST_P(Lossy, EdgeSizesEveryGroupSize) {
           ASSERT_EQ(r.multicast_copies, m * (p - 1));
           const bool active = p > 1 && m > 0;  // the options apply
           ASSERT_EQ(r.timers, active && delay ? 1u : 0u);
-          if (!nack) {
+          if (!nack || m < 3) {  // one or two segments: the paper's ring
             ASSERT_EQ(r.signals, active && sync ? 1u : 0u);
           } else if (active) {
             // The synchronising signal, each receiver's "all held", and one
@@ -109,7 +109,7 @@ TEST_P(Lossy, EdgeSizesEveryGroupSize) {
           }
           if (active && sync) {
             ASSERT_GE(r.nodes[mcast_sync_rank(seed | 1, op, p, root)].signals_sent, 1u);
-            if (!nack) {
+            if (!nack || m < 3) {
               ASSERT_EQ(r.nodes[mcast_sync_rank(seed | 1, op, p, root)].signals_sent, 1u);
             }
           }

@@ -29,6 +29,24 @@ member_net_up() {  # TAG NODES [SUBNET]
   done
 }
 
+# The start of a test on these namespaces: `work` (a scratch directory),
+# `pids` (processes to kill), the namespaces up (member_net_up's arguments),
+# and a trap that undoes all three on any exit. Exits 77 (skip) when the
+# namespaces cannot be made.
+member_net_test() {  # TAG NODES [SUBNET]
+  member_net_tag=$1 member_net_nodes=$2
+  work=$(mktemp -d)
+  pids=()
+  trap member_net_test_cleanup EXIT INT TERM
+  member_net_up "$@" || { echo "SKIP: cannot create network namespaces here"; exit 77; }
+}
+member_net_test_cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  member_net_down "$member_net_tag" "$member_net_nodes"
+  rm -rf "$work"
+}
+
 # Removes what member_net_up made; whatever still runs in those namespaces
 # is the test's own (a member its launcher lost) and is killed first.
 member_net_down() {  # TAG NODES

@@ -19,17 +19,9 @@ if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null; then
 fi
 nodes=6
 tag=lcmc$$
-work=$(mktemp -d)
-pids=()
 # shellcheck source=tests/net/member_net.sh
 source "$(dirname "${BASH_SOURCE[0]}")/member_net.sh"
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  member_net_down "$tag" "$nodes"
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-member_net_up "$tag" "$nodes" || { echo "SKIP: cannot create network namespaces here"; exit 77; }
+member_net_test "$tag" "$nodes"
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 

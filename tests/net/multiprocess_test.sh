@@ -18,17 +18,9 @@ if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null; then
   exit 77
 fi
 tag=lcmp$$
-work=$(mktemp -d)
-pids=()
 # shellcheck source=tests/net/member_net.sh
 source "$(dirname "${BASH_SOURCE[0]}")/member_net.sh"
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  member_net_down "$tag" "$nodes"
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-member_net_up "$tag" "$nodes" || { echo "SKIP: cannot create network namespaces here"; exit 77; }
+member_net_test "$tag" "$nodes"
 # Group files: every member's port is "v0" in its own namespace.
 write_group() { write_member_group "$1" "$2" "mp$nodes" 21 20000 4M "$nodes"; }  # BOOTSTRAP FILE
 

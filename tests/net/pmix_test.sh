@@ -33,17 +33,9 @@ if ! command -v mpirun >/dev/null; then
   exit 77
 fi
 tag=lcpx$$
-work=$(mktemp -d)
-pids=()
 # shellcheck source=tests/net/member_net.sh
 source "$(dirname "${BASH_SOURCE[0]}")/member_net.sh"
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  member_net_down "$tag" "$nodes"
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-member_net_up "$tag" "$nodes" 10.77.0 || { echo "SKIP: cannot create network namespaces here"; exit 77; }  # PMIx's TCP
+member_net_test "$tag" "$nodes" 10.77.0  # with addresses: PMIx's TCP
 write_group() { write_member_group "$1" "$2" "px$nodes" 23 15000 1M "$nodes"; }  # BOOTSTRAP FILE
 sizes=1,1428,1429,64K,1M
 nsizes=5
