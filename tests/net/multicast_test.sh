@@ -79,6 +79,16 @@ done
 
 # --- 2. no address left programmed after any exit ----------------------------
 group "$work/g2.toml" mc2 32 2 500
+# Until no member process of FILE is left (at most 10 s): a signal reaches
+# the `timeout` wrappers too, whose end says nothing of their children's.
+await_gone() {  # FILE
+  local t
+  for ((t = 0; t < 200; t++)); do
+    pgrep -f -- "--config $1 --rank " >/dev/null || return 0
+    sleep 0.05
+  done
+  fail "members of $1 still running 10 s after they were stopped"
+}
 check_clean() {  # WHAT I...
   local what=$1 i
   shift
@@ -95,6 +105,7 @@ pids=()
 for ((i = 0; i < 2; i++)); do start "$i" "$work/g2.toml" "$i" "$work/normal.$i.out" run --sizes 2,64K --iters 3; done
 for ((i = 0; i < 2; i++)); do wait "${pids[i]}" || fail "normal exit: rank $i exited $?"; done
 pids=()
+await_gone "$work/g2.toml"
 check_clean "normal exit" 0 1
 # Serving members stopped by a signal; each must have joined first.
 for sig in INT TERM KILL; do
@@ -107,6 +118,7 @@ for sig in INT TERM KILL; do
   pkill "-$sig" -f -- "--config $work/g2.toml --rank " || fail "SIG$sig: no member to signal"
   for ((i = 0; i < 2; i++)); do wait "${pids[i]}"; done
   pids=()
+  await_gone "$work/g2.toml"
   check_clean "SIG$sig" 0 1
 done
 # An error exit: rank 1 dies, rank 0's broadcast fails after the peer timeout.
@@ -118,6 +130,7 @@ wait "${pids[0]}"
 rc=$?
 wait "${pids[1]}"
 pids=()
+await_gone "$work/g2.toml"
 sed "s/^/[error rank 0] /" "$work/error.0.out" | tail -5
 [[ $rc -ne 0 ]] || fail "error exit: rank 0 exited 0 although its peer died"
 check_clean "error exit (rank 0 exited $rc)" 0
