@@ -226,6 +226,12 @@ class Node final : public PollTask {
   void accept_signal(algos::Rank src, const wire::DataBody& d, uint64_t now);
   bool plan_agrees(const wire::DataBody& d) const;   // same broadcast as posted
   bool segment_valid(const wire::DataBody& d) const; // index, offset, length fit the plan
+  // A later operation this member has not posted yet, but may: as far ahead
+  // as an application may post (CompletionBox::kSlots). Its early frames
+  // (reliable ones and multicast copies) may wait in the stash.
+  bool stashable(uint32_t op) const {
+    return !reliable::seq_before(op, next_op_) && op - next_op_ < CompletionBox::kSlots;
+  }
   bool fits_op(const wire::DataBody& d, algos::Rank src, uint64_t now, bool signal = false);
   void note_ack(Channel& c, uint16_t flags, bool in_order, uint64_t now);
   void ack_now(Channel& c);

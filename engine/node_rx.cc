@@ -202,7 +202,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     accept_segment(detach_payload(m, p.payload_offset), src, d.lane, d, /*in_buffer=*/true, now);
     return;
   }
-  if (!reliable::seq_before(d.op, next_op_) && d.op - next_op_ < CompletionBox::kSlots) {
+  if (stashable(d.op)) {
     // A later operation, before this member posted it: keep it (and ack it)
     // if there is room, so a fast root is not held back by a slow
     // application. As far ahead as an application may post (64): a member
@@ -252,8 +252,7 @@ void Node::handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     const uint32_t current = op_.active ? op_.sub.op : next_op_;
     if (reliable::seq_before(d.op, current)) {
       counters_.rx_datagram_stale.add();
-    } else if (!reliable::seq_before(d.op, next_op_) && d.op - next_op_ < CompletionBox::kSlots &&
-               stash_count_ < stash_.size() / 2 && d.lane < cfg_.lanes) {
+    } else if (stashable(d.op) && stash_count_ < stash_.size() / 2 && d.lane < cfg_.lanes) {
       if (!wire::payload_crc_ok(m, p)) {
         counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
         rte_pktmbuf_free(m);
