@@ -26,10 +26,10 @@ struct AlgoOptions {
   // operation, mcast_sync_rank(sync_seed, op, p, root) tells the root when it
   // has started, and the root waits for that before it multicasts. 0: off.
   uint64_t sync_seed = 0;
-  // mcast_chain: the root's edge of the repair ring on request instead of
-  // always (mcast_chain.h): the root's link carries each segment once, not
-  // twice. false: the paper's ring, the root sending every segment to
-  // virtual rank 1.
+  // mcast_chain: repair on request (mcast_chain.h) - each node asks its
+  // predecessor in the ring for the segments it missed, so every link
+  // carries each segment about once. false: the paper's ring, every node
+  // sending every segment on (twice on every receiver's link).
   bool nack_repair = false;
 };
 

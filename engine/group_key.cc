@@ -67,26 +67,21 @@ drivers::GroupKey group_key_of(uint32_t group_id, const bootstrap::EndpointTable
   return k;
 }
 
-std::string describe_group_key(const drivers::GroupKey& key) {
-  return drivers::format_address(drivers::ethernet::group_mac(key, 0));
-}
-
 std::optional<GroupKeyClaim> GroupKeyClaim::claim(const drivers::GroupKey& key, uint16_t lanes, std::string* clash) {
+  std::vector<Held> mine;
+  for (uint16_t l = 0; l < lanes; ++l) mine.push_back(Held{drivers::ethernet::group_mac(key, l), key});
   std::lock_guard<std::mutex> g(g_mu);
   std::vector<Held>& h = held();
-  for (uint16_t l = 0; l < lanes; ++l) {
-    const drivers::PeerAddress mac = drivers::ethernet::group_mac(key, l);
+  for (const Held& m : mine)
     for (const Held& x : h)
-      if (x.mac == mac) {
+      if (x.mac == m.mac) {
         if (clash != nullptr)
-          *clash = "group address " + drivers::format_address(mac) + " is already used by another group of this process";
+          *clash = "group address " + drivers::format_address(m.mac) + " is already used by another group of this process";
         return std::nullopt;
       }
-  }
-  for (uint16_t l = 0; l < lanes; ++l) h.push_back(Held{drivers::ethernet::group_mac(key, l), key});
+  h.insert(h.end(), mine.begin(), mine.end());
   GroupKeyClaim c;
   c.key_ = key;
-  c.lanes_ = lanes;
   c.held_ = true;
   return c;
 }
@@ -102,7 +97,6 @@ GroupKeyClaim& GroupKeyClaim::operator=(GroupKeyClaim&& o) noexcept {
   if (this != &o) {
     release();
     key_ = o.key_;
-    lanes_ = o.lanes_;
     held_ = o.held_;
     o.held_ = false;
   }

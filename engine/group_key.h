@@ -34,8 +34,6 @@ namespace lanecast::engine {
 drivers::GroupKey random_group_key();
 // The key every member of a joined group computes from the same table.
 drivers::GroupKey group_key_of(uint32_t group_id, const bootstrap::EndpointTable& table);
-// "03:a1:..:.." of lane 0, for logs and bench's header.
-std::string describe_group_key(const drivers::GroupKey& key);
 
 // A key this process holds while the group lives; released on destruction.
 class GroupKeyClaim {
@@ -47,7 +45,7 @@ class GroupKeyClaim {
   static GroupKeyClaim claim_random(uint16_t lanes);
 
   GroupKeyClaim() = default;
-  GroupKeyClaim(GroupKeyClaim&& o) noexcept : key_(o.key_), lanes_(o.lanes_), held_(o.held_) { o.held_ = false; }
+  GroupKeyClaim(GroupKeyClaim&& o) noexcept : key_(o.key_), held_(o.held_) { o.held_ = false; }
   GroupKeyClaim& operator=(GroupKeyClaim&& o) noexcept;
   ~GroupKeyClaim() { release(); }
 
@@ -57,7 +55,6 @@ class GroupKeyClaim {
   void release();
 
   drivers::GroupKey key_;
-  uint16_t lanes_ = 0;
   bool held_ = false;
 };
 

@@ -362,7 +362,7 @@ GroupOptions group_options(const BenchConfig& c, const std::string& algo, uint64
   go.mcast_sync_seed = c.mcast.sync_seed;
   go.mcast_repair_on_request = c.mcast.repair_on_request;
   go.mcast_loss = c.mcast.loss;
-  go.mcast_loss_seed = c.seed;
+  go.mcast_loss_seed = c.mcast.loss_seed;
   return go;
 }
 
@@ -519,7 +519,6 @@ TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table
   t.port_overhead = table.given("port-overhead") ? c.port_overhead : 0;
   t.deadline_s = c.deadline_s;
   t.mcast = c.mcast;
-  t.mcast.loss_seed = c.seed;
   return t;
 }
 
@@ -536,7 +535,7 @@ int bench_main(int argc, char** argv) {
     return 0;
   }
   if (!c.ports.empty()) c.nodes = static_cast<uint32_t>(c.ports.size());
-  c.mcast.loss_seed = c.seed;
+  c.mcast.loss_seed = c.seed;  // --mcast-loss draws from --seed, whatever their order
   std::vector<std::string> algos_to_run;
   if (c.algo == "all") {
     for (const auto& a : algos::algorithms()) algos_to_run.emplace_back(a.name);

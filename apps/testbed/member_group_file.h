@@ -16,7 +16,7 @@ struct MulticastSettings {
   bool enabled = true;        // real multicast where the ports can join; false: emulated
   double root_delay_us = 0;   // mcast_chain's root delay
   uint64_t sync_seed = 0;     // mcast_chain's randomized synchronisation (0: off)
-  bool repair_on_request = true;  // mcast_chain's root edge repaired on request (else the paper's ring)
+  bool repair_on_request = true;  // mcast_chain repairs on request (else the paper's ring)
   double loss = 0;            // share of multicast frames each receiver drops
   uint64_t loss_seed = 1;
 };

@@ -101,8 +101,6 @@ class DpdkPort final : public Port {
   }
   std::string join_group(uint16_t lane, const PeerAddress& group) override;
   void leave_group(uint16_t lane, const PeerAddress& group) override;
-  // The group addresses joined now (control path).
-  std::vector<PeerAddress> groups_joined() const { return groups_.list(); }
   void attach_waker(Waker* w) override;
   void detach_waker() override;
   void arm_wakeup() override;
