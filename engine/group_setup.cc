@@ -4,6 +4,7 @@
 #include <rte_mbuf.h>
 
 #include <algorithm>
+#include <bit>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -85,8 +86,29 @@ algos::autoselect::Rules load_rules(const std::string& path) {
   return algos::autoselect::Rules::parse(text.str(), path);  // RulesError is an invalid_argument
 }
 
+StreamOptions resolve_streams(StreamOptions o, const std::string& algo, uint32_t nodes) {
+  if (o.fanout == 0) {
+    // The stream's tree after the group's algorithm: a pipeline's chain, a
+    // linear root's star, else the binary tree (algos/topology/stream_tree.h).
+    if (algo == "chain" || algo == "pipeline" || algo == "mcast_chain") o.fanout = 1;
+    else if (algo == "linear") o.fanout = std::max<uint32_t>(1, nodes - 1);
+    else o.fanout = 2;
+  }
+  if (o.window_batches == 0 || o.window_batches > 65536)
+    throw std::invalid_argument("streams: window_batches must be 1..65536, not " + std::to_string(o.window_batches));
+  o.window_batches = std::max<uint32_t>(16, std::bit_ceil(o.window_batches));
+  if (o.window_messages == 0) throw std::invalid_argument("streams: window_messages must be positive");
+  if (o.window_bytes < 4096 || o.window_bytes > (uint64_t{1} << 34))
+    throw std::invalid_argument("streams: window_bytes must be 4 KiB..16 GiB");
+  if (o.delivery_bytes < 4096 || o.delivery_bytes > (uint64_t{1} << 34))
+    throw std::invalid_argument("streams: delivery_bytes must be 4 KiB..16 GiB");
+  if (o.max_streams > 1024) throw std::invalid_argument("streams: max_streams must be at most 1024");
+  if (!(o.report_us >= 0 && o.report_us <= 1e6)) throw std::invalid_argument("streams: report_us must be 0..1e6");
+  return o;
+}
+
 PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes, uint32_t members_here,
-                    const std::vector<std::string>& ports) {
+                    const std::vector<std::string>& ports, const StreamOptions& streams) {
   PoolPlan pp{};
   const uint64_t max_segments = (max_message_bytes + segment - 1) / segment;
   // Payload buffers. On the fabric only a root allocates them, one per segment
@@ -96,8 +118,12 @@ PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes
   // worth until the broadcast ends, plus what its ports keep posted.
   uint64_t posted = 0;
   for (const std::string& p : ports) posted += drivers::DpdkPort::rx_buffers_held(p);
-  const uint64_t payload_count = ports.empty() ? 2 * max_segments + 1024
-                                               : (uint64_t{members_here} + 1) * max_segments + posted + 1024;
+  // Streams: each keeps its window of batches; on the fabric the members
+  // share the publisher's buffers, on NIC-like ports each holds its own.
+  const uint64_t stream_batches = uint64_t{streams.max_streams} * streams.window_batches;
+  const uint64_t payload_count = ports.empty() ? 2 * max_segments + 1024 + stream_batches
+                                               : (uint64_t{members_here} + 1) * max_segments + posted + 1024 +
+                                                     uint64_t{members_here} * stream_batches;
   if (payload_count > (1u << 24)) throw std::invalid_argument("group: message limit needs too many buffers");
   pp.payload_count = static_cast<uint32_t>(payload_count);
   // Payload buffers also receive whole frames on NIC-like ports (af_packet),

@@ -13,6 +13,7 @@
 
 #include "algos/auto/rules.h"
 #include "drivers/port.h"
+#include "engine/group_spec.h"
 
 namespace lanecast {
 struct PortCounters;
@@ -51,8 +52,14 @@ struct PoolPlan {
 };
 // For `members_here` members of a group of `nodes` in this process, on
 // `ports` (their devargs; empty: the in-process fabric).
+// `streams`: the group's stream settings (resolved), whose windows hold buffers.
 PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes, uint32_t members_here,
-                    const std::vector<std::string>& ports);
+                    const std::vector<std::string>& ports, const StreamOptions& streams);
+
+// A group's stream settings as its members run them: the fanout chosen from
+// the group's algorithm when 0, the window a power of two in 16..65536.
+// Throws std::invalid_argument for values no member could run.
+StreamOptions resolve_streams(StreamOptions o, const std::string& algo, uint32_t nodes);
 uint64_t pool_bytes(const PoolPlan& pp);
 
 // A port's own counters as the public API reports them.

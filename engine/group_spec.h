@@ -11,6 +11,32 @@
 
 namespace lanecast {
 
+// Streams (Member::open_stream, docs/streams.md): ordered messages from one
+// publisher to the whole group, many in flight, small ones batched.
+struct StreamOptions {
+  // The stream's tree: each member forwards every batch to this many others
+  // (1: a pipelined chain, 2: a binary tree, nodes-1: linear). 0: from the
+  // group's algorithm - 1 for chain, pipeline and mcast_chain, nodes-1 for
+  // linear, 2 for the rest.
+  uint32_t fanout = 0;
+  // Frames of a stream each member keeps until everyone below it in the tree
+  // delivered them (rounded up to a power of two, 16..65536).
+  uint32_t window_batches = 1024;
+  // A publisher's messages published and not yet delivered by every member:
+  // publish() says WouldBlock past either limit. window_bytes also sizes the
+  // publisher's ring and bounds one message.
+  uint64_t window_bytes = 4u << 20;
+  uint32_t window_messages = 1u << 20;
+  // Streams a member takes part in at once (publishing or receiving).
+  uint32_t max_streams = 4;
+  // Each member's ring of delivered messages not yet taken by next().
+  uint64_t delivery_bytes = 4u << 20;
+  // A member reports its subtree's progress to its parent after this long
+  // (or after window_batches/8 batches), and every millisecond while the
+  // stream is busy (a report is a datagram: a lost one is followed by the next).
+  double report_us = 20;
+};
+
 // One member of the group.
 struct MemberSpec {
   uint32_t rank = 0;
@@ -66,6 +92,7 @@ struct GroupSpec {
   bool mcast_repair_on_request = true;  // mcast_repair: "request" (true) or "ring" (GroupOptions)
   double mcast_loss = 0;
   uint64_t mcast_loss_seed = 1;
+  StreamOptions streams;
   std::string source;  // the file it was read from, if any
 };
 

@@ -98,7 +98,9 @@ MemberPlan plan_member(const GroupSpec& spec, Rank me) {
   const std::vector<std::string>& ports = spec.members[me].lanes;
   const uint32_t segment = engine::segment_for(spec.segment_bytes, ports);
   return {segment, engine::plan_pools(spec.max_message_bytes, segment, static_cast<uint32_t>(spec.members.size()),
-                                      static_cast<uint32_t>(ports.size()), ports)};
+                                      static_cast<uint32_t>(ports.size()), ports,
+                                      engine::resolve_streams(spec.streams, spec.algo,
+                                                              static_cast<uint32_t>(spec.members.size())))};
 }
 
 }  // namespace
@@ -229,6 +231,7 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   nc.peer_timeout_ns = static_cast<uint64_t>(spec.peer_timeout_ms * 1e6);
   nc.lane_rate_bps = static_cast<uint64_t>(spec.port_rate_mbit * 1e6);
   nc.pace_overhead_bytes = spec.port_overhead_bytes;
+  nc.streams = engine::resolve_streams(spec.streams, spec.algo, n);
   nc.fail_stop = true;  // members are processes: one that goes silent is gone for this epoch
   engine::GroupShapeData shape = engine::shape_of(spec);
   nc.hypercube_order = std::move(shape.hypercube_order);

@@ -31,6 +31,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -54,6 +55,10 @@ namespace engine {
 class Node;
 class Poller;
 struct NodeCounters;
+namespace stream {
+class PublisherSide;
+class DeliverySide;
+}  // namespace stream
 }  // namespace engine
 namespace algos {
 enum class Algo : uint8_t;
@@ -148,6 +153,7 @@ struct GroupOptions {
   // (drivers/loss/multicast_loss_port.h): the repair stage's test. [0, 1).
   double mcast_loss = 0;
   uint64_t mcast_loss_seed = 1;
+  StreamOptions streams;                    // Member::open_stream (engine/group_spec.h)
   FabricOptions fabric;                     // used when `ports` is empty
   // Latency between members, in the simulator's topology format
   // (docs/algorithms.md, config/topologies/): the fabric's per-pair latency,
@@ -200,6 +206,52 @@ class Completion {
   uint64_t start_ns_ = 0, held_ns_ = 0, finish_ns_ = 0;
 };
 
+// The engine's clock in nanoseconds (the time stamps of streams' messages;
+// on one host the same in every process).
+uint64_t clock_ns();
+
+// A message of a stream, as a member delivers it (docs/streams.md).
+struct StreamMessage {
+  Rank publisher = kNoRank;
+  uint16_t stream = 0;
+  uint64_t seq = 0;           // the publisher's sequence number on this stream, from 0
+  uint64_t timestamp_ns = 0;  // clock_ns() at the publisher when it published
+  // Valid until the next call to next() (or the handler's return).
+  std::span<const std::byte> data;
+};
+
+enum class PublishResult : uint8_t {
+  Ok,
+  WouldBlock,  // the window is full (a slow member), or the publisher's ring: try again later
+  TooLarge,    // over Publisher::max_message()
+  Failed,      // the stream stopped: Publisher::status() says why
+};
+
+// One publisher's ordered stream to its whole group: every member (this one
+// too) delivers its messages exactly once, in order. Move-only; used by one
+// thread at a time. It must not outlive its group.
+class Publisher {
+ public:
+  Publisher();
+  Publisher(Publisher&&) noexcept;
+  Publisher& operator=(Publisher&&) noexcept;
+  ~Publisher();
+  // Copies the message into the stream and returns at once: never waits
+  // for the network, never blocks a polling core.
+  PublishResult publish(std::span<const std::byte> message);
+  // As publish(), trying again until `timeout` while the window is full.
+  PublishResult publish_for(std::span<const std::byte> message, std::chrono::nanoseconds timeout);
+  uint64_t published() const;  // messages accepted by publish()
+  uint64_t stable() const;     // ... of which every member delivered
+  uint64_t max_message() const;
+  uint16_t stream() const;
+  Status status() const;       // ok while the stream runs
+
+ private:
+  friend class Member;
+  std::unique_ptr<engine::stream::PublisherSide> side_;
+};
+
 class Member {
  public:
   // Posts this member's part of a broadcast of `buffer.size()` bytes from
@@ -220,6 +272,22 @@ class Member {
   // by reason...): the ones that are not zero.
   std::vector<std::pair<std::string, uint64_t>> counters() const;
 
+  // Streams (docs/streams.md). Opens this member's stream `index` (each
+  // member numbers its own from 0, below StreamOptions::max_streams). Throws
+  // std::invalid_argument for an index out of range or opened already.
+  Publisher open_stream(uint16_t index = 0);
+  // The next message of any stream delivered here, in each stream's order;
+  // false when none is waiting. Its bytes stay valid until the next call.
+  bool next(StreamMessage& out);
+  // As next(), waiting (sleeping, not spinning) up to `timeout` for one.
+  bool next_for(StreamMessage& out, std::chrono::nanoseconds timeout);
+  // Instead of next(): the member's polling core calls `handler` for each
+  // message as it is delivered (it must be quick and must not block). Call
+  // before any stream starts; not with progress_in_calls engines.
+  void on_message(std::function<void(const StreamMessage&)> handler);
+  // Why this member's streams stopped; ok while they run.
+  Status stream_status() const;
+
  private:
   friend class Engine;
   friend class LocalGroup;
@@ -239,6 +307,8 @@ class Member {
   // Slots of the completion box (engine/completion_box.h) a live Completion
   // still needs: a slot is reused only when its op + 64 is posted.
   std::array<bool, 64> held_{};
+  std::shared_ptr<engine::stream::DeliverySide> delivery_;  // next()'s view of the delivery ring
+  uint64_t streams_opened_ = 0;  // bit i: stream i opened (indices below 64)
 };
 
 struct FabricCounters {

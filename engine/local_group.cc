@@ -75,7 +75,8 @@ void validate(const GroupOptions& o) {
 
 uint64_t LocalGroup::memory_bytes(const GroupOptions& o) {
   validate(o);
-  return engine::pool_bytes(engine::plan_pools(o.max_message_bytes, segment_for(o), o.nodes, o.nodes, o.ports));
+  return engine::pool_bytes(engine::plan_pools(o.max_message_bytes, segment_for(o), o.nodes, o.nodes, o.ports,
+                                                     engine::resolve_streams(o.streams, o.algo, o.nodes)));
 }
 
 struct LocalGroup::Impl {
@@ -105,7 +106,8 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
 
   im.segment = segment_for(o);
   g->opts_.segment_bytes = im.segment;
-  const engine::PoolPlan pp = engine::plan_pools(o.max_message_bytes, im.segment, o.nodes, o.nodes, o.ports);
+  const engine::PoolPlan pp = engine::plan_pools(o.max_message_bytes, im.segment, o.nodes, o.nodes, o.ports,
+                                                    engine::resolve_streams(o.streams, o.algo, o.nodes));
   im.pool_bytes = engine::pool_bytes(pp);
   const std::string tag = "g" + std::to_string(gid);
   im.payload_pool = engine::make_pool(tag + "_payload", pp.payload_count, pp.payload_room, /*lcore_caches=*/true);
@@ -176,6 +178,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   nc.peer_timeout_ns = static_cast<uint64_t>(o.peer_timeout_ms * 1e6);
   nc.lane_rate_bps = static_cast<uint64_t>(o.port_rate_mbit * 1e6);
   nc.pace_overhead_bytes = o.port_overhead_bytes;
+  nc.streams = engine::resolve_streams(o.streams, o.algo, o.nodes);
   nc.algo_options.root_delay_ns = static_cast<uint64_t>(std::llround(o.mcast_root_delay_us * 1e3));
   nc.algo_options.sync_seed = o.mcast_sync_seed;
   nc.algo_options.nack_repair = o.mcast_repair_on_request;

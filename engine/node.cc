@@ -19,8 +19,12 @@ namespace {
 
 // Runs enough for every shape of owed work we know (owed_runs.h): a run per
 // segment in flight through this node, a few per channel, and slack.
-uint32_t owed_runs_for(uint64_t max_segments, uint64_t channels) {
-  const uint64_t n = 2 * max_segments + 4 * channels + 1024;
+uint32_t owed_runs_for(uint64_t max_segments, uint64_t channels, const lanecast::StreamOptions& so, uint32_t nodes) {
+  // A stream's batches owed to one child merge into runs unless other sends
+  // come between them: at worst a run per batch in the window, per child.
+  const uint64_t streams = uint64_t{so.max_streams} * so.window_batches *
+                           std::min<uint64_t>(std::max<uint32_t>(so.fanout, 1), std::max<uint32_t>(nodes, 2) - 1);
+  const uint64_t n = 2 * max_segments + 4 * channels + 1024 + streams;
   if (n > (1u << 28)) throw std::invalid_argument("node: message limit and group too large for the owed runs");
   return static_cast<uint32_t>(n);
 }
@@ -45,7 +49,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       pools_(pools),
       link_bytes_(port.link_header_bytes()),
       flights_(slabs_for(cfg), cfg.window),
-      runs_(owed_runs_for(max_segments_of(cfg), uint64_t{cfg.nodes} * cfg.lanes)),
+      runs_(owed_runs_for(max_segments_of(cfg), uint64_t{cfg.nodes} * cfg.lanes, cfg.streams, cfg.nodes)),
       machine_arena_(algos::machine_arena_bytes(cfg.nodes, cfg.lanes,
                                                 static_cast<uint32_t>(std::min<uint64_t>(max_segments_of(cfg), UINT32_MAX)),
                                                 algos::GroupShape{cfg.hypercube_order, cfg.site_of_rank})) {
@@ -100,6 +104,14 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   store_.resize(max_segments);
   stash_.resize(cfg.stash_frames);
   datagrams_.resize(max_segments + 1);  // a machine multicasts each segment at most once
+  const lanecast::StreamOptions& so = cfg.streams;
+  if (so.fanout == 0 || so.window_batches < 16 || so.window_batches > 65536 ||
+      (so.window_batches & (so.window_batches - 1)) != 0 || so.max_streams > 1024 || so.window_messages == 0)
+    throw std::invalid_argument("node: stream options out of range (fanout >= 1, window_batches a power of two 16..65536, "
+                                "at most 1024 streams)");
+  if (so.window_bytes < 4096 || so.delivery_bytes < 4096)
+    throw std::invalid_argument("node: stream window_bytes and delivery_bytes must be at least 4096");
+  streams_.resize(so.max_streams);
 
   if (cfg.lane_rate_bps > 0) {
     const uint64_t two_frames = 2 * (frame + 24);
@@ -141,6 +153,7 @@ void Node::leave_groups() {
 Node::~Node() {
   leave_groups();
   release_store();
+  free_streams();
   for (size_t i = 0; i < stash_count_; ++i)
     if (stash_[i].frame != nullptr) rte_pktmbuf_free(stash_[i].frame);
   for (TxQueue& q : tx_)
@@ -222,6 +235,7 @@ uint32_t Node::poll_rx(uint64_t now) {
 uint32_t Node::poll_tx(uint64_t now) {
   if (!notices_.empty()) send_notices(now);
   send_acks(now);
+  if (!streams_.empty()) pump_streams(now);
   pump(now);
   const uint32_t work = flush_tx();
   if (op_.active) check_done(now);
@@ -229,8 +243,10 @@ uint32_t Node::poll_tx(uint64_t now) {
 }
 
 uint64_t Node::next_wakeup_ns() const {
-  if (tx_pending() || submissions_.read_available() > 0 || !notices_.empty()) return 0;
-  uint64_t at = scan_due_ns_;
+  if (tx_pending() || submissions_.read_available() > 0 || !notices_.empty() ||
+      publisher_queue_.read_available() > 0)
+    return 0;
+  uint64_t at = std::min(scan_due_ns_, stream_due_ns_);
   // Frames left unsent wait for a pacer (then it says when) or for acks to
   // open a window (then an arrival wakes the core): paced_until_ns_ == 0 is
   // not "due now", or a sender waiting for acks would never sleep.
@@ -316,7 +332,8 @@ void Node::check_done(uint64_t now) {
     finish(now, OpError::Internal, algos::kNoRank);
     return;
   }
-  if (owed_total_ == 0 && datagram_count_ == 0 && unacked_total_ == 0 && op_.machine->done())
+  // Streams' batches share the channels; the broadcast waits only for its own.
+  if (owed_total_ == stream_owed_ && datagram_count_ == 0 && unacked_total_ == stream_unacked_ && op_.machine->done())
     finish(now, OpError::None, algos::kNoRank);
 }
 
@@ -335,7 +352,8 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
     rec.reporter = broken_.reporter;
     rec.broken_op = broken_.op;
   }
-  if (err != OpError::None && cfg_.fail_stop && !broken_.yes) mark_broken(op_.sub.op, err, peer, cfg_.rank);
+  const bool breaks = err != OpError::None && cfg_.fail_stop && !broken_.yes;
+  if (breaks) mark_broken(op_.sub.op, err, peer, cfg_.rank);
   if (err == OpError::None) {
     counters_.ops_completed.add();
   } else {
@@ -343,7 +361,7 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
     // What was owed is dropped; what is in flight is abandoned: re-sent empty
     // until acknowledged, so every channel stays in step for the next broadcast.
     for (const auto* list : {&ready_, &waiting_})
-      for (const Owing& o : *list) channels_[o.channel].owed.clear(runs_);
+      for (const Owing& o : *list) owed_total_ -= channels_[o.channel].owed.clear_broadcast(runs_);
     for (uint32_t id : active_) {
       Channel& c = channels_[id];
       c.tx.abandon_in_flight(now);
@@ -352,18 +370,26 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
         resend_.push_back(id);
       }
     }
-    owed_total_ = 0;
     datagram_head_ = datagram_count_ = 0;
   }
   release_store();
+  // Channels that still owe streams' batches stay listed (keyed anew: their
+  // first item may have changed); the others leave the lists.
   for (auto* list : {&ready_, &waiting_}) {
-    for (const Owing& o : *list) channels_[o.channel].listed = false;
-    list->clear();
+    size_t keep = 0;
+    for (const Owing& o : *list) {
+      Channel& c = channels_[o.channel];
+      if (c.owed.empty()) c.listed = false;
+      else (*list)[keep++] = Owing{c.owed.front(runs_).stamp, o.channel};
+    }
+    list->resize(keep);
+    std::make_heap(list->begin(), list->end(), std::greater<>{});
   }
   op_.active = false;
   op_.timer_at_ns = kNoTimer;
   op_.machine.reset();
   publish(rec);
+  if (breaks) fail_streams(now, OpError::GroupBroken, peer);  // a broken group's streams stop too
 }
 
 void Node::publish(const CompletionRecord& rec) { box_.publish(rec); }

@@ -15,7 +15,9 @@
 
 #include <boost/lockfree/spsc_queue.hpp>
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +28,7 @@
 #include "algos/registry.h"
 #include "drivers/port.h"
 #include "engine/completion_box.h"
+#include "engine/group_spec.h"
 #include "engine/node_counters.h"
 #include "engine/op_types.h"
 #include "engine/owed_runs.h"
@@ -34,6 +37,8 @@
 #include "engine/reliable/flight_pool.h"
 #include "engine/reliable/recv_channel.h"
 #include "engine/reliable/send_channel.h"
+#include "engine/stream/batch_format.h"
+#include "engine/stream/stream_state.h"
 #include "engine/wire.h"
 
 struct rte_mbuf;
@@ -89,6 +94,7 @@ struct NodeConfig {
   uint32_t pace_overhead_bytes = 24;
   uint64_t min_scan_interval_ns = 20'000;  // timers are checked at most this often
   algos::AlgoOptions algo_options;       // the group's (mcast_chain's root delay, sync seed)
+  lanecast::StreamOptions streams;       // fanout resolved (>= 1)
   // The group's shape (algos::GroupShape), equal on every member: the
   // hypercube's order and each rank's site. Empty: rank order, one site.
   std::vector<algos::Rank> hypercube_order;
@@ -126,7 +132,7 @@ class Node final : public PollTask {
   uint64_t next_wakeup_ns() const override;
   bool arm_wakeup() override;
   void disarm_wakeup() override;
-  bool busy() const override { return op_.active || unacked_total_ > 0; }
+  bool busy() const override { return op_.active || unacked_total_ > 0 || streams_busy_; }
   // Control path (core parked): the waker of the core that polls this node.
   void attach_waker(drivers::Waker* w);
   // The poller an application thread drives while it waits for this node's
@@ -134,6 +140,28 @@ class Node final : public PollTask {
   // polling core runs the node.
   void attach_driver(Poller* p) { driver_ = p; }
   Poller* driver() const { return driver_; }
+
+  // Streams (node_stream.cc), application side. A publisher the
+  // application made (Member::open_stream): the node owns it from here and
+  // its core takes it at its next turn. False when too many are waiting.
+  bool open_publisher(std::unique_ptr<stream::PublisherShared> p);
+  // Wakes the core if it sleeps (a publisher's ring went from empty to not).
+  void notify_core() {
+    if (waker_ != nullptr) waker_->notify();
+  }
+  // The ring of messages delivered here and not yet taken (null until this
+  // member's first stream started): one consumer, the application.
+  stream::RecordRingHeader* delivery_ring() const { return delivery_hdr_.load(std::memory_order_acquire); }
+  // Instead of the ring: the core calls this for every message delivered
+  // here, in order (the bytes are valid during the call). Set before any
+  // stream starts; it must not block.
+  using MessageHandler = std::function<void(const stream::DeliveredHead&, const uint8_t*, uint32_t)>;
+  void set_message_handler(MessageHandler h);
+  // Why this member's streams stopped (OpError::None while they run), and the
+  // peer it names.
+  OpError stream_error() const { return static_cast<OpError>(stream_error_.load(std::memory_order_acquire)); }
+  algos::Rank stream_error_peer() const { return stream_error_peer_.load(std::memory_order_acquire); }
+  uint64_t max_stream_message() const;
 
   const NodeCounters& counters() const { return counters_; }
   const NodeConfig& config() const { return cfg_; }
@@ -257,6 +285,7 @@ class Node final : public PollTask {
   wire::Origin origin() const { return {cfg_.group_id, cfg_.epoch, cfg_.rank}; }
   rte_mbuf* build_abandoned(const Channel& c, uint32_t seq, const reliable::InFlight& e);
   rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body);
+  rte_mbuf* attach_payload(rte_mbuf* header, rte_mbuf* payload);  // zero-copy: by reference
   rte_mbuf* flatten(rte_mbuf* chained);
   bool room(uint16_t lane, uint32_t frame_bytes, uint64_t now);  // tx queue and pacer
   bool take_slab(Channel& c);
@@ -276,6 +305,25 @@ class Node final : public PollTask {
   void note_deadline(uint64_t at) {
     if (at < scan_due_ns_) scan_due_ns_ = at;
   }
+
+  // streams (node_stream.cc)
+  void pump_streams(uint64_t now);
+  void take_publishers(uint64_t now);
+  stream::StreamState* find_stream(algos::Rank publisher, uint16_t index);
+  stream::StreamState* open_stream_state(algos::Rank publisher, uint16_t index, uint64_t now);
+  bool form_batch(stream::StreamState& s, uint64_t now);
+  void hold_batch(stream::StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_t len, uint32_t crc,
+                  uint32_t records, uint64_t first_msg, uint64_t now);
+  void deliver_stream(stream::StreamState& s);
+  bool deliver_message(stream::StreamState& s, const uint8_t* rec, uint32_t avail, uint32_t* used);
+  void update_marks(stream::StreamState& s, uint64_t now);
+  void release_batches(stream::StreamState& s, uint64_t below);
+  bool send_report(stream::StreamState& s, uint64_t now);
+  void handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, uint64_t now);
+  void handle_stream_report(const wire::Parsed& p, uint64_t now);
+  rte_mbuf* build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags);
+  void fail_streams(uint64_t now, OpError err, algos::Rank peer);
+  void free_streams();
 
   // fail-stop groups (node_failure.cc)
   void mark_broken(uint32_t op, OpError err, algos::Rank culprit, algos::Rank reporter);
@@ -343,6 +391,25 @@ class Node final : public PollTask {
   bool internal_error_ = false; // the machine asked for something impossible
   drivers::Waker* waker_ = nullptr;
   Poller* driver_ = nullptr;
+
+  // Streams: states (a slot per stream this member takes part in), the
+  // publishers handed over by the application, the delivery ring.
+  std::vector<stream::StreamState> streams_;
+  std::vector<std::unique_ptr<stream::PublisherShared>> publishers_;
+  boost::lockfree::spsc_queue<stream::PublisherShared*, boost::lockfree::capacity<16>> publisher_queue_;
+  std::unique_ptr<uint8_t[]> delivery_mem_;
+  stream::RecordRing delivery_;
+  std::atomic<stream::RecordRingHeader*> delivery_hdr_{nullptr};
+  MessageHandler handler_;
+  std::atomic<bool> has_handler_{false};
+  std::vector<uint8_t> reassembly_;   // a message in pieces, for the handler
+  uint64_t stream_owed_ = 0;          // owed items that are streams' batches
+  uint64_t stream_unacked_ = 0;       // frames in flight that are streams' batches
+  uint64_t stream_due_ns_ = UINT64_MAX;  // the next report or refresh
+  bool streams_busy_ = false;         // a stream has work: keep the core polling
+  bool streams_failed_ = false;
+  std::atomic<uint8_t> stream_error_{0};
+  std::atomic<uint32_t> stream_error_peer_{algos::kNoRank};
 
   static constexpr uint16_t kBurst = 32;
   static constexpr uint32_t kMaxTimerDefers = 64;  // turns: 64 full bursts read per lane

@@ -60,6 +60,19 @@ struct NodeCounters {
   Counter delivered_bytes;    // bytes made part of the result (copied once, on arrival)
   Counter ops_completed;
   Counter ops_failed;
+  // Streams (node_stream.cc)
+  Counter stream_msgs_published;  // messages the publisher's core put in batches
+  Counter stream_batches_formed;  // batches the publisher made
+  Counter stream_batches_tx;      // batches sent to a child, first transmissions
+  Counter stream_batches_rx;      // batches accepted from the parent
+  Counter stream_msgs_delivered;  // messages delivered here, in order
+  Counter stream_delivery_full;   // times delivery waited for the application to take messages
+  Counter stream_reports_tx;
+  Counter stream_reports_rx;
+  Counter stream_no_state;        // a stream's frame with every stream slot taken (not acknowledged)
+  Counter rx_stream_duplicate;    // a batch held already (acknowledged again)
+  Counter rx_stream_ahead;        // a batch past the window (not acknowledged)
+  Counter rx_stream_bad;          // stream frames that break the format, or from outside the tree
 
   uint64_t rx_malformed_total() const {
     uint64_t t = 0;
@@ -120,6 +133,18 @@ struct NodeCounters {
     f("delivered_bytes", delivered_bytes.get());
     f("ops_completed", ops_completed.get());
     f("ops_failed", ops_failed.get());
+    f("stream_msgs_published", stream_msgs_published.get());
+    f("stream_batches_formed", stream_batches_formed.get());
+    f("stream_batches_tx", stream_batches_tx.get());
+    f("stream_batches_rx", stream_batches_rx.get());
+    f("stream_msgs_delivered", stream_msgs_delivered.get());
+    f("stream_delivery_full", stream_delivery_full.get());
+    f("stream_reports_tx", stream_reports_tx.get());
+    f("stream_reports_rx", stream_reports_rx.get());
+    f("stream_no_state", stream_no_state.get());
+    f("rx_stream_duplicate", rx_stream_duplicate.get());
+    f("rx_stream_ahead", rx_stream_ahead.get());
+    f("rx_stream_bad", rx_stream_bad.get());
   }
 };
 

@@ -27,6 +27,7 @@ void Node::handle_failed(const wire::Parsed& p, uint64_t now) {
                                                                            : OpError::Internal;
   mark_broken(f.op, err, culprit, reporter);
   if (op_.active) finish(now, OpError::GroupBroken, culprit);
+  fail_streams(now, OpError::GroupBroken, culprit);
 }
 
 // A reply to a peer that sent something after the group broke: it has not

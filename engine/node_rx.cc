@@ -98,6 +98,7 @@ void Node::handle_ack(Rank src, const wire::AckBody& ack, uint64_t now) {
     return;
   }
   unacked_total_ -= r.newly;
+  stream_unacked_ -= r.newly_stream;
   if (r.newly > 0) lane_rto_ns_[ack.lane] = c.tx.timeout_ns();
   if (r.new_holes) counters_.fast_retransmits.add();
   if (c.tx.has_resend() && !c.in_resend) {
@@ -180,6 +181,10 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     return;
   }
 
+  if (p.flags & wire::kFlagStream) {
+    handle_stream_batch(m, p, c, now);
+    return;
+  }
   const bool signal = (p.flags & wire::kFlagSignal) != 0;
   const uint32_t current = op_.active ? op_.sub.op : next_op_;
   if (op_.active && d.op == current) {
@@ -248,6 +253,12 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
 // Others are counted and dropped: their senders' machines repair.
 void Node::handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   const wire::DataBody& d = p.data;
+  if (p.flags & wire::kFlagStream) {  // a stream's report (node_stream.cc)
+    if (p.flags & wire::kFlagSignal) handle_stream_report(p, now);
+    else counters_.rx_stream_bad.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
   if (!op_.active || d.op != op_.sub.op) {
     const uint32_t current = op_.active ? op_.sub.op : next_op_;
     if (reliable::seq_before(d.op, current)) {

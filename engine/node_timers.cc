@@ -17,9 +17,11 @@ void Node::scan(uint64_t now) {
   for (size_t i = 0; i < active_.size(); ++i) {
     Channel& c = channels_[active_[i]];
     if (c.tx.idle()) continue;
-    if (op_.active && now > c.tx.last_progress_ns() + cfg_.peer_timeout_ns) {
-      finish(now, OpError::PeerSilent, c.peer);
-      scan_due_ns_ = now + cfg_.min_scan_interval_ns;  // finish() abandoned frames: look again soon
+    const bool watched = op_.active || (stream_unacked_ > 0 && !streams_failed_);
+    if (watched && now > c.tx.last_progress_ns() + cfg_.peer_timeout_ns) {
+      if (op_.active) finish(now, OpError::PeerSilent, c.peer);
+      if (stream_unacked_ > 0 && !streams_failed_) fail_streams(now, OpError::PeerSilent, c.peer);
+      scan_due_ns_ = now + cfg_.min_scan_interval_ns;  // frames were abandoned: look again soon
       return;
     }
     if (now >= c.tx.deadline()) {
@@ -32,7 +34,7 @@ void Node::scan(uint64_t now) {
       }
     }
     next = std::min(next, c.tx.deadline());
-    if (op_.active) next = std::min(next, c.tx.last_progress_ns() + cfg_.peer_timeout_ns + 1);
+    if (watched) next = std::min(next, c.tx.last_progress_ns() + cfg_.peer_timeout_ns + 1);
   }
   if (op_.active && !op_.machine->done()) {
     // In a fail-stop group the member that sends to a lost peer names it

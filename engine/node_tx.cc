@@ -193,9 +193,12 @@ rte_mbuf* Node::build_data(const drivers::PeerAddress& to, SegmentIndex seg, uin
   b.algo = static_cast<uint8_t>(op_.sub.algo);
   b.lane = static_cast<uint8_t>(lane);
   wire::write_data(at, origin(), b, flags, type);
+  return attach_payload(h, store_[seg].payload);
+}
 
-  // Zero-copy: the payload is shared by reference, never copied.
-  rte_mbuf* payload = store_[seg].payload;
+// Zero-copy: the payload is shared by reference, never copied (unless the
+// port cannot send chains: flatten()).
+rte_mbuf* Node::attach_payload(rte_mbuf* h, rte_mbuf* payload) {
   for (rte_mbuf* m = payload; m != nullptr; m = m->next) rte_mbuf_refcnt_update(m, 1);
   h->next = payload;
   h->nb_segs = static_cast<uint16_t>(1 + payload->nb_segs);
@@ -294,10 +297,20 @@ void Node::pump_resends(uint64_t now) {
     while (c.tx.has_resend() && room(c.lane, frame, now)) {
       const uint32_t seq = c.tx.resend_front();
       const reliable::InFlight& e = c.tx.entry(seq);
-      rte_mbuf* m;
+      rte_mbuf* m = nullptr;
+      const bool stream = (e.flags & reliable::InFlight::kStream) != 0;
       // Only the running broadcast's frames are in flight unabandoned.
-      const bool gone = !op_.active || e.op != op_.sub.op;
-      if ((e.flags & reliable::InFlight::kAbandoned) || gone) {
+      const bool gone = !stream && (!op_.active || e.op != op_.sub.op);
+      if (stream && !(e.flags & reliable::InFlight::kAbandoned)) {
+        m = build_stream(c, static_cast<uint16_t>(e.op), e.segment, seq, wire::kFlagAckNow);
+        if (m != nullptr) {
+          counters_.tx_retransmits.add();
+        } else {
+          // Let go already: the peer's subtree delivered it (so it has it).
+          m = build_abandoned(c, seq, e);
+          if (m != nullptr) counters_.tx_abandoned.add();
+        }
+      } else if ((e.flags & reliable::InFlight::kAbandoned) || gone) {
         m = build_abandoned(c, seq, e);
         if (m != nullptr) counters_.tx_abandoned.add();
       } else if (e.flags & reliable::InFlight::kSignal) {
@@ -381,7 +394,13 @@ void Node::pump_owed(uint64_t now) {
     const Owing top = ready_.front();
     Channel& c = channels_[top.channel];
     const OwedItem item = c.owed.front(runs_);
-    const uint32_t payload = item.signal ? 0 : op_.plan->segment(item.value).length;
+    uint32_t payload = 0;
+    if (item.is_stream()) {
+      const stream::StreamState& s = streams_[item.stream];
+      payload = s.slots[item.value & s.mask].len;
+    } else if (!item.signal) {
+      payload = op_.plan->segment(item.value).length;
+    }
     bool sent = false;
     if (!lane_blocked[c.lane] && c.tx.window_open()) {
       if (!room(c.lane, link_bytes_ + wire::kDataHeaderBytes + payload, now)) {
@@ -390,10 +409,13 @@ void Node::pump_owed(uint64_t now) {
       } else {
         // Ask for an ack at once when this is the last frame we have for the
         // peer in this broadcast, or when it fills the window.
-        const bool last = c.owed.size() == 1 && op_.machine->done();
+        const bool last = !item.is_stream() && c.owed.size() == 1 && op_.machine->done();
         const uint16_t flags = last || c.tx.last_in_window() ? wire::kFlagAckNow : 0;
         rte_mbuf* m = nullptr;
-        if (item.signal) {
+        if (item.is_stream()) {
+          m = build_stream(c, item.stream, item.value, c.tx.next_seq(), flags);
+          if (m != nullptr) counters_.stream_batches_tx.add();
+        } else if (item.signal) {
           m = build_signal(c, item.value, c.tx.next_seq(), flags);
           if (m != nullptr) counters_.tx_signals.add();
         } else if (store_[item.value].payload != nullptr || materialize(item.value)) {
@@ -406,8 +428,14 @@ void Node::pump_owed(uint64_t now) {
           internal_error_ = true;  // sending what it lacks
         }
         if (m == nullptr) break;  // a pool is empty: try again next iteration
-            if (c.tx.idle()) note_deadline(now + c.tx.timeout_ns());
-        c.tx.push(op_.sub.op, item.value, now, item.signal);
+        if (c.tx.idle()) note_deadline(now + c.tx.timeout_ns());
+        if (item.is_stream()) {
+          c.tx.push(item.stream, item.value, now, false, /*stream=*/true);
+          --stream_owed_;
+          ++stream_unacked_;
+        } else {
+          c.tx.push(op_.sub.op, item.value, now, item.signal);
+        }
         c.owed.pop(runs_);
         --owed_total_;
         ++unacked_total_;

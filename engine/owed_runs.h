@@ -20,6 +20,9 @@
 // children owes each child segments s, s+1, ... at stamps t, t+2, ...
 //
 // A signal (a machine's payload-less control message) is a run of its own.
+// A stream's batches (engine/stream/) are runs too, tagged with the stream's
+// slot: they share the channel, its window and the machine's order with the
+// broadcast running beside them, but a failed broadcast drops only its own.
 #pragma once
 
 #include <cstdint>
@@ -27,10 +30,14 @@
 
 namespace lanecast::engine {
 
+inline constexpr uint16_t kNoStream = UINT16_MAX;
+
 struct OwedItem {
-  uint32_t value;  // segment index, or a signal's tag
+  uint32_t value;  // segment index, a signal's tag, or a stream's batch (low 32 bits)
   bool signal;
   uint64_t stamp;  // its place in the machine's order
+  uint16_t stream = kNoStream;  // the stream slot of a batch; kNoStream for the broadcast's items
+  bool is_stream() const { return stream != kNoStream; }
 };
 
 class RunPool {
@@ -43,6 +50,7 @@ class RunPool {
     uint32_t next = kNil;
     uint64_t stamp = 0;   // the first item's
     uint32_t stamp_stride = 0;
+    uint16_t stream = kNoStream;
   };
 
   explicit RunPool(uint32_t capacity) : runs_(capacity) {
@@ -84,8 +92,8 @@ class OwedList {
 
   // Appends a segment owed at `stamp` (stamps grow); false when the pool is
   // exhausted.
-  bool push(RunPool& pool, uint32_t seg, uint64_t stamp) {
-    if (tail_ != RunPool::kNil) {
+  bool push(RunPool& pool, uint32_t seg, uint64_t stamp, uint16_t stream = kNoStream) {
+    if (tail_ != RunPool::kNil && pool[tail_].stream == stream) {
       RunPool::Run& t = pool[tail_];
       if (t.stride != 0 && t.count >= 2 && seg == t.first + t.count * t.stride &&
           stamp == t.stamp + uint64_t{t.count} * t.stamp_stride) {
@@ -102,7 +110,7 @@ class OwedList {
         return true;
       }
     }
-    return append(pool, RunPool::Run{seg, 1, 1, RunPool::kNil, stamp, 0});
+    return append(pool, RunPool::Run{seg, 1, 1, RunPool::kNil, stamp, 0, stream});
   }
   bool push_signal(RunPool& pool, uint32_t tag, uint64_t stamp) {
     return append(pool, RunPool::Run{tag, 1, 0, RunPool::kNil, stamp, 0});
@@ -111,7 +119,7 @@ class OwedList {
   // Precondition: !empty().
   OwedItem front(const RunPool& pool) const {
     const RunPool::Run& h = pool[head_];
-    return OwedItem{h.first, h.stride == 0, h.stamp};
+    return OwedItem{h.first, h.stride == 0, h.stamp, h.stream};
   }
   void pop(RunPool& pool) {
     RunPool::Run& h = pool[head_];
@@ -125,6 +133,26 @@ class OwedList {
     pool.give_back(head_);
     head_ = next;
     if (head_ == RunPool::kNil) tail_ = RunPool::kNil;
+  }
+  // Drops the broadcast's items (a failed broadcast), keeping the streams'
+  // in order. Returns how many items went.
+  uint32_t clear_broadcast(RunPool& pool) {
+    uint32_t gone = 0, prev = RunPool::kNil;
+    for (uint32_t i = head_; i != RunPool::kNil;) {
+      const uint32_t next = pool[i].next;
+      if (pool[i].stream == kNoStream) {
+        gone += pool[i].count;
+        if (prev == RunPool::kNil) head_ = next;
+        else pool[prev].next = next;
+        if (tail_ == i) tail_ = prev;
+        pool.give_back(i);
+      } else {
+        prev = i;
+      }
+      i = next;
+    }
+    items_ -= gone;
+    return gone;
   }
   void clear(RunPool& pool) {
     while (head_ != RunPool::kNil) {

@@ -40,6 +40,13 @@ inline constexpr uint16_t kFlagSignal = 2;
 // again. Other data frames are acknowledged in batches (NodeConfig::ack_every)
 // or after a short delay (NodeConfig::ack_delay_ns).
 inline constexpr uint16_t kFlagAckNow = 4;
+// A stream's frame (engine/stream/). On a data frame, a batch of messages:
+// `op` is the publisher's stream index, `root` the publisher, `segment` the
+// batch number (low 32 bits), `offset` the sequence number of the first
+// message a record of it starts or continues, `total_len` its records. On a
+// datagram with kFlagSignal too, a report to the parent in the stream's tree:
+// `offset` says every batch below it was delivered in the sender's subtree.
+inline constexpr uint16_t kFlagStream = 8;
 
 
 struct FrameHeader {

@@ -28,6 +28,7 @@ struct InFlight {
   static constexpr uint8_t kSignal = 1;     // a machine's signal: no payload
   static constexpr uint8_t kAbandoned = 2;  // its broadcast failed: re-send empty
   static constexpr uint8_t kFastDone = 4;   // the one fast retransmit of a hole was used
+  static constexpr uint8_t kStream = 8;     // a stream's batch (op: its stream slot, segment: the batch)
 };
 
 struct FlightSlab {

@@ -15,7 +15,7 @@ SendChannel::SendChannel(uint32_t window, const RttParams& rtt)
     throw std::invalid_argument("reliable window must be 1.." + std::to_string(kMaxWindow) + " frames");
 }
 
-uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns, bool signal) {
+uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns, bool signal, bool stream) {
   if (idle()) last_progress_ns_ = timer_ns_ = now_ns;  // the timer starts with the first frame
   const uint32_t seq = next_++;
   InFlight& e = slot(seq);
@@ -23,7 +23,7 @@ uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns, bool 
   e.op = op;
   e.sent_ns = now_ns;
   e.tries = 1;
-  e.flags = signal ? InFlight::kSignal : 0;
+  e.flags = static_cast<uint8_t>((signal ? InFlight::kSignal : 0) | (stream ? InFlight::kStream : 0));
   return seq;
 }
 
@@ -79,6 +79,7 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
   auto take = [&](uint32_t s) {
     set_acked(s);
     ++r.newly;
+    if (slot(s).flags & InFlight::kStream) ++r.newly_stream;
     if (!any || seq_before(s, oldest)) oldest = s;
     any = true;
   };
@@ -210,9 +211,9 @@ void SendChannel::on_acked(uint32_t newly) {
   }
 }
 
-void SendChannel::abandon_in_flight(uint64_t now_ns) {
+void SendChannel::abandon_in_flight(uint64_t now_ns, bool streams_too) {
   for (uint32_t s = base_; s != next_; ++s) {
-    if (acked(s)) continue;
+    if (acked(s) || (!streams_too && (slot(s).flags & InFlight::kStream))) continue;
     slot(s).flags |= InFlight::kAbandoned;
     queue_resend(s);
   }

@@ -68,10 +68,12 @@ class SendChannel {
 
   // Records a first transmission; returns its sequence number.
   // Precondition: window_open().
-  uint32_t push(uint32_t op, uint32_t segment, uint64_t now_ns, bool signal = false);
+  // `stream`: a stream's batch (InFlight::kStream), not the broadcast's.
+  uint32_t push(uint32_t op, uint32_t segment, uint64_t now_ns, bool signal = false, bool stream = false);
 
   struct AckResult {
     uint32_t newly = 0;    // frames newly acknowledged
+    uint32_t newly_stream = 0;  // of which streams' batches
     bool valid = true;     // false: it acknowledges what was never sent
     bool new_holes = false;  // holes queued for fast retransmit
   };
@@ -114,7 +116,8 @@ class SendChannel {
   // stay in flight, queued at once, to be re-sent as payload-less "abandoned"
   // frames that the receiver acknowledges and drops: the channel's sequence
   // space stays in step with the receiver's window, so the group remains usable.
-  void abandon_in_flight(uint64_t now_ns);
+  // Streams' batches stay as they are unless `streams_too` (the streams failed).
+  void abandon_in_flight(uint64_t now_ns, bool streams_too = false);
 
  private:
   InFlight& slot(uint32_t seq) { return slab_->entries[seq & mask_]; }

@@ -1,0 +1,536 @@
+// Node: streams (docs/streams.md). A publisher's messages wait in a ring its
+// application fills (stream_state.h); at each turn the core cuts whatever is
+// there into batches - as many messages per frame as fit, pieces of larger
+// ones, nothing held back to wait for more - keeps each batch in a slot of
+// the stream's window, delivers it here and owes it to its children in the
+// stream's tree (algos/topology/stream_tree.h). A member that receives a
+// batch from its parent keeps it the same way, forwards the same buffer to
+// its own children (zero-copy) and delivers in batch order. Batches travel on
+// the reliable channels the broadcasts use, beside them.
+//
+// Progress flows back up the tree: each member reports to its parent the
+// batch below which its whole subtree delivered (a datagram; reports are
+// cumulative, so a lost one is made good by the next, and a member repeats
+// its last one every millisecond while the stream is busy). A batch is let go
+// once the subtree below a member delivered it; the publisher's "stable"
+// point is the whole group's, and its application may publish only a window
+// ahead of it.
+#include <rte_mbuf.h>
+
+#include <algorithm>
+
+#include "engine/crc32c.h"
+#include "engine/node.h"
+
+namespace lanecast::engine {
+
+using algos::Rank;
+using stream::BatchSlot;
+using stream::RecordHead;
+using stream::StreamState;
+
+namespace {
+
+constexpr uint64_t kRefreshNs = 1'000'000;        // repeat a report this often while busy
+constexpr uint64_t kRefreshForNs = 50'000'000;    // ... for this long after the stream's last batch
+constexpr uint32_t kHeadBytes = sizeof(RecordHead);
+
+// Whether a batch's records are well formed: each head and piece within the
+// payload, `records` of them. The bytes were checked against the CRC first.
+bool records_valid(const uint8_t* p, uint32_t len, uint32_t records) {
+  uint32_t off = 0, n = 0;
+  while (off < len) {
+    if (len - off < kHeadBytes) return false;
+    const RecordHead h = stream::read_head(p + off);
+    const uint32_t piece = h.piece & stream::kPieceMask;
+    if (piece > len - off - kHeadBytes || piece > h.message_len) return false;
+    if (!(h.piece & (stream::kMorePieces | stream::kContinuation)) && piece != h.message_len) return false;
+    off += kHeadBytes + piece;
+    ++n;
+  }
+  return n == records && n > 0;
+}
+
+}  // namespace
+
+uint64_t Node::max_stream_message() const {
+  const lanecast::StreamOptions& o = cfg_.streams;
+  const uint64_t ring = o.window_bytes / 2 > 64 ? o.window_bytes / 2 - 64 : 0;
+  const uint64_t delivery = o.delivery_bytes / 2 > 64 ? o.delivery_bytes / 2 - 64 : 0;
+  return std::min({cfg_.max_message_bytes, ring, delivery});
+}
+
+bool Node::open_publisher(std::unique_ptr<stream::PublisherShared> p) {
+  if (!publisher_queue_.push(p.get())) return false;
+  p.release();  // the queue's pointer owns it now; the core adopts it
+  notify_core();
+  return true;
+}
+
+void Node::set_message_handler(MessageHandler h) {
+  handler_ = std::move(h);
+  has_handler_.store(static_cast<bool>(handler_), std::memory_order_release);
+}
+
+void Node::take_publishers(uint64_t now) {
+  stream::PublisherShared* raw;
+  while (publisher_queue_.pop(raw)) {
+    publishers_.emplace_back(raw);  // set-up of a stream, not per message
+    StreamState* s = open_stream_state(cfg_.rank, raw->index, now);
+    if (s == nullptr) {
+      raw->error.store(static_cast<uint8_t>(OpError::Internal), std::memory_order_release);
+      counters_.stream_no_state.add();
+      continue;
+    }
+    s->pub = raw;
+    s->pub_ring = stream::RecordRing(raw->ring);
+  }
+}
+
+StreamState* Node::find_stream(Rank publisher, uint16_t index) {
+  for (StreamState& s : streams_)
+    if (s.used && s.publisher == publisher && s.index == index) return &s;
+  return nullptr;
+}
+
+// A stream this member starts taking part in: its window of slots, its
+// place in the tree, and (the first time) the delivery ring. Done once per
+// stream, on its first frame: the only allocation streams make.
+StreamState* Node::open_stream_state(Rank publisher, uint16_t index, uint64_t now) {
+  if (StreamState* s = find_stream(publisher, index)) return s;
+  auto free_slot = std::find_if(streams_.begin(), streams_.end(), [](const StreamState& s) { return !s.used; });
+  if (free_slot == streams_.end()) return nullptr;
+  StreamState& s = *free_slot;
+  s = StreamState{};
+  s.used = true;
+  s.publisher = publisher;
+  s.index = index;
+  s.tree = algos::StreamTree(cfg_.nodes, publisher, cfg_.rank, cfg_.streams.fanout);
+  s.slots.assign(cfg_.streams.window_batches, BatchSlot{});
+  s.mask = cfg_.streams.window_batches - 1;
+  s.child_mark.assign(s.tree.children(), 0);
+  s.last_report_ns = s.last_activity_ns = now;
+  if (delivery_hdr_.load(std::memory_order_relaxed) == nullptr && !has_handler_.load(std::memory_order_acquire)) {
+    const size_t bytes = stream::RecordRing::bytes_for(cfg_.streams.delivery_bytes);
+    delivery_mem_.reset(new (std::align_val_t{64}) uint8_t[bytes]);
+    stream::RecordRingHeader* h = stream::RecordRing::init(delivery_mem_.get(), cfg_.streams.delivery_bytes);
+    delivery_ = stream::RecordRing(h);
+    delivery_hdr_.store(h, std::memory_order_release);
+  }
+  if (has_handler_.load(std::memory_order_acquire) && reassembly_.empty()) reassembly_.resize(max_stream_message());
+  return &s;
+}
+
+// ---------------------------------------------------------------- publisher
+
+// Cuts the messages waiting in the publisher's ring into one batch (all of
+// them if they fit, else as much as fits, a large message in pieces). False
+// when there is nothing to send or no slot free in the window.
+bool Node::form_batch(StreamState& s, uint64_t now) {
+  if (s.next_batch - s.released >= s.slots.size()) return false;  // the window is full: wait for reports
+  stream::RecordView r = s.pub_ring.peek();
+  if (r.data == nullptr) {
+    if (s.pub_ring.corrupt()) fail_streams(now, OpError::Internal, cfg_.rank);
+    return false;
+  }
+  rte_mbuf* m = rte_pktmbuf_alloc(pools_.payload);
+  uint8_t* dst = m == nullptr ? nullptr : reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(cfg_.segment_bytes)));
+  if (dst == nullptr) {
+    if (m != nullptr) rte_pktmbuf_free(m);
+    counters_.tx_alloc_failures.add();
+    return false;
+  }
+  const uint64_t first_msg = s.next_msg;
+  uint32_t used = 0, records = 0, crc = 0;
+  while (r.data != nullptr) {
+    if (r.len < 8) {  // the application side writes a timestamp first, always
+      fail_streams(now, OpError::Internal, cfg_.rank);
+      rte_pktmbuf_free(m);
+      return false;
+    }
+    uint64_t ts;
+    std::memcpy(&ts, r.data, 8);
+    const uint32_t msg_len = r.len - 8;
+    const uint32_t remaining = msg_len - s.pub_offset;
+    if (cfg_.segment_bytes - used < kHeadBytes + (remaining > 0 ? 1 : 0)) break;
+    const uint32_t piece = std::min(remaining, cfg_.segment_bytes - used - kHeadBytes);
+    RecordHead h;
+    h.piece = piece | (s.pub_offset > 0 ? stream::kContinuation : 0) | (piece < remaining ? stream::kMorePieces : 0);
+    h.message_len = msg_len;
+    h.timestamp_ns = ts;
+    stream::write_head(dst + used, h);
+    crc = crc32c(crc, dst + used, kHeadBytes);
+    crc = crc32c_copy(crc, dst + used + kHeadBytes, r.data + 8 + s.pub_offset, piece);
+    used += kHeadBytes + piece;
+    ++records;
+    counters_.root_copy_bytes.add(piece);
+    if (piece < remaining) {
+      s.pub_offset += piece;
+      break;  // the frame is full
+    }
+    s.pub_offset = 0;
+    s.pub_ring.pop();
+    ++s.next_msg;
+    ++s.msgs_done;
+    s.bytes_done += msg_len;
+    counters_.stream_msgs_published.add();
+    r = s.pub_ring.peek();
+  }
+  rte_pktmbuf_trim(m, static_cast<uint16_t>(cfg_.segment_bytes - used));
+  const uint64_t batch = s.next_batch++;
+  BatchSlot& b = s.slot(batch);
+  b.msgs_after = s.msgs_done;
+  b.bytes_after = s.bytes_done;
+  counters_.stream_batches_formed.add();
+  hold_batch(s, batch, m, used, crc, records, first_msg, now);
+  return true;
+}
+
+// ---------------------------------------------------------------- every member
+
+// Keeps a batch in its slot and owes it to each child (the same buffer,
+// shared by reference when sent).
+void Node::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_t len, uint32_t crc,
+                      uint32_t records, uint64_t first_msg, uint64_t now) {
+  BatchSlot& b = s.slot(batch);
+  const uint64_t msgs_after = b.msgs_after, bytes_after = b.bytes_after;
+  b = BatchSlot{payload, batch, len, crc, records, first_msg, msgs_after, bytes_after};
+  s.received_end = std::max(s.received_end, batch + 1);
+  s.last_activity_ns = now;
+  const auto slot = static_cast<uint16_t>(&s - streams_.data());
+  for (uint32_t i = 0; i < s.tree.children(); ++i) {
+    Channel& c = channel(s.tree.child(i), 0);
+    const bool pushed = c.owed.push(runs_, static_cast<uint32_t>(batch), next_stamp_++, slot);
+    owed_one(c, pushed);
+    if (pushed) ++stream_owed_;
+  }
+}
+
+// Delivers what is in order: every message of every batch held from
+// deliver_next on, a message in pieces once all its pieces are here. Stops
+// at a gap, or when the delivery ring is full (the rest waits for the
+// application).
+void Node::deliver_stream(StreamState& s) {
+  while (s.deliver_next < s.received_end) {
+    BatchSlot& b = s.slot(s.deliver_next);
+    if (b.payload == nullptr || b.batch != s.deliver_next) return;  // a gap: wait for it
+    const uint8_t* base = rte_pktmbuf_mtod(b.payload, const uint8_t*);
+    if (s.deliver_offset >= b.len) {
+      ++s.deliver_next;
+      s.deliver_offset = 0;
+      continue;
+    }
+    uint32_t used = 0;
+    if (!deliver_message(s, base + s.deliver_offset, b.len - s.deliver_offset, &used)) return;
+    s.deliver_offset += used;
+  }
+}
+
+// One message from the record at `rec`: handed to the handler or written to
+// the delivery ring. *used: the bytes of this batch it took. A message in
+// pieces moves the cursor into the batch of its last piece itself. False:
+// it cannot go yet (*used 0: the ring is full; *used 1: a piece is missing).
+bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t avail, uint32_t* used) {
+  (void)avail;  // records were checked on arrival (records_valid)
+  const RecordHead h = stream::read_head(rec);
+  const uint32_t piece = h.piece & stream::kPieceMask;
+  const bool handler = has_handler_.load(std::memory_order_relaxed);
+  stream::DeliveredHead dh{s.deliver_seq, h.timestamp_ns, s.publisher, s.index, 0};
+  if (h.piece & stream::kContinuation) {
+    // A piece whose first piece was never seen here: only a publisher that
+    // breaks the format sends this. Counted and skipped.
+    counters_.rx_stream_bad.add();
+    *used = kHeadBytes + piece;
+    return true;
+  }
+  if (!(h.piece & stream::kMorePieces)) {
+    if (handler) {
+      handler_(dh, rec + kHeadBytes, piece);
+    } else {
+      uint8_t* dst = delivery_.reserve(static_cast<uint32_t>(sizeof dh + piece), 0);
+      if (dst == nullptr) {
+        counters_.stream_delivery_full.add();
+        *used = 0;
+        return false;
+      }
+      std::memcpy(dst, &dh, sizeof dh);
+      std::memcpy(dst + sizeof dh, rec + kHeadBytes, piece);
+      delivery_.commit();
+      counters_.delivered_bytes.add(piece);
+    }
+    *used = kHeadBytes + piece;
+    ++s.deliver_seq;
+    counters_.stream_msgs_delivered.add();
+    return true;
+  }
+  // A message in pieces: every later piece starts a following batch.
+  if (h.message_len > max_stream_message()) {
+    counters_.rx_stream_bad.add();
+    *used = kHeadBytes + piece;
+    return true;
+  }
+  uint64_t have = piece, last = s.deliver_next;
+  uint32_t last_piece = 0;
+  while (have < h.message_len) {
+    ++last;
+    if (last >= s.received_end) {
+      *used = 1;
+      return false;
+    }
+    const BatchSlot& b = s.slot(last);
+    if (b.payload == nullptr || b.batch != last) {
+      *used = 1;
+      return false;
+    }
+    const RecordHead c = stream::read_head(rte_pktmbuf_mtod(b.payload, const uint8_t*));
+    last_piece = c.piece & stream::kPieceMask;
+    if (!(c.piece & stream::kContinuation) || c.message_len != h.message_len) {
+      counters_.rx_stream_bad.add();
+      *used = kHeadBytes + piece;
+      return true;
+    }
+    have += last_piece;
+  }
+  uint8_t* dst;
+  if (handler) {
+    dst = reassembly_.data();
+  } else {
+    dst = delivery_.reserve(static_cast<uint32_t>(sizeof dh + h.message_len), 0);
+    if (dst == nullptr) {
+      counters_.stream_delivery_full.add();
+      *used = 0;
+      return false;
+    }
+    std::memcpy(dst, &dh, sizeof dh);
+    dst += sizeof dh;
+  }
+  std::memcpy(dst, rec + kHeadBytes, piece);
+  uint64_t at = piece;
+  for (uint64_t b = s.deliver_next + 1; b <= last; ++b) {
+    const uint8_t* p = rte_pktmbuf_mtod(s.slot(b).payload, const uint8_t*);
+    const uint32_t n = stream::read_head(p).piece & stream::kPieceMask;
+    std::memcpy(dst + at, p + kHeadBytes, n);
+    at += n;
+  }
+  if (handler) {
+    handler_(dh, dst, h.message_len);
+  } else {
+    delivery_.commit();
+    counters_.delivered_bytes.add(h.message_len);
+  }
+  ++s.deliver_seq;
+  counters_.stream_msgs_delivered.add();
+  // The cursor moves past the last piece, in its batch.
+  s.deliver_next = last;
+  s.deliver_offset = kHeadBytes + last_piece;
+  *used = 0;
+  return true;
+}
+
+// The subtree's mark: batches below it are delivered here and in every
+// child's subtree. Slots below it are let go; the publisher's mark is the
+// group's stable point.
+void Node::update_marks(StreamState& s, uint64_t now) {
+  uint64_t mark = s.deliver_next;
+  for (uint64_t c : s.child_mark) mark = std::min(mark, c);
+  if (mark <= s.subtree_mark) return;
+  s.subtree_mark = mark;
+  release_batches(s, mark);
+  if (s.pub != nullptr) return;
+  // Report at once when a good part of the window moved; otherwise soon.
+  if (mark - s.reported >= std::max<uint64_t>(1, s.slots.size() / 8)) send_report(s, now);
+}
+
+void Node::release_batches(StreamState& s, uint64_t below) {
+  for (; s.released < below; ++s.released) {
+    BatchSlot& b = s.slot(s.released);
+    if (b.payload == nullptr || b.batch != s.released) continue;
+    if (s.pub != nullptr) {
+      s.pub->stable_bytes.store(b.bytes_after, std::memory_order_relaxed);
+      s.pub->stable_msgs.store(b.msgs_after, std::memory_order_release);
+    }
+    rte_pktmbuf_free(b.payload);
+    b.payload = nullptr;
+  }
+}
+
+// A report to the parent: a datagram (never acknowledged: the next one
+// carries everything this one did).
+bool Node::send_report(StreamState& s, uint64_t now) {
+  const Rank parent = s.tree.parent();
+  if (parent == algos::kNoRank || !room(0, link_bytes_ + wire::kDataHeaderBytes, now)) return false;
+  uint8_t* at;
+  rte_mbuf* h = alloc_frame(addrs_[parent], wire::kDataHeaderBytes, &at);
+  if (h == nullptr) return false;
+  wire::DataBody b{};
+  b.op = s.index;
+  b.root = s.publisher;
+  b.offset = s.subtree_mark;
+  b.segment_bytes = cfg_.segment_bytes;
+  wire::write_data(at, origin(), b, wire::kFlagStream | wire::kFlagSignal, wire::FrameType::Datagram);
+  tx_push(0, h);
+  s.reported = s.subtree_mark;
+  s.last_report_ns = now;
+  counters_.stream_reports_tx.add();
+  return true;
+}
+
+// Each turn: adopt new publishers, cut what they published into batches,
+// deliver what waits for the application, and send the reports due.
+void Node::pump_streams(uint64_t now) {
+  if (publisher_queue_.read_available() > 0) take_publishers(now);
+  streams_busy_ = false;
+  stream_due_ns_ = UINT64_MAX;
+  if (streams_failed_) return;
+  const uint64_t delay = static_cast<uint64_t>(cfg_.streams.report_us * 1000);
+  for (StreamState& s : streams_) {
+    if (!s.used) continue;
+    if (s.pub != nullptr)
+      while (form_batch(s, now)) {
+      }
+    if (s.deliver_next < s.received_end) {
+      deliver_stream(s);
+      update_marks(s, now);
+      // Still behind: a full ring the application is draining, or a gap.
+      if (s.deliver_next < s.received_end) stream_due_ns_ = std::min(stream_due_ns_, now + delay);
+    }
+    if (s.pub == nullptr) {
+      const bool news = s.subtree_mark > s.reported;
+      const bool quiet_since = now >= s.last_report_ns + (news ? delay : kRefreshNs);
+      const bool refresh = s.subtree_mark > 0 && now < s.last_activity_ns + kRefreshForNs;
+      if ((news || refresh) && quiet_since) send_report(s, now);
+      if (news || refresh) stream_due_ns_ = std::min(stream_due_ns_, s.last_report_ns + (news ? delay : kRefreshNs));
+    }
+    const bool pending = (s.pub != nullptr && !s.pub_ring.empty()) || s.deliver_next < s.received_end ||
+                         s.subtree_mark < s.received_end;
+    streams_busy_ = streams_busy_ || pending;
+  }
+}
+
+// ---------------------------------------------------------------- receive
+
+void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, uint64_t now) {
+  const wire::DataBody& d = p.data;
+  auto drop = [&](Counter& why) {
+    why.add();
+    rte_pktmbuf_free(m);
+  };
+  if (streams_failed_) return drop(counters_.rx_stream_bad);
+  if (d.root >= cfg_.nodes || d.root == cfg_.rank || d.op > UINT16_MAX || d.payload_len > cfg_.segment_bytes ||
+      d.payload_len < kHeadBytes || d.segment_bytes != cfg_.segment_bytes)
+    return drop(counters_.rx_stream_bad);
+  StreamState* s = open_stream_state(d.root, static_cast<uint16_t>(d.op), now);
+  if (s == nullptr) return drop(counters_.stream_no_state);  // not acknowledged: the sender tries again
+  if (p.src != s->tree.parent()) return drop(counters_.rx_stream_bad);
+  const auto rel = static_cast<int32_t>(d.segment - static_cast<uint32_t>(s->deliver_next));
+  const uint64_t batch = s->deliver_next + static_cast<uint64_t>(static_cast<int64_t>(rel));
+  if (rel < 0 || batch < s->released || (s->slot(batch).payload != nullptr && s->slot(batch).batch == batch)) {
+    c.rx.accept(d.seq);  // had it: take it off the sender's hands
+    ack_now(c);
+    return drop(counters_.rx_stream_duplicate);
+  }
+  if (batch >= s->released + s->slots.size()) return drop(counters_.rx_stream_ahead);  // sender tries again
+  // The payload must be one contiguous buffer (as every port here gives it).
+  const bool chained = m->data_len == p.payload_offset && m->next != nullptr;
+  const rte_mbuf* body = chained ? m->next : m;
+  const uint32_t body_off = chained ? 0 : p.payload_offset;
+  if (body->next != nullptr || body->data_len != body_off + d.payload_len) return drop(counters_.rx_stream_bad);
+  const uint8_t* bytes = rte_pktmbuf_mtod_offset(body, const uint8_t*, body_off);
+  if (crc32c(0, bytes, d.payload_len) != d.payload_crc) {
+    return drop(counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)]);
+  }
+  if (d.total_len > UINT32_MAX || !records_valid(bytes, d.payload_len, static_cast<uint32_t>(d.total_len)))
+    return drop(counters_.rx_stream_bad);
+  note_ack(c, p.flags, c.rx.accept(d.seq), now);
+  counters_.stream_batches_rx.add();
+  hold_batch(*s, batch, detach_payload(m, p.payload_offset), d.payload_len, d.payload_crc,
+             static_cast<uint32_t>(d.total_len), d.offset, now);
+  deliver_stream(*s);
+  update_marks(*s, now);
+}
+
+void Node::handle_stream_report(const wire::Parsed& p, uint64_t now) {
+  const wire::DataBody& d = p.data;
+  StreamState* s = d.op <= UINT16_MAX ? find_stream(d.root, static_cast<uint16_t>(d.op)) : nullptr;
+  const uint32_t i = s == nullptr ? 0 : s->tree.child_index(p.src);
+  if (s == nullptr || i == s->tree.children() || d.offset > s->received_end) {
+    counters_.rx_stream_bad.add();
+    return;
+  }
+  counters_.stream_reports_rx.add();
+  if (d.offset > s->child_mark[i]) {
+    s->child_mark[i] = d.offset;
+    update_marks(*s, now);
+  }
+}
+
+// ---------------------------------------------------------------- frames
+
+rte_mbuf* Node::build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags) {
+  StreamState& s = streams_[slot];
+  const BatchSlot& b = s.slots[batch_low & s.mask];
+  if (!s.used || b.payload == nullptr || static_cast<uint32_t>(b.batch) != batch_low) return nullptr;
+  uint8_t* at;
+  rte_mbuf* h = alloc_frame(addrs_[c.peer], wire::kDataHeaderBytes, &at);
+  if (h == nullptr) return nullptr;
+  wire::DataBody body{};
+  body.op = s.index;
+  body.root = s.publisher;
+  body.seq = seq;
+  body.segment = batch_low;
+  body.offset = b.first_msg;
+  body.total_len = b.records;
+  body.payload_len = b.len;
+  body.payload_crc = b.crc;
+  body.segment_bytes = cfg_.segment_bytes;
+  body.lane = static_cast<uint8_t>(c.lane);
+  wire::write_data(at, origin(), body, static_cast<uint16_t>(flags | wire::kFlagStream));
+  return attach_payload(h, b.payload);
+}
+
+// ---------------------------------------------------------------- failure
+
+// A peer went silent while batches were in flight to it (or the group broke):
+// every stream of this member stops. Publishers see the error; what is owed
+// is dropped and what is in flight abandoned, so the channels stay in step.
+void Node::fail_streams(uint64_t now, OpError err, Rank peer) {
+  if (streams_failed_) return;
+  streams_failed_ = true;
+  stream_error_peer_.store(peer, std::memory_order_relaxed);
+  stream_error_.store(static_cast<uint8_t>(err), std::memory_order_release);
+  for (auto& p : publishers_) {
+    p->error_peer.store(peer, std::memory_order_relaxed);
+    p->error.store(static_cast<uint8_t>(err), std::memory_order_release);
+  }
+  for (Channel& c : channels_) {
+    const uint32_t before = c.owed.size();
+    c.owed.clear(runs_);
+    owed_total_ -= before;
+    if (!c.tx.idle() && c.tx.slab() != nullptr) {
+      c.tx.abandon_in_flight(now, /*streams_too=*/true);
+      if (c.tx.has_resend() && !c.in_resend) {
+        c.in_resend = true;
+        resend_.push_back(channel_id(c));
+      }
+    }
+  }
+  stream_owed_ = 0;
+  if (op_.active) finish(now, err, peer);
+  for (auto* list : {&ready_, &waiting_}) {
+    for (const Owing& o : *list) channels_[o.channel].listed = false;
+    list->clear();
+  }
+}
+
+void Node::free_streams() {
+  for (StreamState& s : streams_)
+    for (BatchSlot& b : s.slots)
+      if (b.payload != nullptr) {
+        rte_pktmbuf_free(b.payload);
+        b.payload = nullptr;
+      }
+  stream::PublisherShared* raw;
+  while (publisher_queue_.pop(raw)) delete raw;
+}
+
+}  // namespace lanecast::engine

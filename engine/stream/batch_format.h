@@ -1,0 +1,48 @@
+// What a stream frame's payload holds: a batch of records, each a 16-byte
+// head and the bytes of one message or of one piece of a message larger
+// than what is left of the frame. Pieces of a message follow each other:
+// the first ends a batch, the next ones start the following batches.
+//
+//   | RecordHead | bytes | RecordHead | bytes | ...     (no padding)
+//
+// The frame's data header says which stream, which batch (the stream's
+// frame number) and the sequence number of the first message a record of
+// it starts or continues; so every record's message number is known from
+// its place. All integers little-endian, as the rest of the wire.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace lanecast::engine::stream {
+
+struct RecordHead {
+  uint32_t piece;         // bytes of this record, and the two flags below
+  uint32_t message_len;   // the whole message's bytes
+  uint64_t timestamp_ns;  // when the publisher published it (engine clock)
+};
+static_assert(sizeof(RecordHead) == 16);
+
+inline constexpr uint32_t kMorePieces = 1u << 31;    // the message goes on in the next batch
+inline constexpr uint32_t kContinuation = 1u << 30;  // not the message's first piece
+inline constexpr uint32_t kPieceMask = (1u << 30) - 1;
+
+inline RecordHead read_head(const uint8_t* at) {
+  RecordHead h;
+  std::memcpy(&h, at, sizeof h);
+  return h;
+}
+inline void write_head(uint8_t* at, const RecordHead& h) { std::memcpy(at, &h, sizeof h); }
+
+// The first 16 bytes of a message as the daemon's and the engine's delivery
+// rings hold it (record_ring.h), before the message's bytes.
+struct DeliveredHead {
+  uint64_t seq;           // the publisher's sequence number, from 0
+  uint64_t timestamp_ns;  // the publisher's clock when it published
+  uint32_t publisher;     // its rank
+  uint16_t stream;        // its stream
+  uint16_t reserved;
+};
+static_assert(sizeof(DeliveredHead) == 24);
+
+}  // namespace lanecast::engine::stream

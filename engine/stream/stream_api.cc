@@ -1,0 +1,254 @@
+// The application's side of streams: Publisher (its ring of messages for
+// the core, and the window it checks against what the core says is stable)
+// and Member::next() (the ring of delivered messages), or a handler the core
+// calls. The polling core's side is engine/node_stream.cc.
+#include <stdexcept>
+#include <thread>
+
+#include "engine/clock.h"
+#include "engine/lanecast.h"
+#include "engine/member_internals.h"
+#include "engine/node.h"
+#include "engine/poller.h"
+
+namespace lanecast {
+
+namespace engine::stream {
+
+class PublisherSide {
+ public:
+  PublisherSide(Node* node, PublisherShared* shared)
+      : node_(node), shared_(shared), ring_(shared->ring), opts_(node->config().streams),
+        max_message_(node->max_stream_message()) {}
+
+  PublishResult publish(std::span<const std::byte> msg) {
+    if (shared_->error.load(std::memory_order_acquire) != 0) return PublishResult::Failed;
+    if (msg.size() > max_message_) return PublishResult::TooLarge;
+    const uint64_t stable_msgs = shared_->stable_msgs.load(std::memory_order_acquire);
+    const uint64_t stable_bytes = shared_->stable_bytes.load(std::memory_order_relaxed);
+    if (published_ - stable_msgs >= opts_.window_messages ||
+        (published_ > stable_msgs && published_bytes_ - stable_bytes + msg.size() > opts_.window_bytes))
+      return PublishResult::WouldBlock;
+    uint8_t* at = ring_.reserve(static_cast<uint32_t>(8 + msg.size()), 0);
+    if (at == nullptr) return PublishResult::WouldBlock;
+    const uint64_t ts = now_ns();
+    std::memcpy(at, &ts, 8);
+    if (!msg.empty()) std::memcpy(at + 8, msg.data(), msg.size());
+    ring_.commit();
+    ++published_;
+    published_bytes_ += msg.size();
+    node_->notify_core();
+    return PublishResult::Ok;
+  }
+
+  Node* node() const { return node_; }
+  PublisherShared* shared() const { return shared_; }
+  uint64_t published() const { return published_; }
+  uint64_t max_message() const { return max_message_; }
+
+ private:
+  Node* node_;
+  PublisherShared* shared_;
+  RecordRing ring_;
+  StreamOptions opts_;
+  uint64_t max_message_;
+  uint64_t published_ = 0, published_bytes_ = 0;
+};
+
+class DeliverySide {
+ public:
+  explicit DeliverySide(RecordRingHeader* h) : ring_(h) {}
+  // The next message, the one before it given back first.
+  bool next(StreamMessage& out) {
+    if (held_) {
+      ring_.pop();
+      held_ = false;
+    }
+    const RecordView r = ring_.peek();
+    if (r.data == nullptr || r.len < sizeof(DeliveredHead)) return false;
+    DeliveredHead h;
+    std::memcpy(&h, r.data, sizeof h);
+    out.publisher = h.publisher;
+    out.stream = h.stream;
+    out.seq = h.seq;
+    out.timestamp_ns = h.timestamp_ns;
+    out.data = std::span<const std::byte>(reinterpret_cast<const std::byte*>(r.data + sizeof h), r.len - sizeof h);
+    held_ = true;
+    return true;
+  }
+  bool waiting() const { return !ring_.empty(); }
+
+ private:
+  RecordRing ring_;
+  bool held_ = false;
+};
+
+}  // namespace engine::stream
+
+uint64_t clock_ns() { return engine::now_ns(); }
+
+namespace {
+
+Status status_of(engine::OpError e, Rank peer, const char* what) {
+  if (e == engine::OpError::None) return {};
+  Status s;
+  s.error = error_kind(e);
+  s.peer = peer;
+  s.message = std::string(what);
+  switch (e) {
+    case engine::OpError::PeerSilent:
+      s.message += ": rank " + std::to_string(peer) + " stopped acknowledging";
+      break;
+    case engine::OpError::GroupBroken:
+      s.message += ": the group lost rank " + (peer == kNoRank ? std::string("?") : std::to_string(peer));
+      break;
+    case engine::OpError::Internal:
+      s.message += ": no stream slot free here (StreamOptions::max_streams), or the publisher's ring was damaged";
+      break;
+    default:
+      s.message += ": failed";
+      break;
+  }
+  return s;
+}
+
+// Runs the member's poller on this thread (engines that progress in calls)
+// until `done` or `deadline`.
+bool drive(engine::Node* node, bool (*done)(const void*), const void* arg, uint64_t deadline) {
+  engine::Poller* p = node->driver();
+  return p != nullptr && p->drive_until(done, arg, deadline);
+}
+
+}  // namespace
+
+Publisher::Publisher() = default;
+Publisher::Publisher(Publisher&&) noexcept = default;
+Publisher& Publisher::operator=(Publisher&&) noexcept = default;
+Publisher::~Publisher() = default;
+
+PublishResult Publisher::publish(std::span<const std::byte> message) {
+  if (!side_) throw std::logic_error("publish: this Publisher has no stream");
+  return side_->publish(message);
+}
+
+PublishResult Publisher::publish_for(std::span<const std::byte> message, std::chrono::nanoseconds timeout) {
+  const uint64_t deadline = engine::now_ns() + static_cast<uint64_t>(std::max<int64_t>(0, timeout.count()));
+  for (uint32_t tries = 0;; ++tries) {
+    const PublishResult r = publish(message);
+    if (r != PublishResult::WouldBlock || engine::now_ns() >= deadline) return r;
+    engine::Node* node = side_->node();
+    if (node->driver() != nullptr) {
+      // Turn the engine here until something is acknowledged as stable.
+      struct Arg {
+        const engine::stream::PublisherShared* s;
+        uint64_t stable;
+      } arg{side_->shared(), side_->shared()->stable_msgs.load()};
+      drive(
+          node,
+          [](const void* a) {
+            const auto* x = static_cast<const Arg*>(a);
+            return x->s->stable_msgs.load(std::memory_order_acquire) != x->stable || x->s->error.load() != 0;
+          },
+          &arg, std::min(deadline, engine::now_ns() + 1'000'000));
+    } else if (tries < 64) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+}
+
+uint64_t Publisher::published() const { return side_ ? side_->published() : 0; }
+uint64_t Publisher::stable() const {
+  return side_ ? side_->shared()->stable_msgs.load(std::memory_order_acquire) : 0;
+}
+uint64_t Publisher::max_message() const { return side_ ? side_->max_message() : 0; }
+uint16_t Publisher::stream() const { return side_ ? side_->shared()->index : 0; }
+Status Publisher::status() const {
+  if (!side_) return {};
+  const auto* s = side_->shared();
+  return status_of(static_cast<engine::OpError>(s->error.load(std::memory_order_acquire)),
+                   s->error_peer.load(std::memory_order_relaxed), "stream");
+}
+
+Publisher Member::open_stream(uint16_t index) {
+  const StreamOptions& o = node_->config().streams;
+  if (index >= o.max_streams || index >= 64)
+    throw std::invalid_argument("open_stream: index " + std::to_string(index) + " out of range (below " +
+                                std::to_string(std::min<uint32_t>(o.max_streams, 64)) + ", StreamOptions::max_streams)");
+  if (streams_opened_ >> index & 1)
+    throw std::invalid_argument("open_stream: stream " + std::to_string(index) + " of rank " +
+                                std::to_string(rank()) + " is open already");
+  auto shared = std::make_unique<engine::stream::PublisherShared>();
+  shared->index = index;
+  const size_t bytes = engine::stream::RecordRing::bytes_for(o.window_bytes);
+  shared->ring_mem.reset(new (std::align_val_t{64}) uint8_t[bytes]);
+  shared->ring = engine::stream::RecordRing::init(shared->ring_mem.get(), o.window_bytes);
+  engine::stream::PublisherShared* raw = shared.get();
+  if (!node_->open_publisher(std::move(shared)))
+    throw std::runtime_error("open_stream: rank " + std::to_string(rank()) + " has 16 streams waiting to open");
+  streams_opened_ |= uint64_t{1} << index;
+  Publisher p;
+  p.side_ = std::make_unique<engine::stream::PublisherSide>(node_, raw);
+  return p;
+}
+
+bool Member::next(StreamMessage& out) {
+  if (!delivery_) {
+    engine::stream::RecordRingHeader* h = node_->delivery_ring();
+    if (h == nullptr) {
+      drive(node_, [](const void*) { return true; }, nullptr, engine::now_ns());
+      h = node_->delivery_ring();
+      if (h == nullptr) return false;
+    }
+    delivery_ = std::make_shared<engine::stream::DeliverySide>(h);
+  }
+  if (delivery_->next(out)) return true;
+  if (node_->driver() == nullptr) return false;
+  drive(node_, [](const void*) { return true; }, nullptr, engine::now_ns());
+  return delivery_->next(out);
+}
+
+bool Member::next_for(StreamMessage& out, std::chrono::nanoseconds timeout) {
+  const uint64_t deadline = engine::now_ns() + static_cast<uint64_t>(std::max<int64_t>(0, timeout.count()));
+  for (uint32_t tries = 0;; ++tries) {
+    if (next(out)) return true;
+    if (engine::now_ns() >= deadline) return false;
+    if (node_->driver() != nullptr) {
+      drive(
+          node_,
+          [](const void* n) {
+            auto* ring = static_cast<const engine::Node*>(n)->delivery_ring();
+            return ring != nullptr && ring->head.load(std::memory_order_acquire) != ring->tail.load(std::memory_order_acquire);
+          },
+          node_, deadline);
+    } else if (tries < 64) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+}
+
+void Member::on_message(std::function<void(const StreamMessage&)> handler) {
+  if (!handler) {
+    node_->set_message_handler({});
+    return;
+  }
+  node_->set_message_handler([h = std::move(handler)](const engine::stream::DeliveredHead& d, const uint8_t* data,
+                                                      uint32_t len) {
+    StreamMessage m;
+    m.publisher = d.publisher;
+    m.stream = d.stream;
+    m.seq = d.seq;
+    m.timestamp_ns = d.timestamp_ns;
+    m.data = std::span<const std::byte>(reinterpret_cast<const std::byte*>(data), len);
+    h(m);
+  });
+}
+
+Status Member::stream_status() const {
+  return status_of(node_->stream_error(), node_->stream_error_peer(), "streams");
+}
+
+}  // namespace lanecast

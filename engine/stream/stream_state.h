@@ -1,0 +1,78 @@
+// A member's part in one stream (node_stream.cc runs it on the polling core).
+//
+// Every member keeps the stream's batches in a ring of `window_batches`
+// slots: a batch stays until every member below it in the stream's tree has
+// delivered it (their reports say so), because until then a child may still
+// need it sent again. The publisher forms batches only while a slot is free,
+// so memory is bounded by the window everywhere and a slow member holds the
+// publisher back instead of losing anything.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "algos/topology/stream_tree.h"
+#include "engine/stream/record_ring.h"
+
+struct rte_mbuf;
+
+namespace lanecast::engine::stream {
+
+struct BatchSlot {
+  rte_mbuf* payload = nullptr;  // null: empty
+  uint64_t batch = 0;
+  uint32_t len = 0;
+  uint32_t crc = 0;
+  uint32_t records = 0;
+  uint64_t first_msg = 0;
+  // Publisher: messages and bytes published, complete, by the end of it.
+  uint64_t msgs_after = 0, bytes_after = 0;
+};
+
+// What a publisher's application thread and the polling core share. Made by
+// the application (Member::open_stream), owned by the node from then on.
+struct PublisherShared {
+  uint16_t index = 0;
+  std::unique_ptr<uint8_t[]> ring_mem;
+  RecordRingHeader* ring = nullptr;           // messages published, not yet in batches
+  alignas(64) std::atomic<uint64_t> stable_msgs{0};   // delivered by every member
+  std::atomic<uint64_t> stable_bytes{0};
+  std::atomic<uint8_t> error{0};              // an OpError: the stream failed
+  std::atomic<uint32_t> error_peer{UINT32_MAX};
+};
+
+struct StreamState {
+  bool used = false;
+  algos::Rank publisher = 0;
+  uint16_t index = 0;
+  algos::StreamTree tree{1, 0, 0, 1};
+  std::vector<BatchSlot> slots;  // window_batches, a power of two
+  uint64_t mask = 0;
+  uint64_t released = 0;       // batches below were let go here
+  uint64_t received_end = 0;   // one past the highest batch held
+  uint64_t deliver_next = 0;   // the first batch not wholly delivered here
+  uint32_t deliver_offset = 0; // bytes of it delivered
+  uint64_t deliver_seq = 0;    // the next message's sequence number
+  std::vector<uint64_t> child_mark;  // each child's subtree delivered every batch below
+  uint64_t subtree_mark = 0;   // min of ours and the children's
+  uint64_t reported = 0;       // the mark last sent to the parent
+  uint64_t last_report_ns = 0;
+  uint64_t last_activity_ns = 0;
+  // The publisher's side.
+  PublisherShared* pub = nullptr;
+  RecordRing pub_ring;
+  uint32_t pub_offset = 0;     // bytes of the ring's oldest message already in batches
+  uint64_t next_batch = 0;
+  uint64_t next_msg = 0;       // the sequence number of the next message to start
+  uint64_t msgs_done = 0, bytes_done = 0;
+
+  BatchSlot& slot(uint64_t batch) { return slots[batch & mask]; }
+  // The batch number a frame's low 32 bits mean, near what this member holds.
+  uint64_t unwrap(uint32_t low) const {
+    return deliver_next + static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(low - static_cast<uint32_t>(deliver_next))));
+  }
+};
+
+}  // namespace lanecast::engine::stream

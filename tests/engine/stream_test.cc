@@ -1,0 +1,278 @@
+// Streams on the in-process fabric through the public API: every member
+// delivers every message of every stream exactly once, in order, equal to
+// what was published - small ones batched, large ones in pieces - with loss,
+// with two publishers at once, beside broadcasts, with a member that does
+// not keep up (the publisher is held back, nothing dropped), and with the
+// core calling a handler instead of next().
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "engine/lanecast.h"
+#include "tests/engine/group_env.h"
+
+namespace lanecast {
+namespace {
+
+using namespace std::chrono_literals;
+using test::engine;
+
+// The message `seq` of a publisher: its size from `sizes`, its bytes from a
+// hash of (publisher, seq, index), so any member can check it alone.
+std::vector<std::byte> message(Rank publisher, uint64_t seq, const std::vector<uint32_t>& sizes) {
+  std::vector<std::byte> m(sizes[seq % sizes.size()]);
+  uint64_t x = (uint64_t{publisher} << 40) ^ (seq * 0x9E3779B97F4A7C15ULL) ^ 0x5bd1e995;
+  for (auto& b : m) {
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    b = static_cast<std::byte>(x >> 56);
+  }
+  return m;
+}
+
+struct Check {
+  std::vector<uint64_t> next_seq;  // per publisher rank
+  uint64_t delivered = 0;
+  std::string error;
+  void take(const StreamMessage& m, const std::vector<uint32_t>& sizes) {
+    if (!error.empty()) return;
+    if (m.publisher >= next_seq.size()) {
+      error = "publisher " + std::to_string(m.publisher);
+      return;
+    }
+    if (m.seq != next_seq[m.publisher]) {
+      error = "from " + std::to_string(m.publisher) + ": seq " + std::to_string(m.seq) + " where " +
+              std::to_string(next_seq[m.publisher]) + " was due";
+      return;
+    }
+    const auto want = message(m.publisher, m.seq, sizes);
+    if (m.data.size() != want.size() || !std::equal(want.begin(), want.end(), m.data.begin())) {
+      error = "from " + std::to_string(m.publisher) + ": message " + std::to_string(m.seq) + " differs (" +
+              std::to_string(m.data.size()) + " bytes, " + std::to_string(want.size()) + " sent)";
+      return;
+    }
+    ++next_seq[m.publisher];
+    ++delivered;
+  }
+};
+
+struct StreamRun {
+  std::vector<Rank> publishers;
+  uint64_t messages = 2000;  // per publisher
+  std::vector<uint32_t> sizes{64};
+};
+
+// Publishes `run` on a group and drains every member with next() on a
+// thread each; returns "" or what went wrong, per member.
+std::string run_stream(LocalGroup& g, const StreamRun& run, std::chrono::seconds limit = 60s) {
+  const uint32_t n = g.size();
+  std::vector<Check> checks(n);
+  for (auto& c : checks) c.next_seq.assign(n, 0);
+  const uint64_t want = run.messages * run.publishers.size();
+  std::atomic<bool> give_up{false};
+  std::vector<std::thread> readers;
+  for (Rank r = 0; r < n; ++r)
+    readers.emplace_back([&, r] {
+      StreamMessage m;
+      while (checks[r].delivered < want && checks[r].error.empty() && !give_up.load()) {
+        if (g.member(r).next_for(m, 10ms)) checks[r].take(m, run.sizes);
+      }
+    });
+  std::vector<std::thread> writers;
+  std::vector<std::string> pub_errors(run.publishers.size());
+  for (size_t i = 0; i < run.publishers.size(); ++i)
+    writers.emplace_back([&, i] {
+      Publisher p = g.member(run.publishers[i]).open_stream(0);
+      for (uint64_t s = 0; s < run.messages && !give_up.load(); ++s) {
+        const auto msg = message(run.publishers[i], s, run.sizes);
+        const PublishResult res = p.publish_for(msg, 20s);
+        if (res != PublishResult::Ok) {
+          pub_errors[i] = "publish " + std::to_string(s) + ": result " + std::to_string(int(res)) + " " +
+                          p.status().message;
+          return;
+        }
+      }
+    });
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (auto& w : writers) w.join();
+  for (Rank r = 0; r < n; ++r) {
+    while (checks[r].delivered < want && checks[r].error.empty() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(1ms);
+  }
+  give_up = true;
+  for (auto& t : readers) t.join();
+  std::string out;
+  for (auto& e : pub_errors)
+    if (!e.empty()) out += e + "; ";
+  for (Rank r = 0; r < n; ++r) {
+    if (!checks[r].error.empty()) out += "rank " + std::to_string(r) + ": " + checks[r].error + "; ";
+    else if (checks[r].delivered != want)
+      out += "rank " + std::to_string(r) + ": " + std::to_string(checks[r].delivered) + " of " +
+             std::to_string(want) + " delivered (" + g.member(r).stream_status().message + "); ";
+  }
+  return out;
+}
+
+GroupOptions options(uint32_t nodes, uint32_t fanout) {
+  GroupOptions o;
+  o.nodes = nodes;
+  o.segment_bytes = 1400;
+  o.max_message_bytes = 1 << 20;
+  o.streams.fanout = fanout;
+  o.streams.window_batches = 256;
+  o.streams.window_bytes = 1 << 20;
+  o.streams.delivery_bytes = 1 << 20;
+  return o;
+}
+
+class Fanouts : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(Fanouts, EveryMemberDeliversSmallAndLargeMessagesInOrder) {
+  auto g = engine().create_local_group(options(8, GetParam()));
+  StreamRun run;
+  run.publishers = {3};
+  run.messages = 3000;
+  // Batched (0..200 bytes), one piece short of a frame, in pieces (up to 64 KiB).
+  run.sizes = {64, 0, 1, 200, 1383, 1384, 1385, 3000, 64, 65536, 17, 64};
+  EXPECT_EQ(run_stream(*g, run), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Streams, Fanouts, ::testing::Values(1u, 2u, 7u));
+
+TEST(Streams, TwoPublishersWithLossOnEveryLink) {
+  GroupOptions o = options(6, 2);
+  o.fabric.loss = 0.02;
+  o.fabric.seed = test::test_seed();
+  auto g = engine().create_local_group(o);
+  StreamRun run;
+  run.publishers = {0, 4};
+  run.messages = 3000;
+  run.sizes = {64, 1000, 5000, 32};
+  EXPECT_EQ(run_stream(*g, run, 120s), "");
+  uint64_t resent = 0;
+  for (Rank r = 0; r < g->size(); ++r)
+    for (const auto& [name, v] : g->member(r).counters())
+      if (name == "tx_retransmits") resent += v;
+  EXPECT_GT(resent, 0u) << "2% loss and nothing was sent again?";
+}
+
+TEST(Streams, SlowMemberHoldsThePublisherBackAndLosesNothing) {
+  GroupOptions o = options(4, 1);
+  o.streams.window_bytes = 16 << 10;
+  o.streams.delivery_bytes = 16 << 10;
+  auto g = engine().create_local_group(o);
+  Publisher p = g->member(0).open_stream(0);
+  const std::vector<uint32_t> sizes{100};
+  // Nobody reads: the delivery rings and then the window fill up, and stay
+  // full: nothing is published for 300 ms (the publisher's own ring drains
+  // into frames meanwhile, so a WouldBlock alone proves nothing).
+  uint64_t sent = 0;
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  auto last_ok = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < until && std::chrono::steady_clock::now() - last_ok < 300ms) {
+    const PublishResult r = p.publish(message(0, sent, sizes));
+    if (r == PublishResult::Ok) {
+      ++sent;
+      last_ok = std::chrono::steady_clock::now();
+    } else {
+      ASSERT_EQ(r, PublishResult::WouldBlock);
+      std::this_thread::sleep_for(100us);
+    }
+  }
+  ASSERT_LT(std::chrono::steady_clock::now(), until) << "the window never closed";
+  // A delivery ring holds about 120 of these messages, the window 160.
+  EXPECT_LT(sent, 400u) << "more published than the rings and the 16 KiB window hold";
+  EXPECT_GT(sent, 100u);
+  // Now every member reads; the publisher goes on to 1000 messages.
+  std::vector<Check> checks(4);
+  for (auto& c : checks) c.next_seq.assign(4, 0);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> readers;
+  for (Rank r = 0; r < 4; ++r)
+    readers.emplace_back([&, r] {
+      StreamMessage m;
+      while (!stop.load() && checks[r].error.empty())
+        if (g->member(r).next_for(m, 5ms)) checks[r].take(m, sizes);
+    });
+  for (; sent < 1000; ++sent)
+    if (p.publish_for(message(0, sent, sizes), 20s) != PublishResult::Ok) break;
+  EXPECT_EQ(sent, 1000u) << p.status().message;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  auto all_done = [&] {
+    for (auto& c : checks)
+      if (c.delivered < 1000 && c.error.empty()) return false;
+    return true;
+  };
+  while (!all_done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  stop = true;
+  for (auto& t : readers) t.join();
+  for (Rank r = 0; r < 4; ++r) {
+    EXPECT_EQ(checks[r].error, "") << "rank " << r;
+    EXPECT_EQ(checks[r].delivered, 1000u) << "rank " << r;
+  }
+  // The publisher learns that everything is stable.
+  const auto stable_by = std::chrono::steady_clock::now() + 5s;
+  while (p.stable() < 1000 && std::chrono::steady_clock::now() < stable_by) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(p.stable(), 1000u);
+}
+
+TEST(Streams, HandlerOnThePollingCore) {
+  auto g = engine().create_local_group(options(5, 2));
+  const std::vector<uint32_t> sizes{64, 3000, 10};
+  std::vector<Check> checks(5);
+  for (auto& c : checks) c.next_seq.assign(5, 0);
+  for (Rank r = 0; r < 5; ++r) g->member(r).on_message([&, r](const StreamMessage& m) { checks[r].take(m, sizes); });
+  Publisher p = g->member(2).open_stream(1);
+  for (uint64_t s = 0; s < 5000; ++s) ASSERT_EQ(p.publish_for(message(2, s, sizes), 20s), PublishResult::Ok);
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (p.stable() < 5000 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(p.stable(), 5000u);
+  for (Rank r = 0; r < 5; ++r) {
+    EXPECT_EQ(checks[r].error, "") << "rank " << r;
+    EXPECT_EQ(checks[r].delivered, 5000u) << "rank " << r;
+  }
+}
+
+TEST(Streams, BroadcastsRunBesideAStream) {
+  auto g = engine().create_local_group(options(4, 1));
+  std::atomic<bool> done{false};
+  std::string stream_result;
+  std::thread streaming([&] {
+    StreamRun run;
+    run.publishers = {1};
+    run.messages = 20000;
+    run.sizes = {64, 700};
+    stream_result = run_stream(*g, run);
+    done = true;
+  });
+  std::mt19937_64 rng(test::test_seed());
+  int broadcasts = 0;
+  while (!done.load() || broadcasts < 5) {
+    std::vector<std::vector<std::byte>> bufs(4, std::vector<std::byte>(100000));
+    test::fill(bufs[2], rng);
+    ASSERT_EQ(test::broadcast_all(*g, 2, bufs), "");
+    ASSERT_TRUE(test::verified(bufs, 2));
+    ++broadcasts;
+  }
+  streaming.join();
+  EXPECT_EQ(stream_result, "");
+}
+
+TEST(Streams, RefusesWhatItCannotDo) {
+  auto g = engine().create_local_group(options(3, 1));
+  EXPECT_THROW(g->member(0).open_stream(4), std::invalid_argument);  // max_streams is 4
+  Publisher p = g->member(0).open_stream(0);
+  EXPECT_THROW(g->member(0).open_stream(0), std::invalid_argument);
+  std::vector<std::byte> huge(p.max_message() + 1);
+  EXPECT_EQ(p.publish(huge), PublishResult::TooLarge);
+  GroupOptions bad = options(3, 1);
+  bad.streams.window_bytes = 100;
+  EXPECT_THROW(engine().create_local_group(bad), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace lanecast
