@@ -106,6 +106,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
 
   im.segment = segment_for(o);
   g->opts_.segment_bytes = im.segment;
+  g->opts_.streams = engine::resolve_streams(o.streams, o.algo, o.nodes);
   const engine::PoolPlan pp = engine::plan_pools(o.max_message_bytes, im.segment, o.nodes, o.nodes, o.ports,
                                                     engine::resolve_streams(o.streams, o.algo, o.nodes));
   im.pool_bytes = engine::pool_bytes(pp);

@@ -104,8 +104,10 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   store_.resize(max_segments);
   stash_.resize(cfg.stash_frames);
   datagrams_.resize(max_segments + 1);  // a machine multicasts each segment at most once
-  const lanecast::StreamOptions& so = cfg.streams;
-  if (so.fanout == 0 || so.window_batches < 16 || so.window_batches > 65536 ||
+  // Nodes made by hand (tests) may leave the fanout to the default tree.
+  if (cfg_.streams.fanout == 0) cfg_.streams.fanout = 2;
+  const lanecast::StreamOptions& so = cfg_.streams;
+  if ( so.window_batches < 16 || so.window_batches > 65536 ||
       (so.window_batches & (so.window_batches - 1)) != 0 || so.max_streams > 1024 || so.window_messages == 0)
     throw std::invalid_argument("node: stream options out of range (fanout >= 1, window_batches a power of two 16..65536, "
                                 "at most 1024 streams)");

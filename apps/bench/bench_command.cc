@@ -1,5 +1,6 @@
 #include "apps/bench/bench_command.h"
 #include "apps/bench/bench_group.h"
+#include "apps/bench/stream_bench.h"
 #include "apps/bench/testbed_bench.h"
 
 #include <unistd.h>
@@ -61,6 +62,12 @@ struct BenchConfig {
   bool xdp = false;
   double deadline_s = 0;
   testbed::MulticastSettings mcast;
+  bool stream = false;             // --stream: a stream of messages, not broadcasts
+  uint64_t messages = 1'000'000;
+  double msg_rate = 0;
+  uint32_t fanout = 0;
+  uint32_t stream_window = 1024;
+  uint64_t stream_window_bytes = 4u << 20;
 };
 
 struct Row {
@@ -206,6 +213,23 @@ OptionTable make_table(BenchConfig& c) {
          [&](std::string_view v) {
            c.mcast.loss = parse_double(v, "--mcast-loss", 0, 0.9);
          }});
+  t.add({"stream", "", "",
+         "a stream of messages from --root to every member instead of broadcasts (docs/streams.md): --sizes are "
+         "message sizes (default 64), --messages timed ones per size after --warmup ones (default 10000); prints "
+         "messages/s and the latency from publish() to delivery on every member",
+         [&](std::string_view) { c.stream = true; }});
+  t.add({"messages", "M", "1000000", "--stream: timed messages per size",
+         [&](std::string_view v) { c.messages = parse_uint(v, "--messages", 1'000'000'000); }});
+  t.add({"msg-rate", "PER_S", "0", "--stream: offer this many messages per second, against absolute time (0: as fast as "
+         "the window allows)",
+         [&](std::string_view v) { c.msg_rate = parse_double(v, "--msg-rate", 0, 1e9); }});
+  t.add({"fanout", "K", "auto", "--stream: members each member forwards to (1: chain, 2: binary tree, N-1: linear; "
+         "auto: from --algo)",
+         [&](std::string_view v) { c.fanout = v == "auto" ? 0 : static_cast<uint32_t>(parse_uint(v, "--fanout", 1023)); }});
+  t.add({"stream-window", "FRAMES", "1024", "--stream: frames each member keeps in flight per stream (16..65536)",
+         [&](std::string_view v) { c.stream_window = static_cast<uint32_t>(parse_uint(v, "--stream-window", 65536)); }});
+  t.add({"stream-window-bytes", "BYTES", "4M", "--stream: bytes published and not yet delivered everywhere",
+         [&](std::string_view v) { c.stream_window_bytes = parse_size(v, "--stream-window-bytes"); }});
   t.add({"memory", "", "", "print engine memory per member (state, pools, fabric) and the process's peak RSS",
          [&](std::string_view) { c.memory = true; }});
   t.add({"json", "", "", "print results as a JSON array, one object per (algo, nodes, size)",
@@ -363,6 +387,10 @@ GroupOptions group_options(const BenchConfig& c, const std::string& algo, uint64
   go.mcast_repair_on_request = c.mcast.repair_on_request;
   go.mcast_loss = c.mcast.loss;
   go.mcast_loss_seed = c.mcast.loss_seed;
+  go.streams.fanout = c.fanout;
+  go.streams.window_batches = c.stream_window;
+  go.streams.window_bytes = c.stream_window_bytes;
+  go.streams.delivery_bytes = std::max<uint64_t>(go.streams.delivery_bytes, c.stream_window_bytes);
   return go;
 }
 
@@ -522,6 +550,33 @@ TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table
   return t;
 }
 
+int run_stream_bench(const BenchConfig& c, const OptionTable& table, const std::vector<std::string>& algos,
+                     uint64_t max_size) {
+  for (const char* o : {"iters", "memory"})
+    if (table.given(o)) throw UsageError("--" + std::string(o) + " does not apply to --stream");
+  if (c.stream_window < 16) throw UsageError("--stream-window must be 16..65536 frames");
+  if (c.messages == 0) throw UsageError("--messages must be at least 1");
+  GroupOptions go = group_options(c, algos[0], std::max<uint64_t>(max_size, 1));
+  if (max_size > go.streams.window_bytes / 2 - 64)
+    throw UsageError("--sizes: " + format_size(max_size) + " does not fit the stream window of " +
+                     format_size(go.streams.window_bytes) + " (at most half of it: --stream-window-bytes)");
+  const uint64_t pool_mb = LocalGroup::memory_bytes(go) >> 20;
+  EngineOptions eo;
+  eo.polling_cores = c.cores;
+  eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(512, pool_mb * 2 + 256));
+  Engine engine(eo);
+  StreamBenchSettings s;
+  s.sizes = c.sizes;
+  s.messages = c.messages;
+  s.warmup = c.warmup;
+  s.msg_rate = c.msg_rate;
+  s.publisher = c.root;
+  s.seed = c.seed;
+  s.json = c.json;
+  s.counters = c.counters;
+  return stream_bench(engine, algos, go, s);
+}
+
 }  // namespace
 
 int bench_main(int argc, char** argv) {
@@ -554,6 +609,13 @@ int bench_main(int argc, char** argv) {
     }
     if (algos_to_run.empty()) throw UsageError("--algo: no algorithm given");
   }
+  if (c.stream) {
+    if (!table.given("sizes")) c.sizes = {64};
+    if (!table.given("warmup")) c.warmup = 10'000;
+  } else {
+    for (const char* o : {"messages", "msg-rate", "fanout", "stream-window", "stream-window-bytes"})
+      if (table.given(o)) throw UsageError("--" + std::string(o) + " applies to --stream only");
+  }
   if (table.given("testbed")) return bench_testbed(testbed_config(c, table, algos_to_run));
   for (const char* o : {"mtu", "xdp", "deadline"})
     if (table.given(o)) throw UsageError("--" + std::string(o) + " applies to --testbed only");
@@ -579,6 +641,7 @@ int bench_main(int argc, char** argv) {
                      std::to_string(c.nodes) + " nodes (ranks 0.." + std::to_string(c.nodes - 1) + ")");
   if (c.segment > 9000) throw UsageError("--segment must be 1..9000 bytes (or auto)");
   const uint64_t max_size = *std::max_element(c.sizes.begin(), c.sizes.end());
+  if (c.stream) return run_stream_bench(c, table, algos_to_run, max_size);
   if (max_size > (uint64_t{1} << 32)) throw UsageError("--sizes: at most 4G per message");
   // Every member holds a buffer of the largest size, and the root's frames too.
   const uint64_t need = max_size * (c.nodes + 1);

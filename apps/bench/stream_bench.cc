@@ -1,0 +1,234 @@
+#include "apps/bench/stream_bench.h"
+
+#include <atomic>
+#include <cinttypes>
+#include <cstdio>
+#include <thread>
+
+#include "apps/common/options.h"
+#include "apps/common/pattern.h"
+#include "engine/member_internals.h"
+
+namespace lanecast::apps {
+namespace {
+
+// What one member checks and measures, on its polling core (the handler):
+// the next sequence number due, each message's bytes against the pattern,
+// the latency of the timed ones. Owned by that core while a size runs; read
+// by the bench's thread once `delivered` reached the total.
+struct alignas(64) MemberTally {
+  uint64_t expect = 0;        // the next sequence number
+  uint64_t timed_from = 0;    // sequence numbers from here on are timed
+  uint64_t size = 0;
+  uint64_t seed = 0;
+  uint64_t last_ns = 0;       // the last delivery's time
+  LogHistogram hist;
+  std::string error;
+  std::atomic<uint64_t> delivered{0};
+
+  void take(const StreamMessage& m) {
+    const uint64_t now = clock_ns();
+    if (!error.empty()) return;
+    if (m.seq != expect) {
+      error = "message " + std::to_string(m.seq) + " where " + std::to_string(expect) + " was due";
+      return;
+    }
+    if (m.data.size() != size || check_pattern(m.data, pattern_seed(seed, size, m.seq)) != m.data.size()) {
+      error = "message " + std::to_string(m.seq) + " differs from what was published (" +
+              std::to_string(m.data.size()) + " bytes)";
+      return;
+    }
+    ++expect;
+    if (m.seq >= timed_from) hist.add(now > m.timestamp_ns ? now - m.timestamp_ns : 0);
+    last_ns = now;
+    delivered.store(expect, std::memory_order_release);
+  }
+};
+
+uint64_t stream_frames(LocalGroup& g) {
+  uint64_t n = 0;
+  for (Rank r = 0; r < g.size(); ++r) n += node_counters(g.member(r)).stream_batches_tx.get();
+  return n;
+}
+
+StreamRow run_size(LocalGroup& g, std::vector<MemberTally>& tallies, Publisher& pub, const std::string& algo,
+                   uint32_t fanout, uint64_t size, uint64_t first_seq, const StreamBenchSettings& s) {
+  StreamRow row;
+  row.algo = algo;
+  row.fanout = fanout;
+  row.nodes = g.size();
+  row.size = size;
+  row.messages = s.messages;
+  row.offered = s.msg_rate;
+  const uint64_t total = s.warmup + s.messages;
+  // Every member has delivered everything before: the tallies are quiet.
+  for (auto& t : tallies) {
+    t.size = size;
+    t.seed = s.seed;
+    t.timed_from = first_seq + s.warmup;
+    t.hist = LogHistogram{};
+  }
+  const uint64_t frames_before = stream_frames(g);
+  std::vector<std::byte> msg(size);
+  uint64_t t_timed = 0, t_end_publish = 0;
+  const double gap_ns = s.msg_rate > 0 ? 1e9 / s.msg_rate : 0;
+  uint64_t start = clock_ns();
+  for (uint64_t i = 0; i < total; ++i) {
+    const uint64_t seq = first_seq + i;
+    fill_pattern(msg, pattern_seed(s.seed, size, seq));
+    if (i == s.warmup) {
+      start = clock_ns();  // the offered rate's schedule starts with the timed messages
+      t_timed = start;
+    }
+    if (gap_ns > 0 && i >= s.warmup) {
+      // Against absolute time: message k of the timed ones at start + k * gap.
+      const uint64_t due = start + static_cast<uint64_t>(static_cast<double>(i - s.warmup) * gap_ns);
+      while (clock_ns() < due) {
+      }
+    }
+    for (;;) {
+      const PublishResult r = pub.publish(msg);
+      if (r == PublishResult::Ok) break;
+      if (r != PublishResult::WouldBlock) {
+        row.error = "publish: " + pub.status().message;
+        return row;
+      }
+      ++row.would_block;
+      std::this_thread::yield();
+    }
+  }
+  t_end_publish = clock_ns();
+  // Wait for every member (bounded: a stream that stops fails the row).
+  const uint64_t want = first_seq + total;
+  const uint64_t give_up = clock_ns() + 30'000'000'000ull + total * 10'000ull;
+  for (Rank r = 0; r < g.size(); ++r) {
+    while (tallies[r].delivered.load(std::memory_order_acquire) < want && tallies[r].error.empty() &&
+           clock_ns() < give_up && g.member(r).stream_status().ok())
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  uint64_t last = 0;
+  for (Rank r = 0; r < g.size(); ++r) {
+    MemberTally& t = tallies[r];
+    if (!t.error.empty() && row.error.empty()) row.error = "rank " + std::to_string(r) + ": " + t.error;
+    const uint64_t got = t.delivered.load(std::memory_order_acquire);
+    if (got < want && row.error.empty())
+      row.error = "rank " + std::to_string(r) + ": " + std::to_string(got - first_seq) + " of " +
+                  std::to_string(total) + " messages delivered" +
+                  (g.member(r).stream_status().ok() ? "" : " (" + g.member(r).stream_status().message + ")");
+    last = std::max(last, t.last_ns);
+    row.histogram.merge(t.hist);
+  }
+  row.verified = row.error.empty();
+  if (!row.verified) return row;
+  const double secs = static_cast<double>(last - t_timed) / 1e9;
+  row.msgs_per_s = secs > 0 ? static_cast<double>(s.messages) / secs : 0;
+  row.published_per_s = t_end_publish > t_timed ? static_cast<double>(s.messages) * 1e9 / static_cast<double>(t_end_publish - t_timed) : 0;
+  row.mbps = row.msgs_per_s * static_cast<double>(size) / 1e6;
+  row.p50_us = static_cast<double>(row.histogram.percentile(0.50)) / 1e3;
+  row.p99_us = static_cast<double>(row.histogram.percentile(0.99)) / 1e3;
+  row.p999_us = static_cast<double>(row.histogram.percentile(0.999)) / 1e3;
+  row.max_us = static_cast<double>(row.histogram.max()) / 1e3;
+  row.mean_us = row.histogram.mean() / 1e3;
+  row.frames_per_msg = static_cast<double>(stream_frames(g) - frames_before) / static_cast<double>(total);
+  return row;
+}
+
+void print_header(const std::string& algo, uint32_t fanout, const GroupOptions& go, const StreamBenchSettings& s,
+                  uint32_t cores, const GroupCaps& caps) {
+  std::printf("# lanecast bench --stream: algo %s (stream tree fanout %u), %u members, publisher %u, segment %u B, "
+              "%u polling core%s\n",
+              algo.c_str(), fanout, go.nodes, s.publisher, caps.segment_bytes, cores, cores == 1 ? "" : "s");
+  if (go.ports.empty())
+    std::printf("# fabric: rate %g Mbit/s%s, latency %g us, loss %g\n", go.fabric.rate_mbit,
+                go.fabric.rate_mbit == 0 ? " (unlimited)" : "", go.fabric.latency_us, go.fabric.loss);
+  std::printf("# window: %u frames, %s, %u messages; %" PRIu64 " warm-up + %" PRIu64 " timed messages per size, %s\n",
+              go.streams.window_batches, format_size(go.streams.window_bytes).c_str(), go.streams.window_messages,
+              s.warmup, s.messages,
+              s.msg_rate > 0 ? ("offered at " + std::to_string(static_cast<uint64_t>(s.msg_rate)) + " msgs/s").c_str()
+                             : "published as fast as the window allows");
+  std::printf("# latency: publish() to delivery, every member's deliveries of the timed messages; msgs_per_s: timed "
+              "messages / (last delivery anywhere - first timed publish)\n");
+  std::printf("%10s %10s %12s %12s %9s %9s %9s %9s %9s %10s %11s %9s\n", "size", "messages", "published/s",
+              "msgs_per_s", "MB/s", "p50_us", "p99_us", "p999_us", "max_us", "frames/msg", "would_block", "verified");
+}
+
+void print_row(const StreamRow& r) {
+  if (!r.error.empty()) {
+    std::printf("%10s  FAILED: %s\n", format_size(r.size).c_str(), r.error.c_str());
+    return;
+  }
+  std::printf("%10s %10" PRIu64 " %12.0f %12.0f %9.1f %9.1f %9.1f %9.1f %9.1f %10.3f %11" PRIu64 " %9s\n",
+              format_size(r.size).c_str(), r.messages, r.published_per_s, r.msgs_per_s, r.mbps, r.p50_us, r.p99_us,
+              r.p999_us, r.max_us, r.frames_per_msg, r.would_block, r.verified ? "yes" : "NO");
+  std::printf("%10s histogram (us, deliveries):", "");
+  for (const auto& [upper, n] : r.histogram.bands()) std::printf(" <=%.1f:%" PRIu64, static_cast<double>(upper) / 1e3, n);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void print_json(const std::vector<StreamRow>& rows) {
+  std::printf("[\n");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const StreamRow& r = rows[i];
+    std::string hist;
+    for (const auto& [upper, n] : r.histogram.bands()) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%s[%.3f, %" PRIu64 "]", hist.empty() ? "" : ", ", static_cast<double>(upper) / 1e3, n);
+      hist += b;
+    }
+    std::printf("  {\"algo\": \"%s\", \"fanout\": %u, \"nodes\": %u, \"size\": %" PRIu64 ", \"messages\": %" PRIu64
+                ", \"offered_per_s\": %.0f, \"published_per_s\": %.1f, \"msgs_per_s\": %.1f, \"mbps\": %.3f, "
+                "\"p50_us\": %.3f, \"p99_us\": %.3f, \"p999_us\": %.3f, \"max_us\": %.3f, \"mean_us\": %.3f, "
+                "\"would_block\": %" PRIu64 ", \"frames_per_msg\": %.4f, \"histogram_us\": [%s], \"verified\": %s%s%s%s}%s\n",
+                r.algo.c_str(), r.fanout, r.nodes, r.size, r.messages, r.offered, r.published_per_s, r.msgs_per_s,
+                r.mbps, r.p50_us, r.p99_us, r.p999_us, r.max_us, r.mean_us, r.would_block, r.frames_per_msg,
+                hist.c_str(), r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"", r.error.c_str(),
+                r.error.empty() ? "" : "\"", i + 1 < rows.size() ? "," : "");
+  }
+  std::printf("]\n");
+}
+
+void print_counters(LocalGroup& g) {
+  std::printf("# counters (nonzero)\n");
+  for (Rank r = 0; r < g.size(); ++r) {
+    std::printf("rank %u:", r);
+    node_counters(g.member(r)).for_each([](std::string_view name, uint64_t v) {
+      if (v) std::printf(" %.*s=%" PRIu64, static_cast<int>(name.size()), name.data(), v);
+    });
+    std::printf("\n");
+  }
+}
+
+}  // namespace
+
+int stream_bench(Engine& engine, const std::vector<std::string>& algos, const GroupOptions& go_base,
+                 const StreamBenchSettings& s) {
+  std::vector<StreamRow> rows;
+  bool ok = true;
+  for (const std::string& algo : algos) {
+    GroupOptions go = go_base;
+    go.algo = algo;
+    auto g = engine.create_local_group(go);
+    std::vector<MemberTally> tallies(g->size());
+    for (Rank r = 0; r < g->size(); ++r) g->member(r).on_message([t = &tallies[r]](const StreamMessage& m) { t->take(m); });
+    Publisher pub = g->member(s.publisher).open_stream(0);
+    const uint32_t fanout = g->options().streams.fanout;  // resolved from the algorithm
+    if (!s.json) print_header(algo, fanout, go, s, engine.polling_cores(), g->caps());
+    uint64_t seq = 0;
+    for (uint64_t size : s.sizes) {
+      StreamRow r = run_size(*g, tallies, pub, algo, fanout, size, seq, s);
+      seq += s.warmup + s.messages;
+      ok = ok && r.verified;
+      if (!s.json) print_row(r);
+      rows.push_back(std::move(r));
+      if (!rows.back().error.empty()) break;
+    }
+    if (s.counters && !s.json) print_counters(*g);
+    if (!s.json) std::printf("\n");
+  }
+  if (s.json) print_json(rows);
+  if (!ok) std::fprintf(stderr, "lanecast bench --stream: some messages were not delivered or not verified\n");
+  return ok ? 0 : 1;
+}
+
+}  // namespace lanecast::apps
