@@ -4,13 +4,16 @@
 #include <time.h>
 
 namespace lanecast::engine {
-namespace {
 
-uint64_t monotonic_ns() {
+uint64_t host_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
+
+namespace {
+
+uint64_t monotonic_ns() { return host_ns(); }
 
 // The TSC's rate: DPDK's once its environment started; before that (a
 // caller timing its own start-up) measured here against the kernel's clock

@@ -8,5 +8,9 @@ namespace lanecast::engine {
 
 // Nanoseconds on a monotonic clock (TSC-based; calibrated at first use).
 uint64_t now_ns();
+// CLOCK_MONOTONIC in ns: one clock for every process of a host (now_ns()
+// scales the TSC per process). Streams stamp their messages with it, so a
+// member in another process of the same host measures latency on it.
+uint64_t host_ns();
 
 }  // namespace lanecast::engine

@@ -38,11 +38,12 @@ constexpr int64_t kMaxOverhead = 1024;
 constexpr uint64_t kMaxMessage = uint64_t{4} << 30;
 
 constexpr std::array<std::string_view, 2> kTopKeys = {"group", "member"};
-constexpr std::array<std::string_view, 22> kGroupKeys = {
+constexpr std::array<std::string_view, 29> kGroupKeys = {
     "name", "id", "epoch", "bootstrap", "bootstrap_timeout_ms", "lanes", "algo", "segment",
     "max_message", "window", "peer_timeout_ms", "port_rate_mbit", "port_overhead",
     "site_latency_us", "use_sites", "emulate_latency", "multicast", "mcast_root_delay_us",
-    "mcast_sync_seed", "mcast_loss", "mcast_loss_seed", "mcast_repair"};
+    "mcast_sync_seed", "mcast_loss", "mcast_loss_seed", "mcast_repair", "stream_fanout", "stream_window",
+    "stream_window_bytes", "stream_window_messages", "max_streams", "stream_delivery_bytes", "stream_report_us"};
 constexpr std::array<std::string_view, 4> kMemberKeys = {"rank", "site", "lanes", "macs"};
 constexpr std::array<std::string_view, 3> kBootstraps = {"static", "discovery", "pmix"};
 
@@ -249,6 +250,45 @@ class GroupFileReader {
     if (spec.emulate_latency && spec.site_latency_us.empty())
       fail(*g.get("emulate_latency"), "group.emulate_latency is true but there is no group.site_latency_us to emulate");
     read_multicast(g, spec);
+    read_streams(g, spec);
+  }
+
+  // Streams (StreamOptions, engine/group_spec.h).
+  void read_streams(const toml::table& g, GroupSpec& spec) const {
+    StreamOptions& s = spec.streams;
+    if (auto v = integer(g, "stream_fanout", "group.stream_fanout", 0, kMaxMembers - 1, "0 (from algo) or 1..1023"))
+      s.fanout = static_cast<uint32_t>(*v);
+    if (auto v = integer(g, "stream_window", "group.stream_window", 16, 65536, "16..65536 frames"))
+      s.window_batches = static_cast<uint32_t>(*v);
+    if (auto v = read_bytes(g, "stream_window_bytes", 4096, uint64_t{1} << 34)) s.window_bytes = *v;
+    if (auto v = integer(g, "stream_window_messages", "group.stream_window_messages", 1, kMaxU32))
+      s.window_messages = static_cast<uint32_t>(*v);
+    if (auto v = integer(g, "max_streams", "group.max_streams", 0, 1024)) s.max_streams = static_cast<uint32_t>(*v);
+    if (auto v = read_bytes(g, "stream_delivery_bytes", 4096, uint64_t{1} << 34)) s.delivery_bytes = *v;
+    if (auto v = number(g, "stream_report_us", "group.stream_report_us", true)) {
+      if (*v > 1e6) fail(*g.get("stream_report_us"), "group.stream_report_us is " + number_text(*v) + ", out of range; allowed 0..1000000");
+      s.report_us = *v;
+    }
+  }
+
+  // A byte count: an integer, or a string like "4M" (K, M, G: powers of 1024).
+  std::optional<uint64_t> read_bytes(const toml::table& g, const char* key, uint64_t lo, uint64_t hi) const {
+    const toml::node* n = g.get(key);
+    if (n == nullptr) return std::nullopt;
+    const std::string name = std::string("group.") + key;
+    const std::string allowed = "bytes as an integer or a string like \"64K\", \"4M\" (K, M, G: powers of 1024), " +
+                                std::to_string(lo) + " .. " + std::to_string(hi);
+    std::optional<uint64_t> bytes;
+    if (n->is_integer()) {
+      bytes = static_cast<uint64_t>(std::max<int64_t>(n->as_integer()->get(), 0));
+    } else if (n->is_string()) {
+      bytes = parse_size(n->as_string()->get());
+      if (!bytes) fail(*n, name + " " + in_quotes(n->as_string()->get()) + " is malformed; allowed " + allowed);
+    } else {
+      fail(*n, name + " must be an integer or a string, not " + type_name(*n) + "; allowed " + allowed);
+    }
+    if (*bytes < lo || *bytes > hi) fail(*n, name + " is out of range; allowed " + allowed);
+    return bytes;
   }
 
   void read_multicast(const toml::table& g, GroupSpec& spec) const {

@@ -34,7 +34,7 @@ struct StreamOptions {
   // A member reports its subtree's progress to its parent after this long
   // (or after window_batches/8 batches), and every millisecond while the
   // stream is busy (a report is a datagram: a lost one is followed by the next).
-  double report_us = 20;
+  double report_us = 200;
 };
 
 // One member of the group.

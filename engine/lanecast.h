@@ -206,8 +206,8 @@ class Completion {
   uint64_t start_ns_ = 0, held_ns_ = 0, finish_ns_ = 0;
 };
 
-// The engine's clock in nanoseconds (the time stamps of streams' messages;
-// on one host the same in every process).
+// CLOCK_MONOTONIC in nanoseconds: the time stamps of streams' messages, one
+// clock for every process of a host.
 uint64_t clock_ns();
 
 // A message of a stream, as a member delivers it (docs/streams.md).

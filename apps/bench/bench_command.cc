@@ -513,6 +513,9 @@ MemberSchedule schedule_of(const BenchConfig& c, const std::vector<std::string>&
   m.cores = c.cores;
   m.progress_in_calls = c.progress_in_calls;
   m.counters = c.counters;
+  m.stream = c.stream;
+  m.stream_messages = c.messages;
+  m.msg_rate = c.msg_rate;
   return m;
 }
 
@@ -547,6 +550,9 @@ TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table
   t.port_overhead = table.given("port-overhead") ? c.port_overhead : 0;
   t.deadline_s = c.deadline_s;
   t.mcast = c.mcast;
+  t.stream_fanout = c.fanout;
+  t.stream_window = table.given("stream-window") ? c.stream_window : 0;
+  t.stream_window_bytes = table.given("stream-window-bytes") ? c.stream_window_bytes : 0;
   return t;
 }
 
@@ -626,6 +632,11 @@ int bench_main(int argc, char** argv) {
       if (table.given(o))
         throw UsageError("--" + std::string(o) + " with --config: every member must agree, so the group file says it "
                          "(multicast, mcast_root_delay_us, mcast_sync_seed, mcast_repair, mcast_loss; config/groups/README.md)");
+    if (c.stream)
+      for (const char* o : {"fanout", "stream-window", "stream-window-bytes"})
+        if (table.given(o))
+          throw UsageError("--" + std::string(o) + " with --config: the group file says it (stream_fanout, "
+                           "stream_window, stream_window_bytes; config/groups/README.md)");
     GroupBenchConfig gc;
     static_cast<MemberSchedule&>(gc) = schedule_of(c, algos_to_run);
     gc.config = c.config;

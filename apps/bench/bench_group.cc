@@ -25,6 +25,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "apps/bench/group_exchange.h"
 #include "apps/bench/skew.h"
 #include "apps/common/group_member.h"
 #include "apps/common/options.h"
@@ -36,30 +37,6 @@
 namespace lanecast::apps {
 namespace {
 
-// One small broadcast rooted at each member in turn (member r roots the
-// r-th, with the bytes of buffer(r)), all posted in the same order on every
-// member, in chunks below the 64 a member may have outstanding.
-template <class Buffer>
-void one_from_each(Group& g, Buffer&& buffer, const char* what) {
-  constexpr uint32_t kChunk = 32;
-  for (uint32_t first = 0; first < g.size(); first += kChunk) {
-    std::vector<Completion> done;
-    for (uint32_t r = first; r < std::min(g.size(), first + kChunk); ++r)
-      done.push_back(g.broadcast(r, buffer(r), "linear"));
-    for (auto& d : done) {
-      const Status s = d.wait();
-      if (!s.ok()) throw std::runtime_error(std::string(what) + ": " + s.message);
-    }
-  }
-}
-
-// A barrier made of broadcasts: a member that holds member j's broadcast
-// knows member j reached the barrier.
-void barrier(Group& g) {
-  static std::byte token[1];
-  one_from_each(g, [](uint32_t) { return std::span(token, 1); }, "barrier");
-}
-
 // What each member measured for one (algorithm, size).
 struct Figures {
   double held_sum_us = 0;   // posting -> held the message, summed over iterations
@@ -67,17 +44,6 @@ struct Figures {
   double acked_sum_us = 0;  // posting -> finished (held and acknowledged)
   uint64_t bad = 0;         // broadcasts whose bytes differed or that failed
 };
-
-// Every member's `bytes` bytes at all[r] sent to every member (member r roots
-// the r-th broadcast), in pieces the group's message limit allows: a group
-// made for 2-byte messages still exchanges its figures.
-void all_to_all(Group& g, std::span<std::byte* const> all, size_t bytes, const char* what) {
-  const size_t piece = std::max<uint64_t>(1, std::min<uint64_t>(g.spec().max_message_bytes, bytes));
-  for (size_t first = 0; first < bytes; first += piece) {
-    const size_t count = std::min(piece, bytes - first);
-    one_from_each(g, [&](uint32_t r) { return std::span(all[r] + first, count); }, what);
-  }
-}
 
 // Every member's figures.
 std::vector<Figures> exchange(Group& g, const Figures& mine) {
@@ -133,6 +99,7 @@ Arrivals gather_arrivals(Group& g, uint32_t root, std::vector<double>& mine) {
 }  // namespace
 
 int bench_group(const GroupBenchConfig& c) {
+  if (c.stream) return stream_group(c);
   const uint64_t max_size = *std::max_element(c.sizes.begin(), c.sizes.end());
   const GroupMember who = load_group_for(c.config, c.rank, c.root, max_size);
   const GroupSpec& spec = who.spec;

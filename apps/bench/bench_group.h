@@ -23,6 +23,12 @@ struct MemberSchedule {
   // polling core: EngineOptions::progress_in_calls).
   bool progress_in_calls = false;
   bool counters = false;  // every member's counters at the end
+  // A stream from `root` instead of broadcasts (stream_group.cc): per size
+  // `warmup` untimed and stream_messages timed messages, offered at msg_rate
+  // per second (0: as fast as the window allows).
+  bool stream = false;
+  uint64_t stream_messages = 0;
+  double msg_rate = 0;
 };
 
 struct GroupBenchConfig : MemberSchedule {
@@ -32,5 +38,6 @@ struct GroupBenchConfig : MemberSchedule {
 };
 
 int bench_group(const GroupBenchConfig& c);
+int stream_group(const GroupBenchConfig& c);
 
 }  // namespace lanecast::apps

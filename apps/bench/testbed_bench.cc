@@ -67,7 +67,7 @@ std::string joined(const std::vector<std::string>& v) {
 }
 
 Payload payload_of(const TestbedBenchConfig& c) {
-  const uint64_t per_size = uint64_t{c.warmup} + c.iters;
+  const uint64_t per_size = uint64_t{c.warmup} + (c.stream ? c.stream_messages : c.iters);
   uint64_t sum = 0;
   std::string sizes;
   for (uint64_t s : c.sizes) {
@@ -77,7 +77,7 @@ Payload payload_of(const TestbedBenchConfig& c) {
   Payload p;
   p.bytes = c.algos.size() * per_size * sum;
   p.how = std::to_string(c.algos.size()) + (c.algos.size() == 1 ? " algo" : " algos") + " x " +
-          std::to_string(per_size) + " broadcasts (warm-up and timed) x (" + sizes + ")";
+          std::to_string(per_size) + (c.stream ? " messages" : " broadcasts") + " (warm-up and timed) x (" + sizes + ")";
   return p;
 }
 
@@ -91,6 +91,10 @@ Argv member_argv(const TestbedBenchConfig& c, const std::string& self, const std
   if (c.cores != 0) a.insert(a.end(), {"--cores", std::to_string(c.cores)});
   if (c.progress_in_calls) a.insert(a.end(), {"--progress", "calls"});
   if (c.counters) a.push_back("--counters");
+  if (c.stream) {
+    a.insert(a.end(), {"--stream", "--messages", std::to_string(c.stream_messages)});
+    if (c.msg_rate > 0) a.insert(a.end(), {"--msg-rate", std::to_string(c.msg_rate)});
+  }
   return a;
 }
 
@@ -179,7 +183,8 @@ double schedule_bound_s(const TestbedBenchConfig& c) {
   for (uint64_t size : c.sizes) {
     const double one = 2.0 * (n - 1) * static_cast<double>(size) / bytes_per_s  // the message, N-1 times, twice
                        + 0.02 * n + 0.05;                                       // the barrier and the exchange
-    per_algo += (c.warmup + c.iters) * one;
+    per_algo += c.stream ? static_cast<double>(c.warmup + c.stream_messages) * (one - 0.02 * n - 0.05 + 50e-6) + 1
+                         : (c.warmup + c.iters) * one;
   }
   // Start-up (EAL, the discovery bootstrap's 30 s at most), then a failure's
   // detection and every member's lingering.
@@ -240,6 +245,9 @@ int bench_testbed(const TestbedBenchConfig& c) {
   g.segment = c.segment;
   g.xdp = c.xdp;
   g.mcast = c.mcast;
+  g.stream_fanout = c.stream_fanout;
+  g.stream_window = c.stream_window;
+  g.stream_window_bytes = c.stream_window_bytes;
   std::ofstream file(group_file);
   file << testbed::member_group_toml(t, g);
   file.close();

@@ -25,6 +25,8 @@ struct TestbedBenchConfig : MemberSchedule {
   uint32_t port_overhead = 0;    // tbf counts the frame alone
   double deadline_s = 0;         // 0: from the schedule (schedule_bound_s)
   testbed::MulticastSettings mcast;
+  uint32_t stream_fanout = 0, stream_window = 0;  // --stream: the group file's (0: defaults)
+  uint64_t stream_window_bytes = 0;
 };
 
 // Seconds the whole run may take: start-up, then every broadcast of the

@@ -64,6 +64,9 @@ std::string member_group_toml(const TestbedSpec& t, const MemberGroup& g) {
   if (g.mcast.sync_seed != 0) f << "mcast_sync_seed = " << g.mcast.sync_seed << "\n";
   f << "mcast_repair = \"" << (g.mcast.repair_on_request ? "request" : "ring") << "\"\n";
   if (g.mcast.loss != 0) f << "mcast_loss = " << g.mcast.loss << "\nmcast_loss_seed = " << g.mcast.loss_seed << "\n";
+  if (g.stream_fanout != 0) f << "stream_fanout = " << g.stream_fanout << "\n";
+  if (g.stream_window != 0) f << "stream_window = " << g.stream_window << "\n";
+  if (g.stream_window_bytes != 0) f << "stream_window_bytes = " << g.stream_window_bytes << "\n";
   for (uint32_t r = 0; r < t.nodes; ++r) {
     f << "\n[[member]]\nrank = " << r << "\nlanes = [";
     for (uint32_t lane = 0; lane < t.lanes; ++lane)

@@ -32,6 +32,8 @@ struct MemberGroup {
   uint32_t segment = 0;        // 0: from the MTU
   bool xdp = false;            // af_xdp ports instead of af_packet
   MulticastSettings mcast;
+  uint32_t stream_fanout = 0, stream_window = 0;  // 0: the group file's defaults
+  uint64_t stream_window_bytes = 0;
 };
 
 // The af_packet PMD's ring geometry for frames of `mtu` bytes, as devargs

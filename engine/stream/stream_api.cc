@@ -13,6 +13,24 @@
 
 namespace lanecast {
 
+namespace {
+
+// Runs the member's poller on this thread (engines that progress in calls)
+// until `done` or `deadline`.
+bool drive(engine::Node* node, bool (*done)(const void*), const void* arg, uint64_t deadline) {
+  engine::Poller* p = node->driver();
+  return p != nullptr && p->drive_until(done, arg, deadline);
+}
+
+// One turn of the engine on this thread, when it progresses in calls: a
+// publisher or a reader that keeps finding work never waits, so without
+// these its member would make no progress while it works.
+void turn(engine::Node* node) {
+  if (node->driver() != nullptr) drive(node, [](const void*) { return true; }, nullptr, engine::now_ns());
+}
+
+}  // namespace
+
 namespace engine::stream {
 
 class PublisherSide {
@@ -31,13 +49,19 @@ class PublisherSide {
       return PublishResult::WouldBlock;
     uint8_t* at = ring_.reserve(static_cast<uint32_t>(8 + msg.size()), 0);
     if (at == nullptr) return PublishResult::WouldBlock;
-    const uint64_t ts = now_ns();
+    const uint64_t ts = host_ns();
     std::memcpy(at, &ts, 8);
     if (!msg.empty()) std::memcpy(at + 8, msg.data(), msg.size());
     ring_.commit();
     ++published_;
     published_bytes_ += msg.size();
     node_->notify_core();
+    // Progress in calls: a frame's worth published, the engine turns once
+    // (so batches still fill, and the stream moves while the loop publishes).
+    if (node_->driver() != nullptr && (unturned_ += 8 + msg.size()) >= node_->config().segment_bytes) {
+      unturned_ = 0;
+      turn(node_);
+    }
     return PublishResult::Ok;
   }
 
@@ -53,6 +77,7 @@ class PublisherSide {
   StreamOptions opts_;
   uint64_t max_message_;
   uint64_t published_ = 0, published_bytes_ = 0;
+  uint64_t unturned_ = 0;  // bytes published since the engine last turned here
 };
 
 class DeliverySide {
@@ -77,15 +102,18 @@ class DeliverySide {
     return true;
   }
   bool waiting() const { return !ring_.empty(); }
+  // Progress in calls: every 16 messages taken, the engine turns once.
+  bool due_turn() { return ++taken_ % 16 == 0; }
 
  private:
   RecordRing ring_;
   bool held_ = false;
+  uint32_t taken_ = 0;
 };
 
 }  // namespace engine::stream
 
-uint64_t clock_ns() { return engine::now_ns(); }
+uint64_t clock_ns() { return engine::host_ns(); }
 
 namespace {
 
@@ -110,13 +138,6 @@ Status status_of(engine::OpError e, Rank peer, const char* what) {
       break;
   }
   return s;
-}
-
-// Runs the member's poller on this thread (engines that progress in calls)
-// until `done` or `deadline`.
-bool drive(engine::Node* node, bool (*done)(const void*), const void* arg, uint64_t deadline) {
-  engine::Poller* p = node->driver();
-  return p != nullptr && p->drive_until(done, arg, deadline);
 }
 
 }  // namespace
@@ -197,15 +218,18 @@ bool Member::next(StreamMessage& out) {
   if (!delivery_) {
     engine::stream::RecordRingHeader* h = node_->delivery_ring();
     if (h == nullptr) {
-      drive(node_, [](const void*) { return true; }, nullptr, engine::now_ns());
+      turn(node_);
       h = node_->delivery_ring();
       if (h == nullptr) return false;
     }
     delivery_ = std::make_shared<engine::stream::DeliverySide>(h);
   }
-  if (delivery_->next(out)) return true;
+  if (delivery_->next(out)) {
+    if (node_->driver() != nullptr && delivery_->due_turn()) turn(node_);
+    return true;
+  }
   if (node_->driver() == nullptr) return false;
-  drive(node_, [](const void*) { return true; }, nullptr, engine::now_ns());
+  turn(node_);
   return delivery_->next(out);
 }
 
