@@ -8,6 +8,7 @@
 #include "apps/bench/bench_command.h"
 #include "apps/common/options.h"
 #include "apps/common/stop_signals.h"
+#include "apps/daemon/daemon_command.h"
 #include "apps/plan/plan_command.h"
 #include "apps/run/run_command.h"
 #include "apps/testbed/testbed_command.h"
@@ -26,6 +27,9 @@ const char* kHelp =
     "            process): find the others, broadcast, check every byte\n"
     "  plan      predict a broadcast's time on a model network (the simulator runs the\n"
     "            same algorithm machines): per-rank finish times, bytes and peers\n"
+    "  daemon    the appliance: this host's member of a group, serving local\n"
+    "            applications through shared memory, UDP feeds in and out\n"
+    "  stat      a daemon's counters, live\n"
     "  testbed   up|down|status: a shaped testbed of network namespaces, one per node\n"
     "            (veths to Linux bridges, tbf on every link; root); `bench --testbed N`\n"
     "            runs a member process in each\n"
@@ -49,6 +53,8 @@ int main(int argc, char** argv) {
     if (cmd == "bench") return lanecast::apps::bench_main(argc - 1, argv + 1);
     if (cmd == "plan") return lanecast::apps::plan_main(argc - 1, argv + 1);
     if (cmd == "run") return lanecast::apps::run_main(argc - 1, argv + 1);
+    if (cmd == "daemon") return lanecast::apps::daemon_main(argc - 1, argv + 1);
+    if (cmd == "stat") return lanecast::apps::stat_main(argc - 1, argv + 1);
     if (cmd == "testbed") return lanecast::apps::testbed_main(argc - 1, argv + 1);
     std::fprintf(stderr, "lanecast: unknown command '%s' (see lanecast --help)\n", argv[1]);
     return 2;

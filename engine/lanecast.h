@@ -287,6 +287,23 @@ class Member {
   void on_message(std::function<void(const StreamMessage&)> handler);
   // Why this member's streams stopped; ok while they run.
   Status stream_status() const;
+  // The streams this member takes part in, as its core last saw them.
+  struct StreamStats {
+    Rank publisher = kNoRank;
+    uint16_t stream = 0;
+    uint64_t delivered_messages = 0, delivered_bytes = 0;  // here
+    uint64_t frames_held = 0;    // kept here until the members below deliver them
+    Rank slowest = kNoRank;      // of this member and those below it in the tree: furthest behind
+    uint64_t slowest_lag = 0;    // ... by this many frames of what this member holds
+  };
+  std::vector<StreamStats> streams() const;
+  // Frames to and from each other member (every lane): first transmissions
+  // of data and streams' frames, retransmissions, data accepted.
+  struct PeerStats {
+    Rank rank = kNoRank;
+    uint64_t tx_data = 0, tx_retransmits = 0, rx_data = 0;
+  };
+  std::vector<PeerStats> peers() const;
 
  private:
   friend class Engine;

@@ -114,6 +114,8 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   if (so.window_bytes < 4096 || so.delivery_bytes < 4096)
     throw std::invalid_argument("node: stream window_bytes and delivery_bytes must be at least 4096");
   streams_.resize(so.max_streams);
+  stream_mirror_ = std::make_unique<stream::StreamMirror[]>(so.max_streams);
+  peer_counters_ = std::make_unique<PeerCounters[]>(cfg.nodes);
 
   if (cfg.lane_rate_bps > 0) {
     const uint64_t two_frames = 2 * (frame + 24);

@@ -162,6 +162,14 @@ class Node final : public PollTask {
   OpError stream_error() const { return static_cast<OpError>(stream_error_.load(std::memory_order_acquire)); }
   algos::Rank stream_error_peer() const { return stream_error_peer_.load(std::memory_order_acquire); }
   uint64_t max_stream_message() const;
+  const stream::StreamMirror& stream_mirror(size_t i) const { return stream_mirror_[i]; }
+  size_t stream_slots() const { return streams_.size(); }
+  // Frames to and from each member (both lanes): data and streams' batches
+  // sent (first transmissions), sent again, and accepted.
+  struct PeerCounters {
+    Counter tx_data, tx_retransmits, rx_data;
+  };
+  const PeerCounters& peer_counters(algos::Rank r) const { return peer_counters_[r]; }
 
   const NodeCounters& counters() const { return counters_; }
   const NodeConfig& config() const { return cfg_; }
@@ -317,6 +325,7 @@ class Node final : public PollTask {
   void deliver_stream(stream::StreamState& s);
   bool deliver_message(stream::StreamState& s, const uint8_t* rec, uint32_t avail, uint32_t* used);
   void update_marks(stream::StreamState& s, uint64_t now);
+  void note_delivered(stream::StreamState& s, uint64_t bytes);
   void release_batches(stream::StreamState& s, uint64_t below);
   bool send_report(stream::StreamState& s, uint64_t now);
   void handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, uint64_t now);
@@ -395,6 +404,8 @@ class Node final : public PollTask {
   // Streams: states (a slot per stream this member takes part in), the
   // publishers handed over by the application, the delivery ring.
   std::vector<stream::StreamState> streams_;
+  std::unique_ptr<stream::StreamMirror[]> stream_mirror_;
+  std::unique_ptr<PeerCounters[]> peer_counters_;
   std::vector<std::unique_ptr<stream::PublisherShared>> publishers_;
   boost::lockfree::spsc_queue<stream::PublisherShared*, boost::lockfree::capacity<16>> publisher_queue_;
   std::unique_ptr<uint8_t[]> delivery_mem_;

@@ -181,6 +181,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     return;
   }
 
+  peer_counters_[src].rx_data.add();
   if (p.flags & wire::kFlagStream) {
     handle_stream_batch(m, p, c, now);
     return;

@@ -109,6 +109,15 @@ StreamState* Node::open_stream_state(Rank publisher, uint16_t index, uint64_t no
   s.slots.assign(cfg_.streams.window_batches, BatchSlot{});
   s.mask = cfg_.streams.window_batches - 1;
   s.child_mark.assign(s.tree.children(), 0);
+  s.child_slowest.assign(s.tree.children(), algos::kNoRank);
+  for (uint32_t i = 0; i < s.tree.children(); ++i) s.child_slowest[i] = s.tree.child(i);
+  s.subtree_slowest = cfg_.rank;
+  stream::StreamMirror& mirror = stream_mirror_[&s - streams_.data()];
+  mirror.publisher.store(publisher, std::memory_order_relaxed);
+  mirror.index.store(index, std::memory_order_relaxed);
+  mirror.delivered_msgs.store(0, std::memory_order_relaxed);
+  mirror.delivered_bytes.store(0, std::memory_order_relaxed);
+  mirror.used.store(true, std::memory_order_release);
   s.last_report_ns = s.last_activity_ns = now;
   if (delivery_hdr_.load(std::memory_order_relaxed) == nullptr && !has_handler_.load(std::memory_order_acquire)) {
     const size_t bytes = stream::RecordRing::bytes_for(cfg_.streams.delivery_bytes);
@@ -261,6 +270,7 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t avail, u
     *used = kHeadBytes + piece;
     ++s.deliver_seq;
     counters_.stream_msgs_delivered.add();
+    note_delivered(s, piece);
     return true;
   }
   // A message in pieces: every later piece starts a following batch.
@@ -320,6 +330,7 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t avail, u
   }
   ++s.deliver_seq;
   counters_.stream_msgs_delivered.add();
+  note_delivered(s, h.message_len);
   // The cursor moves past the last piece, in its batch.
   s.deliver_next = last;
   s.deliver_offset = kHeadBytes + last_piece;
@@ -327,12 +338,28 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t avail, u
   return true;
 }
 
+void Node::note_delivered(StreamState& s, uint64_t bytes) {
+  stream::StreamMirror& m = stream_mirror_[&s - streams_.data()];
+  m.delivered_msgs.store(m.delivered_msgs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  m.delivered_bytes.store(m.delivered_bytes.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
+}
+
 // The subtree's mark: batches below it are delivered here and in every
 // child's subtree. Slots below it are let go; the publisher's mark is the
 // group's stable point.
 void Node::update_marks(StreamState& s, uint64_t now) {
   uint64_t mark = s.deliver_next;
-  for (uint64_t c : s.child_mark) mark = std::min(mark, c);
+  uint32_t slowest = cfg_.rank;
+  for (size_t i = 0; i < s.child_mark.size(); ++i)
+    if (s.child_mark[i] < mark) {
+      mark = s.child_mark[i];
+      slowest = s.child_slowest[i];
+    }
+  stream::StreamMirror& mirror = stream_mirror_[&s - streams_.data()];
+  mirror.batches_held.store(s.received_end - s.released, std::memory_order_relaxed);
+  mirror.slowest.store(slowest, std::memory_order_relaxed);
+  mirror.slowest_lag.store(s.received_end - mark, std::memory_order_relaxed);
+  s.subtree_slowest = slowest;
   if (mark <= s.subtree_mark) return;
   s.subtree_mark = mark;
   release_batches(s, mark);
@@ -366,6 +393,7 @@ bool Node::send_report(StreamState& s, uint64_t now) {
   b.op = s.index;
   b.root = s.publisher;
   b.offset = s.subtree_mark;
+  b.segment = s.subtree_slowest;  // who holds the mark back, for the publisher's counters
   b.segment_bytes = cfg_.segment_bytes;
   wire::write_data(at, origin(), b, wire::kFlagStream | wire::kFlagSignal, wire::FrameType::Datagram);
   tx_push(0, h);
@@ -458,10 +486,9 @@ void Node::handle_stream_report(const wire::Parsed& p, uint64_t now) {
     return;
   }
   counters_.stream_reports_rx.add();
-  if (d.offset > s->child_mark[i]) {
-    s->child_mark[i] = d.offset;
-    update_marks(*s, now);
-  }
+  if (d.segment < cfg_.nodes) s->child_slowest[i] = d.segment;
+  if (d.offset > s->child_mark[i]) s->child_mark[i] = d.offset;
+  update_marks(*s, now);
 }
 
 // ---------------------------------------------------------------- frames

@@ -321,6 +321,7 @@ void Node::pump_resends(uint64_t now) {
         if (m != nullptr) counters_.tx_retransmits.add();
       }
       if (m == nullptr) break;
+      peer_counters_[c.peer].tx_retransmits.add();
       c.tx.resend_done(now);
       tx_push(c.lane, m);
     }
@@ -428,6 +429,7 @@ void Node::pump_owed(uint64_t now) {
           internal_error_ = true;  // sending what it lacks
         }
         if (m == nullptr) break;  // a pool is empty: try again next iteration
+        peer_counters_[c.peer].tx_data.add();
         if (c.tx.idle()) note_deadline(now + c.tx.timeout_ns());
         if (item.is_stream()) {
           c.tx.push(item.stream, item.value, now, false, /*stream=*/true);

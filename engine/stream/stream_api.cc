@@ -271,6 +271,34 @@ void Member::on_message(std::function<void(const StreamMessage&)> handler) {
   });
 }
 
+std::vector<Member::StreamStats> Member::streams() const {
+  std::vector<StreamStats> out;
+  for (size_t i = 0; i < node_->stream_slots(); ++i) {
+    const engine::stream::StreamMirror& m = node_->stream_mirror(i);
+    if (!m.used.load(std::memory_order_acquire)) continue;
+    StreamStats s;
+    s.publisher = m.publisher.load(std::memory_order_relaxed);
+    s.stream = static_cast<uint16_t>(m.index.load(std::memory_order_relaxed));
+    s.delivered_messages = m.delivered_msgs.load(std::memory_order_relaxed);
+    s.delivered_bytes = m.delivered_bytes.load(std::memory_order_relaxed);
+    s.frames_held = m.batches_held.load(std::memory_order_relaxed);
+    s.slowest = m.slowest.load(std::memory_order_relaxed);
+    s.slowest_lag = m.slowest_lag.load(std::memory_order_relaxed);
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<Member::PeerStats> Member::peers() const {
+  std::vector<PeerStats> out;
+  for (Rank r = 0; r < node_->config().nodes; ++r) {
+    if (r == rank()) continue;
+    const auto& c = node_->peer_counters(r);
+    out.push_back(PeerStats{r, c.tx_data.get(), c.tx_retransmits.get(), c.rx_data.get()});
+  }
+  return out;
+}
+
 Status Member::stream_status() const {
   return status_of(node_->stream_error(), node_->stream_error_peer(), "streams");
 }

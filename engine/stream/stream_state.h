@@ -43,6 +43,18 @@ struct PublisherShared {
   std::atomic<uint32_t> error_peer{UINT32_MAX};
 };
 
+// What the application may read of a stream while the core runs it
+// (Member::streams()): relaxed atomics the core stores as it goes.
+struct StreamMirror {
+  std::atomic<bool> used{false};
+  std::atomic<uint32_t> publisher{0};
+  std::atomic<uint32_t> index{0};
+  std::atomic<uint64_t> delivered_msgs{0}, delivered_bytes{0};
+  std::atomic<uint64_t> batches_held{0};     // received here, not yet let go
+  std::atomic<uint32_t> slowest{UINT32_MAX}; // the member furthest behind below this one
+  std::atomic<uint64_t> slowest_lag{0};      // batches it is behind what this member holds
+};
+
 struct StreamState {
   bool used = false;
   algos::Rank publisher = 0;
@@ -56,7 +68,9 @@ struct StreamState {
   uint32_t deliver_offset = 0; // bytes of it delivered
   uint64_t deliver_seq = 0;    // the next message's sequence number
   std::vector<uint64_t> child_mark;  // each child's subtree delivered every batch below
+  std::vector<uint32_t> child_slowest;  // ... and the member of it furthest behind
   uint64_t subtree_mark = 0;   // min of ours and the children's
+  uint32_t subtree_slowest = 0;  // the member of this subtree furthest behind
   uint64_t reported = 0;       // the mark last sent to the parent
   uint64_t last_report_ns = 0;
   uint64_t last_activity_ns = 0;

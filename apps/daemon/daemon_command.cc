@@ -1,0 +1,280 @@
+// `lanecast daemon --config FILE --rank R`: the broadcast appliance. The
+// process is one member of the group, run by its polling cores; its own
+// thread serves the host's applications through shared memory
+// (clients.h), an optional UDP feed in and out (udp_feed.h), and the
+// counters (metrics.h). Every message published here - by an application
+// or the feed - goes on this member's stream; every message any member
+// published is handed to every local subscriber, the UDP sink and the
+// record file.
+#include "apps/daemon/daemon_command.h"
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "apps/common/group_member.h"
+#include "apps/common/options.h"
+#include "apps/common/stop_signals.h"
+#include "apps/daemon/clients.h"
+#include "apps/daemon/metrics.h"
+#include "apps/daemon/metrics_server.h"
+#include "apps/daemon/udp_feed.h"
+#include "engine/lanecast.h"
+
+namespace lanecast::apps {
+namespace {
+
+struct DaemonConfig {
+  std::string config;
+  std::optional<uint32_t> rank;
+  std::string dir;
+  uint32_t cores = 0;
+  bool yield_when_idle = false;
+  std::string udp_in, udp_out;
+  int udp_ttl = 1;
+  std::string prometheus;
+  uint32_t metrics_port = 0;
+  std::string metrics_addr = "127.0.0.1";
+  double stats_interval_ms = 1000;
+  double duration_s = 0;
+  daemon::ClientDefaults clients;
+};
+
+OptionTable make_table(DaemonConfig& c) {
+  OptionTable t;
+  t.add({"config", "FILE", "", "the group file (config/groups/): this daemon is one of its members",
+         [&](std::string_view v) { c.config = std::string(v); }});
+  t.add({"rank", "R", "", "this daemon's rank in the group (a pmix group: the launcher's, if left out)",
+         [&](std::string_view v) { c.rank = static_cast<uint32_t>(parse_uint(v, "--rank", 1023)); }});
+  t.add({"dir", "DIR", "/dev/shm/lanecast-GROUP-rRANK",
+         "where applications find the daemon: its control.sock, their mapped files, the stats file",
+         [&](std::string_view v) { c.dir = std::string(v); }});
+  t.add({"cores", "C", "auto", "polling cores of the member (default: one per usable CPU but one, 1..2)",
+         [&](std::string_view v) { c.cores = static_cast<uint32_t>(parse_uint(v, "--cores", 64)); }});
+  t.add({"yield-when-idle", "", "", "idle polling cores yield their CPU (several daemons on one host's CPUs)",
+         [&](std::string_view) { c.yield_when_idle = true; }});
+  t.add({"udp-in", "ADDR:PORT[@IF]", "",
+         "a UDP feed: every datagram to ADDR:PORT (a multicast group is joined on the interface with address IF) "
+         "is published on this member's stream",
+         [&](std::string_view v) { c.udp_in = std::string(v); }});
+  t.add({"udp-out", "ADDR:PORT[@IF]", "",
+         "every message the member delivers is sent as one datagram to ADDR:PORT (multicast: out of interface IF)",
+         [&](std::string_view v) { c.udp_out = std::string(v); }});
+  t.add({"udp-ttl", "N", "1", "multicast TTL of --udp-out",
+         [&](std::string_view v) { c.udp_ttl = static_cast<int>(parse_uint(v, "--udp-ttl", 255)); }});
+  t.add({"prometheus", "FILE", "", "write the counters in Prometheus' text format to FILE at every --stats-interval "
+         "(for node_exporter's textfile collector: a .prom file in its directory)",
+         [&](std::string_view v) { c.prometheus = std::string(v); }});
+  t.add({"metrics-port", "P", "0", "serve the same text on http://--metrics-addr:P/metrics (0: off)",
+         [&](std::string_view v) { c.metrics_port = static_cast<uint32_t>(parse_uint(v, "--metrics-port", 65535)); }});
+  t.add({"metrics-addr", "ADDR", "127.0.0.1", "the address /metrics listens on",
+         [&](std::string_view v) { c.metrics_addr = std::string(v); }});
+  t.add({"stats-interval", "MS", "1000", "how often the stats file and the Prometheus file are written",
+         [&](std::string_view v) { c.stats_interval_ms = parse_double(v, "--stats-interval", 10, 3'600'000); }});
+  t.add({"evict-after", "MS", "2000",
+         "a subscriber whose ring stays full this long is evicted (told so) instead of holding the stream back",
+         [&](std::string_view v) {
+           c.clients.evict_after_ns = static_cast<uint64_t>(parse_double(v, "--evict-after", 1, 3'600'000) * 1e6);
+         }});
+  t.add({"publish-ring", "BYTES", "4M", "each publishing application's ring, unless it asks for another size",
+         [&](std::string_view v) { c.clients.publish_bytes = parse_size(v, "--publish-ring"); }});
+  t.add({"delivery-ring", "BYTES", "16M", "each subscribing application's ring, unless it asks for another size",
+         [&](std::string_view v) { c.clients.delivery_bytes = parse_size(v, "--delivery-ring"); }});
+  t.add({"max-clients", "N", "64", "applications served at once",
+         [&](std::string_view v) { c.clients.max_clients = static_cast<uint32_t>(parse_uint(v, "--max-clients", 4096)); }});
+  t.add({"duration", "S", "0", "stop after S seconds (0: run until SIGTERM or SIGINT)",
+         [&](std::string_view v) { c.duration_s = parse_double(v, "--duration", 0, 1e9); }});
+  return t;
+}
+
+const char* kUsage =
+    "usage: lanecast daemon --config FILE --rank R [--dir DIR] [--udp-in ADDR:PORT[@IF]]\n"
+    "                       [--udp-out ADDR:PORT[@IF]] [--prometheus FILE] [--metrics-port P] ...\n"
+    "\n"
+    "Runs this host's member of the group as an appliance: applications of the host\n"
+    "publish and subscribe through shared memory (the client library, liblanecast_client;\n"
+    "apps/examples/stream_publisher.cc and stream_subscriber.cc) without linking DPDK.\n"
+    "Everything published here goes on this member's stream; every message of every\n"
+    "member's stream reaches every local subscriber, in each stream's order, once.\n"
+    "`lanecast stat --dir DIR` shows the counters live. SIGTERM or SIGINT: clients are\n"
+    "told, files removed, exit 0. A client that dies (even kill -9) is dropped; the\n"
+    "daemon goes on. The group is fail-stop: when a member is lost the daemon exits 1\n"
+    "(a supervisor restarts it into a new epoch).\n"
+    "\n";
+
+uint64_t mono_ns() { return clock_ns(); }
+
+std::string stream_labels(const Member::StreamStats& s) {
+  return "publisher=\"" + std::to_string(s.publisher) + "\",stream=\"" + std::to_string(s.stream) + "\"";
+}
+
+// Every counter the daemon shows, by name (metrics.h).
+std::vector<daemon::Metric> collect(Group& g, const Publisher& pub, const daemon::ClientTable& clients,
+                                    const daemon::UdpSource* in, const daemon::UdpSink* out) {
+  std::vector<daemon::Metric> m;
+  for (const auto& [name, v] : g.member().counters())
+    m.push_back({"lanecast_" + name, "", v, true, "the member's counter " + name + " (engine/node_counters.h)"});
+  const PortCounters p = g.port_counters();
+  m.push_back({"lanecast_port_rx_frames", "", p.rx_frames, true, "frames the member's port received"});
+  m.push_back({"lanecast_port_tx_frames", "", p.tx_frames, true, "frames the member's port sent"});
+  m.push_back({"lanecast_port_rx_missed", "", p.rx_missed, true, "frames the port's ring had no room for"});
+  for (const auto& peer : g.member().peers()) {
+    const std::string l = "peer=\"" + std::to_string(peer.rank) + "\"";
+    m.push_back({"lanecast_peer_tx_data", l, peer.tx_data, true, "data and stream frames sent to a peer (first transmissions)"});
+    m.push_back({"lanecast_peer_tx_retransmits", l, peer.tx_retransmits, true, "frames sent to a peer again"});
+    m.push_back({"lanecast_peer_rx_data", l, peer.rx_data, true, "data and stream frames accepted from a peer"});
+  }
+  for (const auto& s : g.member().streams()) {
+    const std::string l = stream_labels(s);
+    m.push_back({"lanecast_stream_delivered_messages", l, s.delivered_messages, true, "a stream's messages delivered here"});
+    m.push_back({"lanecast_stream_delivered_bytes", l, s.delivered_bytes, true, "a stream's bytes delivered here"});
+    m.push_back({"lanecast_stream_frames_held", l, s.frames_held, false, "frames kept until the members below deliver them"});
+    m.push_back({"lanecast_stream_slowest_member", l, s.slowest, false,
+                 "of this member and those below it in the stream's tree, the one furthest behind"});
+    m.push_back({"lanecast_stream_slowest_lag_frames", l, s.slowest_lag, false, "how far behind it is, in frames"});
+  }
+  m.push_back({"lanecast_publisher_published_messages", "", pub.published(), true, "messages put on this member's stream"});
+  m.push_back({"lanecast_publisher_stable_messages", "", pub.stable(), true, "... of which every member delivered"});
+  const auto& cc = clients.counters();
+  m.push_back({"lanecast_clients", "", clients.size(), false, "applications connected"});
+  m.push_back({"lanecast_clients_connected", "", cc.connected, true, "applications that connected"});
+  m.push_back({"lanecast_clients_disconnected", "", cc.disconnected, true, "applications that went (exit, crash)"});
+  m.push_back({"lanecast_clients_refused", "", cc.refused, true, "connections refused (bad hello, too many)"});
+  m.push_back({"lanecast_clients_evicted", "", cc.evictions, true, "subscribers evicted for staying full"});
+  m.push_back({"lanecast_clients_corrupt", "", cc.corrupt, true, "publishers whose ring made no sense (dropped)"});
+  m.push_back({"lanecast_clients_full_waits", "", cc.full_waits, true, "times a full subscriber held delivery back"});
+  for (const auto& c : clients.clients()) {
+    const std::string l = "client=\"" + std::to_string(c.id) + "\",name=\"" + c.name + "\"";
+    m.push_back({"lanecast_client_messages_in", l, c.messages_in, true, "messages an application published"});
+    m.push_back({"lanecast_client_messages_out", l, c.messages_out, true, "messages handed to an application"});
+  }
+  if (in != nullptr) {
+    const auto& u = in->counters();
+    m.push_back({"lanecast_udp_in_datagrams", "", u.datagrams, true, "datagrams of the UDP feed published"});
+    m.push_back({"lanecast_udp_in_truncated", "", u.truncated, true, "feed datagrams too large for the stream"});
+    m.push_back({"lanecast_udp_in_kernel_drops", "", u.kernel_drops, true, "feed datagrams the socket buffer lost"});
+  }
+  if (out != nullptr) {
+    const auto& u = out->counters();
+    m.push_back({"lanecast_udp_out_datagrams", "", u.datagrams, true, "messages sent to the UDP sink"});
+    m.push_back({"lanecast_udp_out_errors", "", u.errors, true, "messages the UDP sink could not send"});
+  }
+  return m;
+}
+
+}  // namespace
+
+int daemon_main(int argc, char** argv) {
+  DaemonConfig c;
+  OptionTable table = make_table(c);
+  if (table.parse(argc, argv, 1)) {
+    std::fputs(kUsage, stdout);
+    std::fputs(table.help().c_str(), stdout);
+    return 0;
+  }
+  if (c.config.empty()) throw UsageError("--config FILE is required (see lanecast daemon --help)");
+  if (c.clients.publish_bytes < 4096 || c.clients.delivery_bytes < 4096)
+    throw UsageError("--publish-ring and --delivery-ring must be at least 4K");
+  std::optional<daemon::UdpEndpoint> udp_in, udp_out;
+  if (!c.udp_in.empty()) udp_in = daemon::parse_udp_endpoint(c.udp_in, "--udp-in");
+  if (!c.udp_out.empty()) udp_out = daemon::parse_udp_endpoint(c.udp_out, "--udp-out");
+  const GroupMember who = load_group_for(c.config, c.rank, 0, 1);
+  if (c.dir.empty()) c.dir = "/dev/shm/lanecast-" + who.spec.name + "-r" + std::to_string(who.rank);
+
+  StopSignals signals;
+  Engine engine(member_engine_options(who, c.cores, c.yield_when_idle, false));
+  auto g = engine.join(who.spec, who.rank);
+  Member& me = g->member();
+  Publisher pub = me.open_stream(0);
+  daemon::ClientTable clients(c.dir, c.clients, g->rank(), g->size(), pub.max_message());
+  daemon::StatsFile stats(c.dir + "/stats", who.spec.name, g->rank(), g->size());
+  std::unique_ptr<daemon::UdpSource> source;
+  std::unique_ptr<daemon::UdpSink> sink;
+  if (udp_in) source = std::make_unique<daemon::UdpSource>(*udp_in, pub.max_message());
+  if (udp_out) sink = std::make_unique<daemon::UdpSink>(*udp_out, c.udp_ttl);
+  std::unique_ptr<daemon::MetricsServer> server;
+  if (c.metrics_port != 0) server = std::make_unique<daemon::MetricsServer>(c.metrics_addr, static_cast<uint16_t>(c.metrics_port));
+
+  std::printf("lanecast daemon: group %s, rank %u of %u, epoch %u; applications connect at %s/control.sock; "
+              "counters: lanecast stat --dir %s%s%s\n",
+              who.spec.name.c_str(), g->rank(), g->size(), g->epoch(), c.dir.c_str(), c.dir.c_str(),
+              c.prometheus.empty() ? "" : ", ", c.prometheus.empty() ? "" : c.prometheus.c_str());
+  std::fflush(stdout);
+
+  const uint64_t start = mono_ns();
+  const uint64_t interval = static_cast<uint64_t>(c.stats_interval_ms * 1e6);
+  uint64_t next_control = 0, next_stats = 0;
+  StreamMessage pending;
+  bool have_pending = false;
+  uint32_t idle = 0;
+  int rc = 0;
+  std::string text;
+  for (;;) {
+    const uint64_t now = mono_ns();
+    if (StopSignals::received() != 0) break;
+    if (c.duration_s > 0 && now - start >= static_cast<uint64_t>(c.duration_s * 1e9)) break;
+    uint32_t work = 0;
+    if (now >= next_control) {
+      work += clients.poll_control(now);
+      if (server) work += server->poll(text);
+      next_control = now + 1'000'000;
+    }
+    work += clients.drain_publishers(pub, 256);
+    if (source) work += source->drain(pub, 256);
+    for (uint32_t k = 0; k < 256; ++k) {
+      if (!have_pending) {
+        if (!me.next(pending)) break;
+        have_pending = true;
+        if (sink) sink->send(pending);
+      }
+      if (!clients.deliver(pending, now)) break;
+      have_pending = false;
+      ++work;
+    }
+    if (now >= next_stats) {
+      const auto metrics = collect(*g, pub, clients, source.get(), sink.get());
+      stats.write(metrics, now);
+      text = daemon::prometheus_text(metrics, who.spec.name, g->rank());
+      if (!c.prometheus.empty()) daemon::write_file_atomically(c.prometheus, text);
+      clients.heartbeat(now);
+      next_stats = now + interval;
+    }
+    if (!me.stream_status().ok()) {
+      const Status s = me.stream_status();
+      std::fprintf(stderr, "lanecast daemon: rank %u: %s; stopping (re-start to join a new epoch)\n", g->rank(),
+                   s.message.c_str());
+      clients.notify_all(daemon::Notice{daemon::Notice::StreamFailed, s.peer, now});
+      rc = 1;
+      break;
+    }
+    if (work > 0) {
+      idle = 0;
+    } else if (++idle > 2000) {
+      // Nothing for a while: nap (a client's message waits at most this long).
+      timespec nap{0, 50'000};
+      nanosleep(&nap, nullptr);
+    }
+  }
+  clients.stopping();
+  // Last counters, so a reader sees the end.
+  const auto metrics = collect(*g, pub, clients, source.get(), sink.get());
+  if (!c.prometheus.empty()) daemon::write_file_atomically(c.prometheus, daemon::prometheus_text(metrics, who.spec.name, g->rank()));
+  std::printf("lanecast daemon: rank %u stopping (%s): published %" PRIu64 " messages (%" PRIu64
+              " stable), %zu clients connected, %" PRIu64 " evicted\n",
+              g->rank(), rc ? "the group failed" : (StopSignals::received() ? "signal" : "duration"), pub.published(),
+              pub.stable(), clients.size(), clients.counters().evictions);
+  std::fflush(stdout);
+  return rc;
+}
+
+}  // namespace lanecast::apps

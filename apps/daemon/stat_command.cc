@@ -1,0 +1,98 @@
+// `lanecast stat --dir DIR`: a daemon's counters, live, like top: every
+// counter that is not zero with its rate since the last refresh, read from
+// the stats file the daemon keeps in its directory (metrics.h).
+#include <unistd.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "apps/common/options.h"
+#include "apps/common/stop_signals.h"
+#include "apps/daemon/daemon_command.h"
+#include "apps/daemon/metrics.h"
+#include "engine/lanecast.h"
+
+namespace lanecast::apps {
+namespace {
+
+struct StatConfig {
+  std::string dir;
+  bool once = false;
+  bool all = false;
+  double interval_s = 1;
+  uint64_t count = 0;  // refreshes; 0: until interrupted
+  std::string filter;
+};
+
+const char* kStatUsage =
+    "usage: lanecast stat --dir DIR [--once] [--interval S] [--count N] [--filter TEXT] [--all]\n"
+    "\n"
+    "Shows the counters of the `lanecast daemon` serving DIR (its --dir; by default\n"
+    "/dev/shm/lanecast-GROUP-rRANK): every counter that is not zero, its value and its\n"
+    "rate per second since the last refresh, refreshed every S seconds until\n"
+    "interrupted (or N times). The same counters are in the daemon's --prometheus file.\n"
+    "\n";
+
+}  // namespace
+
+int stat_main(int argc, char** argv) {
+  StatConfig c;
+  OptionTable t;
+  t.add({"dir", "DIR", "", "the daemon's directory", [&](std::string_view v) { c.dir = std::string(v); }});
+  t.add({"once", "", "", "print once and exit", [&](std::string_view) { c.once = true; }});
+  t.add({"all", "", "", "zero counters too", [&](std::string_view) { c.all = true; }});
+  t.add({"interval", "S", "1", "seconds between refreshes",
+         [&](std::string_view v) { c.interval_s = parse_double(v, "--interval", 0.05, 3600); }});
+  t.add({"count", "N", "0", "refreshes before exiting (0: until interrupted)",
+         [&](std::string_view v) { c.count = parse_uint(v, "--count", UINT64_MAX); }});
+  t.add({"filter", "TEXT", "", "only counters whose name contains TEXT",
+         [&](std::string_view v) { c.filter = std::string(v); }});
+  if (t.parse(argc, argv, 1)) {
+    std::fputs(kStatUsage, stdout);
+    std::fputs(t.help().c_str(), stdout);
+    return 0;
+  }
+  if (c.dir.empty()) throw UsageError("--dir DIR is required: the daemon's directory (its --dir)");
+  if (c.once) c.count = 1;
+  const bool tty = ::isatty(STDOUT_FILENO) == 1;
+  StopSignals signals;
+  std::map<std::string, uint64_t> last;
+  uint64_t last_ns = 0;
+  for (uint64_t round = 0; c.count == 0 || round < c.count; ++round) {
+    if (round > 0) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(c.interval_s);
+      while (std::chrono::steady_clock::now() < until && StopSignals::received() == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (StopSignals::received() != 0) break;
+    }
+    const daemon::StatsSnapshot s = daemon::read_stats(c.dir + "/stats");
+    if (tty && !c.once) std::fputs("\033[H\033[2J", stdout);
+    const uint64_t now = clock_ns();
+    std::printf("lanecast stat: group %s, rank %u of %u, daemon pid %d, counters %.1f s old (%s/stats)\n",
+                s.group.c_str(), s.rank, s.group_size, s.pid,
+                now > s.updated_ns ? static_cast<double>(now - s.updated_ns) / 1e9 : 0.0, c.dir.c_str());
+    std::printf("%-78s %16s %14s\n", "counter", "value", last_ns ? "per_s" : "");
+    const double dt = last_ns && s.updated_ns > last_ns ? static_cast<double>(s.updated_ns - last_ns) / 1e9 : 0;
+    for (const auto& [name, v] : s.entries) {
+      if ((!c.all && v == 0) || (!c.filter.empty() && name.find(c.filter) == std::string::npos)) continue;
+      const auto it = last.find(name);
+      if (dt > 0 && it != last.end() && v >= it->second)
+        std::printf("%-78s %16" PRIu64 " %14.1f\n", name.c_str(), v, static_cast<double>(v - it->second) / dt);
+      else
+        std::printf("%-78s %16" PRIu64 " %14s\n", name.c_str(), v, "");
+    }
+    std::fflush(stdout);
+    if (s.updated_ns != last_ns) {
+      last.clear();
+      for (const auto& [name, v] : s.entries) last[name] = v;
+      last_ns = s.updated_ns;
+    }
+  }
+  return 0;
+}
+
+}  // namespace lanecast::apps
