@@ -169,5 +169,20 @@ PMIX_RANK=3 PMIX_NAMESPACE=fake expect 2 "--rank 2, but the PMIx launcher starte
   bench --config "$groups/pmix8.toml" --rank 2
 expect 2 "--rank R needs --config FILE" bench --rank 1
 
+# Streams, the daemon, stat.
+expect 2 "--messages applies to --stream only" bench --messages 10
+expect 2 "--iters does not apply to --stream" bench --stream --iters 5
+expect 2 "--stream-window must be 16..65536" bench --stream --stream-window 4
+expect 2 "does not fit the stream window" bench --stream --sizes 4M
+expect 2 "--msg-rate" bench --stream --msg-rate -5
+expect 0 '"msgs_per_s": [0-9.]+, "mbps".*"p999_us".*"verified": true' \
+  bench --stream --nodes 3 --sizes 64,3000 --messages 2000 --warmup 100 --json
+expect 0 "--udp-in ADDR:PORT" daemon --help
+expect 2 "--config FILE is required" daemon
+expect 2 "--udp-in: '1.2.3' is not ADDR:PORT" daemon --config "$groups/static2.toml" --rank 0 --udp-in 1.2.3
+expect 2 "--udp-out: port '99999' is not 1..65535" daemon --config "$groups/static2.toml" --rank 0 --udp-out 239.1.1.1:99999
+expect 2 "--dir DIR is required" stat
+expect 3 "no stats at /nonexistent/stats" stat --dir /nonexistent --once
+
 echo "cli: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

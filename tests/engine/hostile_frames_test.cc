@@ -332,3 +332,77 @@ TEST_F(HostileFrames, AFailedBroadcastLeavesTheChannelsUsable) {
 
 }  // namespace
 }  // namespace lanecast::engine
+
+namespace lanecast::engine {
+namespace {
+
+// Streams' frames from the wire: a batch whose records do not fit its
+// payload, one that miscounts them, one with a bad payload CRC, one naming
+// the receiver itself as publisher, and reports from a member that is not a
+// child - each dropped and counted, none delivered; then a well-formed batch
+// is delivered, and a broadcast still runs.
+TEST_F(HostileFrames, StreamFramesThatBreakTheFormatAreCounted) {
+  const auto& c = h_->node(1).counters();
+  auto record = [](std::vector<uint8_t>& p, uint32_t piece_field, uint32_t msg_len, size_t bytes) {
+    stream::RecordHead head{piece_field, msg_len, 1234};
+    const size_t at = p.size();
+    p.resize(at + sizeof head + bytes, 0x5A);
+    stream::write_head(p.data() + at, head);
+  };
+  auto batch = [&](uint32_t seq, uint32_t number, const std::vector<uint8_t>& pay, uint64_t records,
+                   uint32_t root = 0, uint32_t crc_xor = 0) {
+    inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes + pay.size()), [&](uint8_t* p) {
+      std::memcpy(p + 14 + wire::kDataHeaderBytes, pay.data(), pay.size());
+      wire::DataBody b{};
+      b.op = 0; b.root = root; b.seq = seq; b.segment = number; b.offset = 0; b.total_len = records;
+      b.payload_len = static_cast<uint32_t>(pay.size());
+      b.payload_crc = crc32c(0, pay.data(), pay.size()) ^ crc_xor;
+      b.segment_bytes = kSeg;
+      wire::write_data(p + 14, {kGroup, kEpoch, 0}, b, wire::kFlagStream);
+    }, /*from=*/0);
+  };
+  std::vector<uint8_t> overrun, good;
+  record(overrun, 200, 200, 20);  // says 200 bytes, holds 20
+  batch(0, 0, overrun, 1);
+  record(good, 10, 10, 10);
+  batch(1, 0, good, 2);                   // claims two records, holds one
+  batch(2, 0, good, 1, 0, /*crc_xor=*/1); // corrupt
+  batch(3, 0, good, 1, /*root=*/1);       // "published by" the receiver itself
+  inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes), [&](uint8_t* p) {  // a report from rank 0, its parent
+    wire::DataBody b{};
+    b.op = 0; b.root = 0; b.offset = 5; b.segment_bytes = kSeg;
+    wire::write_data(p + 14, {kGroup, kEpoch, 0}, b, wire::kFlagStream | wire::kFlagSignal, wire::FrameType::Datagram);
+  }, /*from=*/0);
+  h_->run(50);
+  EXPECT_EQ(c.rx_stream_bad.get(), 4u);
+  EXPECT_EQ(c.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].get(), 1u);
+  EXPECT_EQ(c.stream_msgs_delivered.get(), 0u);
+  // Sequence numbers 0..3 were refused, so the channel still waits for seq 0:
+  // the well-formed batch comes with it.
+  batch(0, 0, good, 1);
+  h_->run(50);
+  EXPECT_EQ(c.stream_msgs_delivered.get(), 1u);
+  stream::RecordRing ring(h_->node(1).delivery_ring());
+  ASSERT_TRUE(ring.valid());
+  const stream::RecordView r = ring.peek();
+  ASSERT_NE(r.data, nullptr);
+  stream::DeliveredHead dh;
+  std::memcpy(&dh, r.data, sizeof dh);
+  EXPECT_EQ(dh.seq, 0u);
+  EXPECT_EQ(dh.publisher, 0u);
+  EXPECT_EQ(dh.timestamp_ns, 1234u);
+  EXPECT_EQ(r.len, sizeof dh + 10);
+  ring.pop();
+  // Rank 1 still broadcasts (to rank 0: the channel from rank 0 carried the
+  // forged sequence numbers, so rank 0's own first frames would be taken
+  // for duplicates of them).
+  std::vector<std::vector<std::byte>> bufs(2, std::vector<std::byte>(4 * kSeg));
+  for (size_t i = 0; i < bufs[1].size(); ++i) bufs[1][i] = static_cast<std::byte>(i * 11);
+  const auto recs = h_->broadcast(1, algos::Algo::Chain, bufs, 1'000'000);
+  ASSERT_EQ(recs[0].error, OpError::None);
+  ASSERT_EQ(recs[1].error, OpError::None);
+  EXPECT_EQ(bufs[0], bufs[1]);
+}
+
+}  // namespace
+}  // namespace lanecast::engine
