@@ -34,6 +34,7 @@ struct ClientTable::Local {
   uint64_t last_offer = 0;     // the last delivery it took
   uint64_t blocked_since = 0;  // its ring has been full since (0: not full)
   bool evicted = false;
+  bool closing = false;        // hung up: its committed messages are still published, then it goes
   uint64_t messages_in = 0, bytes_in = 0, messages_out = 0, bytes_out = 0;
   bool publishes() const { return static_cast<uint8_t>(role) & static_cast<uint8_t>(Role::Publisher); }
   bool subscribes() const { return static_cast<uint8_t>(role) & static_cast<uint8_t>(Role::Subscriber); }
@@ -193,9 +194,18 @@ uint32_t ClientTable::poll_control(uint64_t now_ns) {
   std::vector<pollfd> fds;
   fds.reserve(clients_.size() + 1);
   fds.push_back(pollfd{listen_fd_, POLLIN, 0});
-  for (const auto& c : clients_) fds.push_back(pollfd{c->fd, POLLIN, 0});
-  if (::poll(fds.data(), fds.size(), 0) <= 0) return 0;
+  for (const auto& c : clients_) fds.push_back(pollfd{c->closing ? -1 : c->fd, POLLIN, 0});
   uint32_t work = 0;
+  // Clients that hung up go once what they committed is published.
+  for (size_t k = clients_.size(); k-- > 0;) {
+    Local& c = *clients_[k];
+    if (c.closing && (c.h == nullptr || !c.publishes() || c.evicted || c.publish.empty())) {
+      drop(k);
+      fds.erase(fds.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+      ++work;
+    }
+  }
+  if (::poll(fds.data(), fds.size(), 0) <= 0) return work;
   // Walk backwards: drop() moves the ones after.
   for (size_t k = clients_.size(); k-- > 0;) {
     const short ev = fds[k + 1].revents;
@@ -208,7 +218,10 @@ uint32_t ClientTable::poll_control(uint64_t now_ns) {
     }
     char b[64];
     const ssize_t n = ::recv(c.fd, b, sizeof b, MSG_DONTWAIT);
-    if (n == 0 || (ev & (POLLHUP | POLLERR)) || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) drop(k);
+    if (n == 0 || (ev & (POLLHUP | POLLERR)) || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+      if (c.h != nullptr && c.publishes() && !c.evicted && !c.publish.empty()) c.closing = true;
+      else drop(k);
+    }
   }
   if (fds[0].revents & POLLIN) {
     accept_new(now_ns);
