@@ -10,6 +10,7 @@
 #include "apps/common/stop_signals.h"
 #include "apps/daemon/daemon_command.h"
 #include "apps/plan/plan_command.h"
+#include "apps/replay/replay_command.h"
 #include "apps/run/run_command.h"
 #include "apps/testbed/testbed_command.h"
 
@@ -30,6 +31,9 @@ const char* kHelp =
     "  daemon    the appliance: this host's member of a group, serving local\n"
     "            applications through shared memory, UDP feeds in and out\n"
     "  stat      a daemon's counters, live\n"
+    "  replay    a capture (pcap, pcapng) to every member as a stream, paced against\n"
+    "            absolute time; every member's deliveries checked, recorded to pcap\n"
+    "  record    this process as a member, writing what it delivers to a pcap file\n"
     "  testbed   up|down|status: a shaped testbed of network namespaces, one per node\n"
     "            (veths to Linux bridges, tbf on every link; root); `bench --testbed N`\n"
     "            runs a member process in each\n"
@@ -55,6 +59,8 @@ int main(int argc, char** argv) {
     if (cmd == "run") return lanecast::apps::run_main(argc - 1, argv + 1);
     if (cmd == "daemon") return lanecast::apps::daemon_main(argc - 1, argv + 1);
     if (cmd == "stat") return lanecast::apps::stat_main(argc - 1, argv + 1);
+    if (cmd == "replay") return lanecast::apps::replay_main(argc - 1, argv + 1);
+    if (cmd == "record") return lanecast::apps::record_main(argc - 1, argv + 1);
     if (cmd == "testbed") return lanecast::apps::testbed_main(argc - 1, argv + 1);
     std::fprintf(stderr, "lanecast: unknown command '%s' (see lanecast --help)\n", argv[1]);
     return 2;

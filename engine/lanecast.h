@@ -466,14 +466,15 @@ class Engine {
   // and turns of their loops so far.
   uint64_t idle_naps() const;
   uint64_t poll_iterations() const;
+  // The CPU each polling core is pinned to (an application thread that must
+  // keep time - a replay - keeps off them).
+  std::vector<int> poller_cpus() const;
 
  private:
   friend class LocalGroup;
   friend class Group;
   void park_all();
   void unpark_all();
-  // The CPU each polling core is pinned to, in pollers_ order.
-  std::vector<int> poller_cpus() const;
   EngineOptions opts_;
   std::vector<std::unique_ptr<engine::Poller>> pollers_;
   std::vector<unsigned> lcores_;

@@ -14,7 +14,8 @@ packages=(
   libboost-dev libgtest-dev     # Boost.Lockfree; GoogleTest
   libtomlplusplus-dev           # toml++: group files (config/groups/)
   libpmix-dev openmpi-bin       # the PMIx bootstrap; mpirun for its test (tests/net/pmix_test.sh)
-  iproute2 python3                # tests; tools/plot_plan.py also wants python3-matplotlib
+  libpcap-dev                   # lanecast replay and record (pcap, pcapng)
+  iproute2 python3 tcpdump        # tests; tools/plot_plan.py also wants python3-matplotlib
 )
 # The sanitizer build (tools/test.sh --sanitize) needs nothing more: GCC's
 # ASan and UBSan runtimes come with build-essential. The fuzzers need clang,

@@ -204,6 +204,9 @@ Publisher Member::open_stream(uint16_t index) {
   shared->index = index;
   const size_t bytes = engine::stream::RecordRing::bytes_for(o.window_bytes);
   shared->ring_mem.reset(new (std::align_val_t{64}) uint8_t[bytes]);
+  // Every page touched now: a first write to a fresh page is a fault, and
+  // a publisher keeping time (a replay) must not take a thousand of them.
+  std::memset(shared->ring_mem.get(), 0, bytes);
   shared->ring = engine::stream::RecordRing::init(shared->ring_mem.get(), o.window_bytes);
   engine::stream::PublisherShared* raw = shared.get();
   if (!node_->open_publisher(std::move(shared)))
