@@ -29,6 +29,7 @@
 #include "apps/daemon/metrics.h"
 #include "apps/daemon/metrics_server.h"
 #include "apps/daemon/udp_feed.h"
+#include "apps/replay/record_sink.h"
 #include "engine/lanecast.h"
 
 namespace lanecast::apps {
@@ -47,6 +48,7 @@ struct DaemonConfig {
   std::string metrics_addr = "127.0.0.1";
   double stats_interval_ms = 1000;
   double duration_s = 0;
+  std::string record;
   daemon::ClientDefaults clients;
 };
 
@@ -92,6 +94,9 @@ OptionTable make_table(DaemonConfig& c) {
          [&](std::string_view v) { c.clients.delivery_bytes = parse_size(v, "--delivery-ring"); }});
   t.add({"max-clients", "N", "64", "applications served at once",
          [&](std::string_view v) { c.clients.max_clients = static_cast<uint32_t>(parse_uint(v, "--max-clients", 4096)); }});
+  t.add({"record", "FILE", "", "also write every delivered message to FILE as pcap (nanosecond time stamps; "
+         "lanecast record --help says how)",
+         [&](std::string_view v) { c.record = std::string(v); }});
   t.add({"duration", "S", "0", "stop after S seconds (0: run until SIGTERM or SIGINT)",
          [&](std::string_view v) { c.duration_s = parse_double(v, "--duration", 0, 1e9); }});
   return t;
@@ -202,6 +207,8 @@ int daemon_main(int argc, char** argv) {
   std::unique_ptr<daemon::UdpSink> sink;
   if (udp_in) source = std::make_unique<daemon::UdpSource>(*udp_in, pub.max_message());
   if (udp_out) sink = std::make_unique<daemon::UdpSink>(*udp_out, c.udp_ttl);
+  std::unique_ptr<RecordSink> recorder;
+  if (!c.record.empty()) recorder = make_record_sink(c.record);
   std::unique_ptr<daemon::MetricsServer> server;
   if (c.metrics_port != 0) server = std::make_unique<daemon::MetricsServer>(c.metrics_addr, static_cast<uint16_t>(c.metrics_port));
 
@@ -236,6 +243,7 @@ int daemon_main(int argc, char** argv) {
         if (!me.next(pending)) break;
         have_pending = true;
         if (sink) sink->send(pending);
+        if (recorder) recorder->write(pending);
       }
       if (!clients.deliver(pending, now)) break;
       have_pending = false;
@@ -266,6 +274,7 @@ int daemon_main(int argc, char** argv) {
     }
   }
   clients.stopping();
+  recorder.reset();  // the capture complete on disk
   // Last counters, so a reader sees the end.
   const auto metrics = collect(*g, pub, clients, source.get(), sink.get());
   if (!c.prometheus.empty()) daemon::write_file_atomically(c.prometheus, daemon::prometheus_text(metrics, who.spec.name, g->rank()));

@@ -3,6 +3,7 @@
 // say so.
 #include <stdexcept>
 
+#include "apps/replay/record_sink.h"
 #include "apps/replay/replay_command.h"
 
 namespace lanecast::apps {
@@ -12,6 +13,9 @@ int replay_main(int, char**) {
 }
 int record_main(int, char**) {
   throw std::runtime_error("this lanecast is built without libpcap (-Dstatic_binary=true): record is not in it");
+}
+std::unique_ptr<RecordSink> make_record_sink(const std::string&) {
+  throw std::runtime_error("this lanecast is built without libpcap (-Dstatic_binary=true): --record is not in it");
 }
 
 }  // namespace lanecast::apps

@@ -12,7 +12,8 @@
 #     /metrics answers over HTTP;
 #  4. a UDP feed: datagrams sent to member 1's --udp-in reach member 2's
 #     --udp-out socket, in order;
-#  5. SIGTERM: every daemon exits, its directory holds no client file.
+#  5. SIGTERM: every daemon exits, its directory holds no client file; the
+#     capture of member 2's --record holds everything it delivered.
 # Everything this test creates is removed on any exit.
 #
 # usage: daemon_test.sh path/to/lanecast path/to/stream_publisher path/to/stream_subscriber
@@ -41,7 +42,7 @@ for ((i = 0; i < nodes; i++)); do
   extra=()
   ((i == 0)) && extra=(--prometheus "$work/r0.prom" --metrics-port 19393)
   ((i == 1)) && extra=(--udp-in 10.79.0.2:17001)
-  ((i == 2)) && extra=(--udp-out 10.79.0.3:17002)
+  ((i == 2)) && extra=(--udp-out 10.79.0.3:17002 --record "$work/daemon2.pcap")
   ip netns exec "${tag}n$i" timeout 300 "$bin" daemon --config "$work/group.toml" --rank "$i" --dir "${dirs[i]}" \
     --yield-when-idle --stats-interval 200 "${extra[@]}" >"$work/daemon$i.out" 2>&1 &
   pids+=($!)
@@ -144,5 +145,11 @@ for ((i = 0; i < nodes; i++)); do
   [[ -e ${dirs[i]}/control.sock ]] && fail "daemon $i left its control.sock"
 done
 echo "ok: SIGTERM stopped every daemon, sockets and files removed"
+# daemon --record: member 2 wrote every message it delivered.
+if command -v tcpdump >/dev/null; then
+  recorded=$(tcpdump -r "$work/daemon2.pcap" 2>/dev/null | wc -l)
+  ((recorded >= 6 * count + 200)) && echo "ok: daemon --record: tcpdump reads $recorded messages from member 2's capture" ||
+    fail "daemon --record: $recorded messages in member 2's capture, at least $((6 * count + 200)) delivered"
+fi
 grep -h "stopping" "$work"/daemon*.out
 exit $status
