@@ -408,7 +408,7 @@ class Node final : public PollTask {
   std::unique_ptr<PeerCounters[]> peer_counters_;
   std::vector<std::unique_ptr<stream::PublisherShared>> publishers_;
   boost::lockfree::spsc_queue<stream::PublisherShared*, boost::lockfree::capacity<16>> publisher_queue_;
-  std::unique_ptr<uint8_t[]> delivery_mem_;
+  stream::AlignedBytes delivery_mem_;
   stream::RecordRing delivery_;
   std::atomic<stream::RecordRingHeader*> delivery_hdr_{nullptr};
   MessageHandler handler_;

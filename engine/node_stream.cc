@@ -121,7 +121,7 @@ StreamState* Node::open_stream_state(Rank publisher, uint16_t index, uint64_t no
   s.last_report_ns = s.last_activity_ns = now;
   if (delivery_hdr_.load(std::memory_order_relaxed) == nullptr && !has_handler_.load(std::memory_order_acquire)) {
     const size_t bytes = stream::RecordRing::bytes_for(cfg_.streams.delivery_bytes);
-    delivery_mem_.reset(new (std::align_val_t{64}) uint8_t[bytes]);
+    delivery_mem_ = stream::aligned_bytes(bytes);
     std::memset(delivery_mem_.get(), 0, bytes);  // no page faults on the delivery path later
     stream::RecordRingHeader* h = stream::RecordRing::init(delivery_mem_.get(), cfg_.streams.delivery_bytes);
     delivery_ = stream::RecordRing(h);

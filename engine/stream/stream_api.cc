@@ -203,7 +203,7 @@ Publisher Member::open_stream(uint16_t index) {
   auto shared = std::make_unique<engine::stream::PublisherShared>();
   shared->index = index;
   const size_t bytes = engine::stream::RecordRing::bytes_for(o.window_bytes);
-  shared->ring_mem.reset(new (std::align_val_t{64}) uint8_t[bytes]);
+  shared->ring_mem = engine::stream::aligned_bytes(bytes);
   // Every page touched now: a first write to a fresh page is a fault, and
   // a publisher keeping time (a replay) must not take a thousand of them.
   std::memset(shared->ring_mem.get(), 0, bytes);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "algos/topology/stream_tree.h"
+#include "engine/stream/aligned_bytes.h"
 #include "engine/stream/record_ring.h"
 
 struct rte_mbuf;
@@ -35,7 +36,7 @@ struct BatchSlot {
 // the application (Member::open_stream), owned by the node from then on.
 struct PublisherShared {
   uint16_t index = 0;
-  std::unique_ptr<uint8_t[]> ring_mem;
+  AlignedBytes ring_mem;
   RecordRingHeader* ring = nullptr;           // messages published, not yet in batches
   alignas(64) std::atomic<uint64_t> stable_msgs{0};   // delivered by every member
   std::atomic<uint64_t> stable_bytes{0};

@@ -11,16 +11,17 @@
 #include <vector>
 
 #include "algos/topology/stream_tree.h"
+#include "engine/stream/aligned_bytes.h"
 #include "engine/stream/record_ring.h"
 
 namespace lanecast::engine::stream {
 namespace {
 
 struct Ring {
-  explicit Ring(uint64_t cap) : mem(new (std::align_val_t{64}) uint8_t[RecordRing::bytes_for(cap)]) {
+  explicit Ring(uint64_t cap) : mem(aligned_bytes(RecordRing::bytes_for(cap))) {
     h = RecordRing::init(mem.get(), cap);
   }
-  std::unique_ptr<uint8_t[]> mem;
+  AlignedBytes mem;
   RecordRingHeader* h;
 };
 
