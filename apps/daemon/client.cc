@@ -77,7 +77,7 @@ std::unique_ptr<Client> Client::connect(const ClientOptions& o) {
   if (c->header_->publish_offset)
     c->publish_ = engine::stream::RecordRing(reinterpret_cast<engine::stream::RecordRingHeader*>(base + c->header_->publish_offset));
   if (c->header_->delivery_offset)
-    c->delivery_ = engine::stream::RecordRing(reinterpret_cast<engine::stream::RecordRingHeader*>(base + c->header_->delivery_offset));
+    c->delivery_ = engine::stream::DeliveryReader(reinterpret_cast<engine::stream::RecordRingHeader*>(base + c->header_->delivery_offset));
   return c;
 }
 
@@ -108,24 +108,7 @@ Publish Client::publish_for(std::span<const std::byte> message, std::chrono::nan
   }
 }
 
-bool Client::next(Message& out) {
-  if (!delivery_.valid()) return false;
-  if (held_) {
-    delivery_.pop();
-    held_ = false;
-  }
-  const engine::stream::RecordView r = delivery_.peek();
-  if (r.data == nullptr || r.len < sizeof(engine::stream::DeliveredHead)) return false;
-  engine::stream::DeliveredHead h;
-  std::memcpy(&h, r.data, sizeof h);
-  out.publisher = h.publisher;
-  out.stream = h.stream;
-  out.seq = h.seq;
-  out.timestamp_ns = h.timestamp_ns;
-  out.data = std::span<const std::byte>(reinterpret_cast<const std::byte*>(r.data + sizeof h), r.len - sizeof h);
-  held_ = true;
-  return true;
-}
+bool Client::next(Message& out) { return delivery_.next(out); }
 
 bool Client::next_for(Message& out, std::chrono::nanoseconds timeout) {
   const uint64_t deadline = mono_ns() + static_cast<uint64_t>(std::max<int64_t>(0, timeout.count()));

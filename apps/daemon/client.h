@@ -23,6 +23,7 @@
 #include <string>
 
 #include "apps/daemon/shm_layout.h"
+#include "engine/stream/delivery_reader.h"
 
 namespace lanecast::daemon {
 
@@ -74,8 +75,7 @@ class Client {
   ClientHeader* header_ = nullptr;
   ControlRing* control_ = nullptr;
   engine::stream::RecordRing publish_;
-  engine::stream::RecordRing delivery_;
-  bool held_ = false;  // a delivered record is lent out until the next next()
+  engine::stream::DeliveryReader delivery_;  // lends each message until the next next()
   uint64_t written_ = 0;
 };
 

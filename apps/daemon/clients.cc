@@ -319,9 +319,7 @@ void ClientTable::heartbeat(uint64_t now_ns) {
 }
 
 void ClientTable::stopping() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  const uint64_t now = static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+  const uint64_t now = clock_ns();
   for (auto& c : clients_)
     if (c->h != nullptr) {
       c->h->daemon_stopping.store(1, std::memory_order_release);

@@ -117,7 +117,6 @@ const char* kUsage =
     "(a supervisor restarts it into a new epoch).\n"
     "\n";
 
-uint64_t mono_ns() { return clock_ns(); }
 
 std::string stream_labels(const Member::StreamStats& s) {
   return "publisher=\"" + std::to_string(s.publisher) + "\",stream=\"" + std::to_string(s.stream) + "\"";
@@ -218,7 +217,7 @@ int daemon_main(int argc, char** argv) {
               c.prometheus.empty() ? "" : ", ", c.prometheus.empty() ? "" : c.prometheus.c_str());
   std::fflush(stdout);
 
-  const uint64_t start = mono_ns();
+  const uint64_t start = clock_ns();
   const uint64_t interval = static_cast<uint64_t>(c.stats_interval_ms * 1e6);
   uint64_t next_control = 0, next_stats = 0;
   StreamMessage pending;
@@ -227,7 +226,7 @@ int daemon_main(int argc, char** argv) {
   int rc = 0;
   std::string text;
   for (;;) {
-    const uint64_t now = mono_ns();
+    const uint64_t now = clock_ns();
     if (StopSignals::received() != 0) break;
     if (c.duration_s > 0 && now - start >= static_cast<uint64_t>(c.duration_s * 1e9)) break;
     uint32_t work = 0;

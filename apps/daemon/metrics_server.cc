@@ -10,14 +10,10 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "engine/lanecast.h"
+
 namespace lanecast::daemon {
 namespace {
-
-uint64_t mono_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 void answer(int fd, const std::string& request, const std::string& text) {
   const bool metrics = request.rfind("GET /metrics ", 0) == 0 || request.rfind("GET /metrics\r", 0) == 0;
@@ -62,7 +58,7 @@ MetricsServer::~MetricsServer() {
 
 uint32_t MetricsServer::poll(const std::string& text) {
   uint32_t work = 0;
-  const uint64_t now = mono_ns();
+  const uint64_t now = clock_ns();
   for (int i = 0; i < 16 && pending_.size() < 64; ++i) {
     const int c = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (c < 0) break;

@@ -10,6 +10,7 @@
 #include "engine/member_internals.h"
 #include "engine/node.h"
 #include "engine/poller.h"
+#include "engine/stream/delivery_reader.h"
 
 namespace lanecast {
 
@@ -82,32 +83,13 @@ class PublisherSide {
 
 class DeliverySide {
  public:
-  explicit DeliverySide(RecordRingHeader* h) : ring_(h) {}
-  // The next message, the one before it given back first.
-  bool next(StreamMessage& out) {
-    if (held_) {
-      ring_.pop();
-      held_ = false;
-    }
-    const RecordView r = ring_.peek();
-    if (r.data == nullptr || r.len < sizeof(DeliveredHead)) return false;
-    DeliveredHead h;
-    std::memcpy(&h, r.data, sizeof h);
-    out.publisher = h.publisher;
-    out.stream = h.stream;
-    out.seq = h.seq;
-    out.timestamp_ns = h.timestamp_ns;
-    out.data = std::span<const std::byte>(reinterpret_cast<const std::byte*>(r.data + sizeof h), r.len - sizeof h);
-    held_ = true;
-    return true;
-  }
-  bool waiting() const { return !ring_.empty(); }
+  explicit DeliverySide(RecordRingHeader* h) : reader_(h) {}
+  bool next(StreamMessage& out) { return reader_.next(out); }
   // Progress in calls: every 16 messages taken, the engine turns once.
   bool due_turn() { return ++taken_ % 16 == 0; }
 
  private:
-  RecordRing ring_;
-  bool held_ = false;
+  DeliveryReader reader_;
   uint32_t taken_ = 0;
 };
 
