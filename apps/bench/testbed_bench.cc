@@ -67,6 +67,7 @@ std::string joined(const std::vector<std::string>& v) {
 }
 
 Payload payload_of(const TestbedBenchConfig& c) {
+  if (!c.member_command.empty()) return Payload{c.payload_bytes, c.payload_how};
   const uint64_t per_size = uint64_t{c.warmup} + (c.stream ? c.stream_messages : c.iters);
   uint64_t sum = 0;
   std::string sizes;
@@ -83,6 +84,12 @@ Payload payload_of(const TestbedBenchConfig& c) {
 
 Argv member_argv(const TestbedBenchConfig& c, const std::string& self, const std::string& ns,
                  const std::string& group_file, uint32_t rank) {
+  if (!c.member_command.empty()) {
+    Argv a = {"ip", "netns", "exec", ns, self};
+    a.insert(a.end(), c.member_command.begin(), c.member_command.end());
+    a.insert(a.end(), {"--config", group_file, "--rank", std::to_string(rank)});
+    return a;
+  }
   Argv a = {"ip", "netns", "exec", ns, self, "bench", "--config", group_file, "--rank", std::to_string(rank),
             // Many processes on a few CPUs: an idle poller gives its CPU to the next hop's.
             "--yield-when-idle", "--algo", joined(c.algos), "--sizes", c.sizes_text, "--iters",
@@ -100,9 +107,9 @@ Argv member_argv(const TestbedBenchConfig& c, const std::string& self, const std
 
 void print_header(const TestbedBenchConfig& c, const testbed::TestbedSpec& t, double pace_mbit, double bound_s,
                   const std::string& group_file) {
-  std::printf("# lanecast bench --testbed: %u member processes, one in each namespace of testbed %s (%s..%s; "
+  std::printf("# lanecast %s --testbed: %u member processes, one in each namespace of testbed %s (%s..%s; "
               "lanecast testbed status --name %s while it runs)\n",
-              t.nodes, t.name.c_str(), testbed::node_ns(t.name, 0).c_str(),
+              c.member_command.empty() ? "bench" : c.member_command[0].c_str(), t.nodes, t.name.c_str(), testbed::node_ns(t.name, 0).c_str(),
               testbed::node_ns(t.name, t.nodes - 1).c_str(), t.name.c_str());
   std::printf("# links: %u lane%s (a bridge each), tbf %u Mbit/s both ways (burst %u B, queue %u ms), MTU %u\n",
               t.lanes, t.lanes > 1 ? "s" : "", t.rate_mbit, testbed::burst_bytes(t), testbed::kQueueMs, t.mtu);

@@ -27,6 +27,12 @@ struct TestbedBenchConfig : MemberSchedule {
   testbed::MulticastSettings mcast;
   uint32_t stream_fanout = 0, stream_window = 0;  // --stream: the group file's (0: defaults)
   uint64_t stream_window_bytes = 0;
+  // Another lanecast command for the members instead of bench (`lanecast
+  // replay --testbed`): its arguments, to which "--config F --rank I" is
+  // added; and the payload each receiver must get, as that command knows it.
+  std::vector<std::string> member_command;
+  uint64_t payload_bytes = 0;
+  std::string payload_how;
 };
 
 // Seconds the whole run may take: start-up, then every broadcast of the

@@ -8,6 +8,8 @@
 // the publisher replays and every member checks what it takes with next().
 #include "apps/replay/replay_command.h"
 
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -23,6 +25,7 @@
 #include <thread>
 
 #include "apps/bench/log_histogram.h"
+#include "apps/bench/testbed_bench.h"
 #include "apps/common/group_member.h"
 #include "apps/common/options.h"
 #include "apps/replay/cpu_pin.h"
@@ -56,6 +59,8 @@ struct ReplayConfig {
   std::string config;
   std::optional<uint32_t> rank;
   uint64_t window_bytes = 0;  // 0: from the largest packet
+  uint32_t testbed_nodes = 0; // --testbed N: a member process per namespace
+  uint32_t mtu = 1500;
 };
 
 OptionTable make_table(ReplayConfig& c, int& timing_given) {
@@ -106,6 +111,11 @@ OptionTable make_table(ReplayConfig& c, int& timing_given) {
          [&](std::string_view v) { c.config = std::string(v); }});
   t.add({"rank", "R", "", "with --config: this process's rank",
          [&](std::string_view v) { c.rank = static_cast<uint32_t>(parse_uint(v, "--rank", 1023)); }});
+  t.add({"testbed", "N", "", "one member process in each of N network namespaces, built for the run as `lanecast "
+         "bench --testbed` builds them (root; --rate is then the links' tbf rate, default 200)",
+         [&](std::string_view v) { c.testbed_nodes = static_cast<uint32_t>(parse_uint(v, "--testbed", 1'000'000)); }});
+  t.add({"mtu", "M", "1500", "with --testbed: the links' MTU",
+         [&](std::string_view v) { c.mtu = static_cast<uint32_t>(parse_uint(v, "--mtu", 9000)); }});
   t.add({"cores", "C", "auto", "polling cores", [&](std::string_view v) { c.cores = static_cast<uint32_t>(parse_uint(v, "--cores", 64)); }});
   t.add({"rate", "MBIT", "10000", "in process: the fabric's link rate (0: unlimited)",
          [&](std::string_view v) { c.rate_mbit = parse_double(v, "--rate", 0, 1e7); }});
@@ -377,7 +387,13 @@ int replay_member(const ReplayConfig& c, const PcapSource& src) {
   } else {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
-  if (!c.record.empty()) write_record(c.record, log, record_link(c), c.publisher);
+  if (!c.record.empty()) {
+    // A directory (replay --testbed gives every member the same one): a file per member in it.
+    struct stat st{};
+    const bool dir = ::stat(c.record.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    write_record(dir ? c.record + "/member-" + std::to_string(g->rank()) + ".pcap" : c.record, log, record_link(c),
+                 c.publisher);
+  }
   std::printf("rank %u: %" PRIu64 " of %" PRIu64 " messages delivered%s%s", g->rank(), log.delivered, total,
               c.verify ? (ok ? ", verified against the file" : "") : "", log.error.empty() ? "" : (": " + log.error).c_str());
   if (publisher && c.timing.kind != Timing::TopSpeed)
@@ -386,6 +402,56 @@ int replay_member(const ReplayConfig& c, const PcapSource& src) {
   std::printf("\n");
   std::fflush(stdout);
   return ok ? 0 : 1;
+}
+
+// --testbed N: the members are `lanecast replay --config F --rank I`
+// processes in the namespaces of a testbed built for the run (the bench's
+// testbed machinery: apps/bench/testbed_bench.h).
+int replay_testbed(const ReplayConfig& c, const OptionTable& table, const PcapSource& src) {
+  for (const char* o : {"nodes", "config", "rank", "json", "window-bytes"})
+    if (table.given(o)) throw UsageError("--" + std::string(o) + " does not apply to --testbed");
+  TestbedBenchConfig t;
+  t.testbed.nodes = c.testbed_nodes;
+  t.testbed.mtu = c.mtu;
+  if (table.given("rate")) {
+    if (c.rate_mbit < 1 || c.rate_mbit != static_cast<double>(static_cast<uint32_t>(c.rate_mbit)))
+      throw UsageError("--rate with --testbed: whole Mbit/s, 1 or more (tbf's rate)");
+    t.testbed.rate_mbit = static_cast<uint32_t>(c.rate_mbit);
+  }
+  testbed::check(t.testbed);
+  if (c.publisher >= c.testbed_nodes) throw UsageError("--publisher is outside the testbed's members");
+  uint64_t largest = 1;
+  for (const auto& p : src.packets) largest = std::max<uint64_t>(largest, p.len);
+  t.sizes = {largest};
+  t.root = c.publisher;
+  char buf[PATH_MAX];
+  const std::string pcap = ::realpath(c.pcap.c_str(), buf) ? buf : c.pcap;
+  t.member_command = {"replay", "--pcap", pcap, "--publisher", std::to_string(c.publisher), "--loop",
+                      std::to_string(c.loops)};
+  switch (c.timing.kind) {
+    case Timing::Speed: t.member_command.insert(t.member_command.end(), {"--speed", std::to_string(c.timing.value)}); break;
+    case Timing::TopSpeed: t.member_command.push_back("--topspeed"); break;
+    case Timing::Pps: t.member_command.insert(t.member_command.end(), {"--pps", std::to_string(c.timing.value)}); break;
+    case Timing::Mbps: t.member_command.insert(t.member_command.end(), {"--mbps", std::to_string(c.timing.value)}); break;
+  }
+  if (c.whole_frame) t.member_command.push_back("--whole-frame");
+  if (!c.filter.empty()) t.member_command.insert(t.member_command.end(), {"--filter", c.filter});
+  if (c.verify) t.member_command.push_back("--verify");
+  if (!c.link.empty()) t.member_command.insert(t.member_command.end(), {"--link", c.link});
+  if (!c.record.empty()) {
+    if (::mkdir(c.record.c_str(), 0755) != 0 && errno != EEXIST)
+      throw std::runtime_error("--record " + c.record + ": " + std::strerror(errno));
+    const std::string dir = ::realpath(c.record.c_str(), buf) ? buf : c.record;
+    t.member_command.insert(t.member_command.end(), {"--record", dir});
+  }
+  if (c.counters) t.member_command.push_back("--counters");
+  const std::vector<uint64_t> offsets = replay::offsets_of(src, c.timing);
+  const double schedule_s = offsets.empty() ? 0 : static_cast<double>(offsets.back()) / 1e9;
+  t.deadline_s = 90 + static_cast<double>(c.loops) * (schedule_s + static_cast<double>(src.total_bytes()) * 8 /
+                                                                      (t.testbed.rate_mbit * 1e6) * c.testbed_nodes);
+  t.payload_bytes = c.loops * src.total_bytes();
+  t.payload_how = std::to_string(c.loops) + " x " + std::to_string(src.packets.size()) + " messages of " + c.pcap;
+  return bench_testbed(t);
 }
 
 }  // namespace
@@ -403,13 +469,14 @@ int replay_main(int argc, char** argv) {
   if (timing_given > 1) throw UsageError("--speed, --topspeed, --pps and --mbps: one at most");
   if (c.nodes == 0) throw UsageError("--nodes must be at least 1");
   if (!c.config.empty() && table.given("nodes")) throw UsageError("--nodes does not apply to --config (the group file says)");
-  if (c.config.empty() && c.publisher >= c.nodes)
+  if (c.config.empty() && !table.given("testbed") && c.publisher >= c.nodes)
     throw UsageError("--publisher " + std::to_string(c.publisher) + " is outside the group of " + std::to_string(c.nodes));
   const uint64_t window = c.window_bytes ? c.window_bytes : 4u << 20;
   const PcapSource src = replay::load_pcap(c.pcap, c.whole_frame, c.filter, window / 2 - 64);
   if (src.packets.empty()) throw std::runtime_error("--pcap " + c.pcap + ": no packet to replay (" +
                                                     std::to_string(src.read) + " read, none a message)");
   if (!c.config.empty()) return replay_member(c, src);
+  if (table.given("testbed")) return replay_testbed(c, table, src);
   return replay_in_process(c, src, window);
 }
 

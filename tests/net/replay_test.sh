@@ -9,7 +9,8 @@
 #     UDP payloads in order, byte for byte (tests/replay/compare_pcaps.py,
 #     its own pcap reader), and tcpdump reads the recorded files;
 #  4. --loop 2 --pps, --mbps, a BPF --filter, --whole-frame with raw
-#     records, and `lanecast record` as a member of a group of processes;
+#     records, `lanecast record` as a member of a group of processes, and
+#     replay --testbed (a member process per namespace);
 #  5. bad files: a clear error and exit status, never a crash.
 # Timing figures are printed, never asserted (the machine is shared).
 #
@@ -108,6 +109,11 @@ ip netns exec "${tag}n0" timeout 120 "$bin" replay --pcap "$work/built.pcapng" -
 for i in 1 2; do wait "${rec[i]}" || fail "record $i: $(cat "$work/record$i.out")"; done
 check "compare member records" python3 "$tools/compare_pcaps.py" "$work/built.pcapng" "$work/member1.pcap" "$work/member2.pcap" &&
   echo "ok: replay --config and record on 3 member processes: $(head -1 "$work/replay0.out")"
+
+# replay --testbed: a member process per namespace of a testbed of its own.
+check "replay --testbed" "$bin" replay --pcap "$work/tcpdump.pcap" --testbed 4 --speed 2 --verify --record "$work/rec-tb" &&
+  check "compare testbed records" python3 "$tools/compare_pcaps.py" "$work/tcpdump.pcap" "$work/rec-tb"/member-*.pcap &&
+  echo "ok: replay --testbed 4: every member process recorded the capture's payloads, in order"
 
 # 5. Bad files.
 head -c 5000 /dev/urandom >"$work/noise.pcap"
