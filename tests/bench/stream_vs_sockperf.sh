@@ -10,7 +10,8 @@
 #              Latency: sockperf ping-pong to one receiver (one way = RTT/2).
 #   lanecast   bench --stream from rank 0 to every member, one process per
 #              namespace: flat out (msgs/s, every message to every member,
-#              reliable and checked), then at half that rate (latency).
+#              reliable and checked), then at half and a tenth of that rate
+#              (latency).
 #
 # usage: tests/bench/stream_vs_sockperf.sh [--nodes 8] [--rate MBIT] [--size 64]
 #        [--messages N] [--seconds S] [--progress calls|cores] [--lanecast FILE]
@@ -98,6 +99,10 @@ half=$(awk -v r="$flat" 'BEGIN { printf "%.0f", r / 2 }')
 run_members "$lanecast" "$tag" "$nodes" "$work/group.toml" "$work" --stream --sizes "$size" \
   --messages "$messages" --warmup 20000 --msg-rate "$half" --progress "$progress" || exit 1
 cp "$work/rank0.out" "$work/half.out"
+tenth=$(awk -v r="$flat" 'BEGIN { printf "%.0f", r / 10 }')
+run_members "$lanecast" "$tag" "$nodes" "$work/group.toml" "$work" --stream --sizes "$size" \
+  --messages $((messages / 5)) --warmup 5000 --msg-rate "$tenth" --progress "$progress" || exit 1
+cp "$work/rank0.out" "$work/tenth.out"
 
 echo
 echo "# sockperf: UDP multicast, $size-byte datagrams, node 0 -> $((nodes - 1)) receivers, ${seconds} s (unreliable, kernel)"
@@ -113,3 +118,5 @@ awk -v sp="$sp_rate" -v what="lanecast flat out" '$1 ~ /^[0-9]/ && $NF == "yes" 
   printf "%-44s %12s %9s %9s %9s %10.2f\n", what, $4, $6, $7, $9, (sp > 0 ? $4 / sp : 0) }' "$work/flat.out"
 awk -v sp="$sp_rate" -v what="lanecast at half that rate" '$1 ~ /^[0-9]/ && $NF == "yes" {
   printf "%-44s %12s %9s %9s %9s %10.2f\n", what, $4, $6, $7, $9, (sp > 0 ? $4 / sp : 0) }' "$work/half.out"
+awk -v sp="$sp_rate" -v what="lanecast at a tenth of it" '$1 ~ /^[0-9]/ && $NF == "yes" {
+  printf "%-44s %12s %9s %9s %9s %10.2f\n", what, $4, $6, $7, $9, (sp > 0 ? $4 / sp : 0) }' "$work/tenth.out"
