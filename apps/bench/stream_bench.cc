@@ -18,11 +18,20 @@ namespace {
 // the latency of the timed ones. Owned by that core while a size runs; read
 // by the bench's thread once `delivered` reached the total.
 struct alignas(64) MemberTally {
-  // The host clock read cheaply: the engine's TSC clock plus its offset to
-  // CLOCK_MONOTONIC, taken when the size starts (a few seconds: the scales
-  // drift apart by far less than a microsecond). clock_gettime for each of
-  // 8 members' deliveries took a fifth of the polling core at 1M msgs/s.
-  int64_t tsc_to_host = 0;
+  // The host clock read cheaply: CLOCK_MONOTONIC at most every 50 us, and
+  // the engine's TSC clock for the time since (its scale is an estimate -
+  // off by a few parts in a thousand on a virtual machine - which over 50 us
+  // is a fraction of a microsecond). clock_gettime at each of 8 members'
+  // deliveries took a fifth of the polling core at 1M msgs/s.
+  uint64_t anchor_host = 0, anchor_tsc = 0;
+  uint64_t host_now() {
+    const uint64_t tsc = engine::now_ns();
+    if (anchor_tsc == 0 || tsc - anchor_tsc > 50'000) {
+      anchor_host = clock_ns();
+      anchor_tsc = tsc;
+    }
+    return anchor_host + (tsc - anchor_tsc);
+  }
   uint64_t expect = 0;        // the next sequence number
   uint64_t timed_from = 0;    // sequence numbers from here on are timed
   uint64_t size = 0;
@@ -33,7 +42,7 @@ struct alignas(64) MemberTally {
   std::atomic<uint64_t> delivered{0};
 
   void take(const StreamMessage& m) {
-    const uint64_t now = static_cast<uint64_t>(static_cast<int64_t>(engine::now_ns()) + tsc_to_host);
+    const uint64_t now = host_now();
     if (!error.empty()) return;
     if (m.seq != expect) {
       error = "message " + std::to_string(m.seq) + " where " + std::to_string(expect) + " was due";
@@ -73,7 +82,6 @@ StreamRow run_size(LocalGroup& g, std::vector<MemberTally>& tallies, Publisher& 
     t.seed = s.seed;
     t.timed_from = first_seq + s.warmup;
     t.hist = LogHistogram{};
-    t.tsc_to_host = static_cast<int64_t>(clock_ns()) - static_cast<int64_t>(engine::now_ns());
   }
   const uint64_t frames_before = stream_frames(g);
   std::vector<std::byte> msg(size);
