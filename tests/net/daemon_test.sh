@@ -133,7 +133,8 @@ t = urllib.request.urlopen("http://127.0.0.1:19393/metrics", timeout=5).read().d
 assert "lanecast_clients_connected" in t, t[:200]
 print("metrics:", len(t.splitlines()), "lines")' >"$work/http.out" 2>&1 || fail "/metrics: $(cat "$work/http.out")"
 echo "ok: stat, the Prometheus file and /metrics show the counters ($(grep -c . "$work/stat.out") lines from stat)"
-sed -n '1,3p' "$work/stat.out"
+sed 's/^/  /' "$work/stat.out"
+grep -E '^lanecast_(stream_slowest|clients_evicted|peer_tx_retransmits)' "$work/r0.prom" | sed 's/^/  prom: /'
 
 # 5: SIGTERM.
 for ((i = 0; i < nodes; i++)); do kill -TERM "${daemons[i]}"; done
