@@ -440,36 +440,51 @@ void Node::pump_streams(uint64_t now) {
 
 void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, uint64_t now) {
   const wire::DataBody& d = p.data;
-  auto drop = [&](Counter& why) {
-    why.add();
-    rte_pktmbuf_free(m);
-  };
-  if (streams_failed_) return drop(counters_.rx_stream_bad);
-  if (d.root >= cfg_.nodes || d.root == cfg_.rank || d.op > UINT16_MAX || d.payload_len > cfg_.segment_bytes ||
-      d.payload_len < kHeadBytes || d.segment_bytes != cfg_.segment_bytes)
-    return drop(counters_.rx_stream_bad);
+  // Every refusal is counted under its reason, and the frame given back.
+  auto drop = [&] { rte_pktmbuf_free(m); };
+  if (streams_failed_ || d.root >= cfg_.nodes || d.root == cfg_.rank || d.op > UINT16_MAX ||
+      d.payload_len > cfg_.segment_bytes || d.payload_len < kHeadBytes || d.segment_bytes != cfg_.segment_bytes) {
+    counters_.rx_stream_bad.add();
+    return drop();
+  }
   StreamState* s = open_stream_state(d.root, static_cast<uint16_t>(d.op), now);
-  if (s == nullptr) return drop(counters_.stream_no_state);  // not acknowledged: the sender tries again
-  if (p.src != s->tree.parent()) return drop(counters_.rx_stream_bad);
+  if (s == nullptr) {  // not acknowledged: the sender tries again
+    counters_.stream_no_state.add();
+    return drop();
+  }
+  if (p.src != s->tree.parent()) {
+    counters_.rx_stream_bad.add();
+    return drop();
+  }
   const auto rel = static_cast<int32_t>(d.segment - static_cast<uint32_t>(s->deliver_next));
   const uint64_t batch = s->deliver_next + static_cast<uint64_t>(static_cast<int64_t>(rel));
   if (rel < 0 || batch < s->released || (s->slot(batch).payload != nullptr && s->slot(batch).batch == batch)) {
     c.rx.accept(d.seq);  // had it: take it off the sender's hands
     ack_now(c);
-    return drop(counters_.rx_stream_duplicate);
+    counters_.rx_stream_duplicate.add();
+    return drop();
   }
-  if (batch >= s->released + s->slots.size()) return drop(counters_.rx_stream_ahead);  // sender tries again
+  if (batch >= s->released + s->slots.size()) {  // not acknowledged: the sender tries again
+    counters_.rx_stream_ahead.add();
+    return drop();
+  }
   // The payload must be one contiguous buffer (as every port here gives it).
   const bool chained = m->data_len == p.payload_offset && m->next != nullptr;
   const rte_mbuf* body = chained ? m->next : m;
   const uint32_t body_off = chained ? 0 : p.payload_offset;
-  if (body->next != nullptr || body->data_len != body_off + d.payload_len) return drop(counters_.rx_stream_bad);
+  if (body->next != nullptr || body->data_len != body_off + d.payload_len) {
+    counters_.rx_stream_bad.add();
+    return drop();
+  }
   const uint8_t* bytes = rte_pktmbuf_mtod_offset(body, const uint8_t*, body_off);
   if (crc32c(0, bytes, d.payload_len) != d.payload_crc) {
-    return drop(counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)]);
+    counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
+    return drop();
   }
-  if (d.total_len > UINT32_MAX || !records_valid(bytes, d.payload_len, static_cast<uint32_t>(d.total_len)))
-    return drop(counters_.rx_stream_bad);
+  if (d.total_len > UINT32_MAX || !records_valid(bytes, d.payload_len, static_cast<uint32_t>(d.total_len))) {
+    counters_.rx_stream_bad.add();
+    return drop();
+  }
   note_ack(c, p.flags, c.rx.accept(d.seq), now);
   counters_.stream_batches_rx.add();
   hold_batch(*s, batch, detach_payload(m, p.payload_offset), d.payload_len, d.payload_crc,

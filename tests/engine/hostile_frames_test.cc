@@ -393,6 +393,15 @@ TEST_F(HostileFrames, StreamFramesThatBreakTheFormatAreCounted) {
   EXPECT_EQ(dh.timestamp_ns, 1234u);
   EXPECT_EQ(r.len, sizeof dh + 10);
   ring.pop();
+  // The same batch again under a new sequence number (a parent's copy
+  // after a lost ack): acknowledged, counted, not delivered twice. And a
+  // batch past the window: counted, not acknowledged.
+  batch(1, 0, good, 1);
+  batch(2, 5000, good, 1);
+  h_->run(50);
+  EXPECT_EQ(c.rx_stream_duplicate.get(), 1u);
+  EXPECT_EQ(c.rx_stream_ahead.get(), 1u);
+  EXPECT_EQ(c.stream_msgs_delivered.get(), 1u);
   // Rank 1 still broadcasts (to rank 0: the channel from rank 0 carried the
   // forged sequence numbers, so rank 0's own first frames would be taken
   // for duplicates of them).
