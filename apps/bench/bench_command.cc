@@ -529,11 +529,7 @@ TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table
   t.testbed.nodes = c.testbed_nodes;
   t.testbed.lanes = c.lanes;
   t.testbed.mtu = c.mtu;
-  if (table.given("rate")) {
-    if (c.rate_mbit < 1 || c.rate_mbit != static_cast<double>(static_cast<uint32_t>(c.rate_mbit)))
-      throw UsageError("--rate with --testbed: whole Mbit/s, 1 or more (tbf's rate)");
-    t.testbed.rate_mbit = static_cast<uint32_t>(c.rate_mbit);
-  }
+  if (table.given("rate")) t.testbed.rate_mbit = testbed_rate_mbit(c.rate_mbit);
   testbed::check(t.testbed);
   static_cast<MemberSchedule&>(t) = schedule_of(c, algos);
   // Many member processes on this host's few CPUs: one thread each (2 B on

@@ -183,6 +183,12 @@ void print_failure_timing(const MemberProcesses& members, double peer_timeout_ms
 
 }  // namespace
 
+uint32_t testbed_rate_mbit(double rate_mbit) {
+  if (rate_mbit < 1 || rate_mbit > UINT32_MAX || rate_mbit != static_cast<double>(static_cast<uint32_t>(rate_mbit)))
+    throw UsageError("--rate with --testbed: whole Mbit/s, 1 or more (tbf's rate)");
+  return static_cast<uint32_t>(rate_mbit);
+}
+
 double schedule_bound_s(const TestbedBenchConfig& c) {
   const double bytes_per_s = c.testbed.rate_mbit * 1e6 / 8;
   const uint32_t n = c.testbed.nodes;

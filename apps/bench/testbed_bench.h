@@ -35,6 +35,10 @@ struct TestbedBenchConfig : MemberSchedule {
   std::string payload_how;
 };
 
+// A testbed's link rate given as --rate: whole Mbit/s, 1 or more (tbf's
+// rate); throws UsageError otherwise.
+uint32_t testbed_rate_mbit(double rate_mbit);
+
 // Seconds the whole run may take: start-up, then every broadcast of the
 // schedule at worst (N-1) copies of the message through the root's link,
 // twice over, and a failure's detection.

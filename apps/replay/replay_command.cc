@@ -413,11 +413,7 @@ int replay_testbed(const ReplayConfig& c, const OptionTable& table, const PcapSo
   TestbedBenchConfig t;
   t.testbed.nodes = c.testbed_nodes;
   t.testbed.mtu = c.mtu;
-  if (table.given("rate")) {
-    if (c.rate_mbit < 1 || c.rate_mbit != static_cast<double>(static_cast<uint32_t>(c.rate_mbit)))
-      throw UsageError("--rate with --testbed: whole Mbit/s, 1 or more (tbf's rate)");
-    t.testbed.rate_mbit = static_cast<uint32_t>(c.rate_mbit);
-  }
+  if (table.given("rate")) t.testbed.rate_mbit = testbed_rate_mbit(c.rate_mbit);
   testbed::check(t.testbed);
   if (c.publisher >= c.testbed_nodes) throw UsageError("--publisher is outside the testbed's members");
   uint64_t largest = 1;
