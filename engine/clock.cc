@@ -13,17 +13,15 @@ uint64_t host_ns() {
 
 namespace {
 
-uint64_t monotonic_ns() { return host_ns(); }
-
 // The TSC's rate: DPDK's once its environment started; before that (a
 // caller timing its own start-up) measured here against the kernel's clock
 // over 20 ms, so the scale fixed at the first call is never a guess.
 uint64_t tsc_hz() {
   if (const uint64_t hz = rte_get_tsc_hz()) return hz;
-  const uint64_t c0 = rte_get_tsc_cycles(), t0 = monotonic_ns();
+  const uint64_t c0 = rte_get_tsc_cycles(), t0 = host_ns();
   timespec nap{0, 20'000'000};
   nanosleep(&nap, nullptr);
-  const uint64_t c1 = rte_get_tsc_cycles(), t1 = monotonic_ns();
+  const uint64_t c1 = rte_get_tsc_cycles(), t1 = host_ns();
   if (t1 <= t0 || c1 <= c0) return 1'000'000'000;  // no usable TSC: 1 cycle per ns
   return static_cast<uint64_t>(static_cast<double>(c1 - c0) * 1e9 / static_cast<double>(t1 - t0));
 }

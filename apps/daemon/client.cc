@@ -1,5 +1,7 @@
 #include "apps/daemon/client.h"
 
+#include "engine/stream/back_off.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -12,7 +14,6 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
-#include <thread>
 
 namespace lanecast::daemon {
 namespace {
@@ -21,12 +22,6 @@ uint64_t mono_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-// Waits a little: spins first (a stream is usually busy), then sleeps.
-void back_off(uint32_t tries) {
-  if (tries < 64) std::this_thread::yield();
-  else std::this_thread::sleep_for(std::chrono::microseconds(20));
 }
 
 }  // namespace
@@ -104,7 +99,7 @@ Publish Client::publish_for(std::span<const std::byte> message, std::chrono::nan
   for (uint32_t tries = 0;; ++tries) {
     const Publish r = publish(message);
     if (r != Publish::WouldBlock || mono_ns() >= deadline) return r;
-    back_off(tries);
+    engine::stream::back_off(tries);
   }
 }
 
@@ -115,7 +110,7 @@ bool Client::next_for(Message& out, std::chrono::nanoseconds timeout) {
   for (uint32_t tries = 0;; ++tries) {
     if (next(out)) return true;
     if (mono_ns() >= deadline || evicted() || daemon_stopping()) return false;
-    back_off(tries);
+    engine::stream::back_off(tries);
   }
 }
 

@@ -42,8 +42,6 @@ struct ClientTable::Local {
 
 namespace {
 
-uint64_t offer_number = 0;  // per process: one daemon per process
-
 std::runtime_error sys_error(const std::string& what) { return std::runtime_error(what + ": " + std::strerror(errno)); }
 
 }  // namespace
@@ -168,7 +166,7 @@ void ClientTable::answer(Local& c) {
   c.control = new (base + lay.control) ControlRing();
   if (lay.publish) c.publish = RecordRing(RecordRing::init(base + lay.publish, pub));
   if (lay.delivery) c.delivery = RecordRing(RecordRing::init(base + lay.delivery, del));
-  c.last_offer = offer_number;  // it takes messages from the next one on
+  c.last_offer = offers_;  // it takes messages from the next one on
   w.client_id = c.id;
   w.file_bytes = lay.bytes;
   std::snprintf(w.file, sizeof w.file, "%s", c.file.c_str());
@@ -276,7 +274,7 @@ void ClientTable::evict(Local& c, uint64_t now_ns) {
 }
 
 bool ClientTable::deliver(const StreamMessage& m, uint64_t now_ns) {
-  const uint64_t offer = offer_number + 1;
+  const uint64_t offer = offers_ + 1;
   bool all = true;
   const uint32_t len = static_cast<uint32_t>(sizeof(engine::stream::DeliveredHead) + m.data.size());
   for (auto& cp : clients_) {
@@ -304,7 +302,7 @@ bool ClientTable::deliver(const StreamMessage& m, uint64_t now_ns) {
     c.bytes_out += m.data.size();
     c.h->delivered.store(c.messages_out, std::memory_order_release);
   }
-  if (all) offer_number = offer;
+  if (all) offers_ = offer;
   return all;
 }
 

@@ -75,6 +75,7 @@ class ClientTable {
   int listen_fd_ = -1;
   uint32_t next_id_ = 1;
   size_t next_publisher_ = 0;  // round robin
+  uint64_t offers_ = 0;        // messages every subscriber has taken (deliver())
   std::vector<std::unique_ptr<Local>> clients_;
   ClientTableCounters counters_;
 };

@@ -10,6 +10,7 @@
 #include "engine/member_internals.h"
 #include "engine/node.h"
 #include "engine/poller.h"
+#include "engine/stream/back_off.h"
 #include "engine/stream/delivery_reader.h"
 
 namespace lanecast {
@@ -153,10 +154,8 @@ PublishResult Publisher::publish_for(std::span<const std::byte> message, std::ch
             return x->s->stable_msgs.load(std::memory_order_acquire) != x->stable || x->s->error.load() != 0;
           },
           &arg, std::min(deadline, engine::now_ns() + 1'000'000));
-    } else if (tries < 64) {
-      std::this_thread::yield();
     } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      engine::stream::back_off(tries);
     }
   }
 }
@@ -231,10 +230,8 @@ bool Member::next_for(StreamMessage& out, std::chrono::nanoseconds timeout) {
             return ring != nullptr && ring->head.load(std::memory_order_acquire) != ring->tail.load(std::memory_order_acquire);
           },
           node_, deadline);
-    } else if (tries < 64) {
-      std::this_thread::yield();
     } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      engine::stream::back_off(tries);
     }
   }
 }
