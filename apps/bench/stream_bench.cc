@@ -135,16 +135,7 @@ StreamRow run_size(LocalGroup& g, std::vector<MemberTally>& tallies, Publisher& 
   }
   row.verified = row.error.empty();
   if (!row.verified) return row;
-  const double secs = static_cast<double>(last - t_timed) / 1e9;
-  row.msgs_per_s = secs > 0 ? static_cast<double>(s.messages) / secs : 0;
-  row.published_per_s = t_end_publish > t_timed ? static_cast<double>(s.messages) * 1e9 / static_cast<double>(t_end_publish - t_timed) : 0;
-  row.mbps = row.msgs_per_s * static_cast<double>(size) / 1e6;
-  row.p50_us = static_cast<double>(row.histogram.percentile(0.50)) / 1e3;
-  row.p99_us = static_cast<double>(row.histogram.percentile(0.99)) / 1e3;
-  row.p999_us = static_cast<double>(row.histogram.percentile(0.999)) / 1e3;
-  row.max_us = static_cast<double>(row.histogram.max()) / 1e3;
-  row.mean_us = row.histogram.mean() / 1e3;
-  row.frames_per_msg = static_cast<double>(stream_frames(g) - frames_before) / static_cast<double>(total);
+  fill_stream_figures(row, t_timed, last, t_end_publish, stream_frames(g) - frames_before, total);
   return row;
 }
 
@@ -163,11 +154,33 @@ void print_header(const std::string& algo, uint32_t fanout, const GroupOptions& 
                              : "published as fast as the window allows");
   std::printf("# latency: publish() to delivery, every member's deliveries of the timed messages; msgs_per_s: timed "
               "messages / (last delivery anywhere - first timed publish)\n");
+  print_stream_columns();
+}
+
+}  // namespace
+
+void fill_stream_figures(StreamRow& row, uint64_t first_timed_ns, uint64_t last_ns, uint64_t end_publish_ns,
+                         uint64_t frames, uint64_t total) {
+  const double secs = static_cast<double>(last_ns - first_timed_ns) / 1e9;
+  row.msgs_per_s = secs > 0 ? static_cast<double>(row.messages) / secs : 0;
+  row.published_per_s = end_publish_ns > first_timed_ns
+                            ? static_cast<double>(row.messages) * 1e9 / static_cast<double>(end_publish_ns - first_timed_ns)
+                            : 0;
+  row.mbps = row.msgs_per_s * static_cast<double>(row.size) / 1e6;
+  row.p50_us = static_cast<double>(row.histogram.percentile(0.50)) / 1e3;
+  row.p99_us = static_cast<double>(row.histogram.percentile(0.99)) / 1e3;
+  row.p999_us = static_cast<double>(row.histogram.percentile(0.999)) / 1e3;
+  row.max_us = static_cast<double>(row.histogram.max()) / 1e3;
+  row.mean_us = row.histogram.mean() / 1e3;
+  row.frames_per_msg = static_cast<double>(frames) / static_cast<double>(total);
+}
+
+void print_stream_columns() {
   std::printf("%10s %10s %12s %12s %9s %9s %9s %9s %9s %10s %11s %9s\n", "size", "messages", "published/s",
               "msgs_per_s", "MB/s", "p50_us", "p99_us", "p999_us", "max_us", "frames/msg", "would_block", "verified");
 }
 
-void print_row(const StreamRow& r) {
+void print_stream_row(const StreamRow& r) {
   if (!r.error.empty()) {
     std::printf("%10s  FAILED: %s\n", format_size(r.size).c_str(), r.error.c_str());
     return;
@@ -180,6 +193,8 @@ void print_row(const StreamRow& r) {
   std::printf("\n");
   std::fflush(stdout);
 }
+
+namespace {
 
 void print_json(const std::vector<StreamRow>& rows) {
   std::printf("[\n");
@@ -234,7 +249,7 @@ int stream_bench(Engine& engine, const std::vector<std::string>& algos, const Gr
       StreamRow r = run_size(*g, tallies, pub, algo, fanout, size, seq, s);
       seq += s.warmup + s.messages;
       ok = ok && r.verified;
-      if (!s.json) print_row(r);
+      if (!s.json) print_stream_row(r);
       rows.push_back(std::move(r));
       if (!rows.back().error.empty()) break;
     }

@@ -43,6 +43,17 @@ struct StreamRow {
   LogHistogram histogram;  // every member's deliveries of the timed messages
 };
 
+// A row's figures from its histogram (row.histogram, row.messages and
+// row.size set) and its times on the host clock: the first timed publish,
+// the last delivery anywhere, the last publish; `frames` stream frames sent
+// for `total` messages (warm-up included).
+void fill_stream_figures(StreamRow& row, uint64_t first_timed_ns, uint64_t last_ns, uint64_t end_publish_ns,
+                         uint64_t frames, uint64_t total);
+// The table, as both benches print it: the column names, then a row and its
+// histogram line (or FAILED and why).
+void print_stream_columns();
+void print_stream_row(const StreamRow& r);
+
 // Runs the stream benchmark on a group made with `go` (any number of
 // algorithms, one group each); prints the table or JSON. Returns 0 when
 // every message was delivered and verified everywhere.

@@ -15,6 +15,7 @@
 
 #include "apps/bench/group_exchange.h"
 #include "apps/bench/log_histogram.h"
+#include "apps/bench/stream_bench.h"
 #include "apps/common/group_member.h"
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
@@ -66,8 +67,7 @@ int stream_group(const GroupBenchConfig& c) {
                 uint64_t{c.warmup}, c.stream_messages,
                 c.msg_rate > 0 ? ("offered at " + std::to_string(static_cast<uint64_t>(c.msg_rate)) + " msgs/s").c_str()
                                : "published as fast as the window allows");
-    std::printf("%10s %10s %12s %12s %9s %9s %9s %9s %9s %10s %11s %9s\n", "size", "messages", "published/s",
-                "msgs_per_s", "MB/s", "p50_us", "p99_us", "p999_us", "max_us", "frames/msg", "would_block", "verified");
+    print_stream_columns();
     std::fflush(stdout);
   }
   bool all_ok = true;
@@ -140,37 +140,30 @@ int stream_group(const GroupBenchConfig& c) {
     for (auto& x : all) at.push_back(reinterpret_cast<std::byte*>(&x));
     all_to_all(*g, at, sizeof(StreamFigures), "exchanging figures");
     if (g->rank() != 0) continue;
-    LogHistogram hist;
+    StreamRow row;
+    row.nodes = g->size();
+    row.size = size;
+    row.messages = c.stream_messages;
     uint64_t last = 0, frames = 0, missing = 0, bad = 0;
     const StreamFigures& p = all[c.root];
     for (const StreamFigures& x : all) {
-      hist.merge(x.hist);
+      row.histogram.merge(x.hist);
       last = std::max(last, x.last_ns);
       frames += x.frames;
       bad += x.bad;
       missing += total - std::min(total, x.delivered);
     }
-    const bool ok = bad == 0 && missing == 0;
-    all_ok = all_ok && ok;
-    if (!ok) {
-      std::printf("%10s  FAILED: %" PRIu64 " messages missing, %" PRIu64 " out of order or differing, over %u members\n",
-                  format_size(size).c_str(), missing, bad, g->size());
-      std::fflush(stdout);
+    row.would_block = p.would_block;
+    row.verified = bad == 0 && missing == 0;
+    all_ok = all_ok && row.verified;
+    if (!row.verified) {
+      row.error = std::to_string(missing) + " messages missing, " + std::to_string(bad) +
+                  " out of order or differing, over " + std::to_string(g->size()) + " members";
+      print_stream_row(row);
       break;
     }
-    const double secs = static_cast<double>(last - p.first_timed_ns) / 1e9;
-    const double rate = secs > 0 ? static_cast<double>(c.stream_messages) / secs : 0;
-    const double published = p.end_publish_ns > p.first_timed_ns
-                                 ? static_cast<double>(c.stream_messages) * 1e9 / static_cast<double>(p.end_publish_ns - p.first_timed_ns)
-                                 : 0;
-    std::printf("%10s %10" PRIu64 " %12.0f %12.0f %9.1f %9.1f %9.1f %9.1f %9.1f %10.3f %11" PRIu64 " %9s\n",
-                format_size(size).c_str(), c.stream_messages, published, rate, rate * static_cast<double>(size) / 1e6,
-                hist.percentile(0.50) / 1e3, hist.percentile(0.99) / 1e3, hist.percentile(0.999) / 1e3,
-                hist.max() / 1e3, static_cast<double>(frames) / static_cast<double>(total), p.would_block, "yes");
-    std::printf("%10s histogram (us, deliveries):", "");
-    for (const auto& [upper, n] : hist.bands()) std::printf(" <=%.1f:%" PRIu64, static_cast<double>(upper) / 1e3, n);
-    std::printf("\n");
-    std::fflush(stdout);
+    fill_stream_figures(row, p.first_timed_ns, last, p.end_publish_ns, frames, total);
+    print_stream_row(row);
   }
   if (c.counters) {
     std::printf("rank %u:", g->rank());
