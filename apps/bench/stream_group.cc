@@ -160,7 +160,7 @@ int stream_group(const GroupBenchConfig& c) {
       row.error = std::to_string(missing) + " messages missing, " + std::to_string(bad) +
                   " out of order or differing, over " + std::to_string(g->size()) + " members";
       print_stream_row(row);
-      break;
+      continue;  // every member goes on to the next size alike (only rank 0 knows of the failure)
     }
     fill_stream_figures(row, p.first_timed_ns, last, p.end_publish_ns, frames, total);
     print_stream_row(row);
