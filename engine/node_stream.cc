@@ -181,7 +181,6 @@ bool Node::form_batch(StreamState& s, uint64_t now) {
     s.pub_offset = 0;
     s.pub_ring.pop();
     ++s.next_msg;
-    ++s.msgs_done;
     s.bytes_done += msg_len;
     counters_.stream_msgs_published.add();
     r = s.pub_ring.peek();
@@ -189,7 +188,7 @@ bool Node::form_batch(StreamState& s, uint64_t now) {
   rte_pktmbuf_trim(m, static_cast<uint16_t>(cfg_.segment_bytes - used));
   const uint64_t batch = s.next_batch++;
   BatchSlot& b = s.slot(batch);
-  b.msgs_after = s.msgs_done;
+  b.msgs_after = s.next_msg;  // messages numbered below it are complete
   b.bytes_after = s.bytes_done;
   counters_.stream_batches_formed.add();
   hold_batch(s, batch, m, used, crc, records, first_msg, now);

@@ -80,8 +80,8 @@ struct StreamState {
   RecordRing pub_ring;
   uint32_t pub_offset = 0;     // bytes of the ring's oldest message already in batches
   uint64_t next_batch = 0;
-  uint64_t next_msg = 0;       // the sequence number of the next message to start
-  uint64_t msgs_done = 0, bytes_done = 0;
+  uint64_t next_msg = 0;       // the sequence number of the next message to start (= messages complete)
+  uint64_t bytes_done = 0;
 
   BatchSlot& slot(uint64_t batch) { return slots[batch & mask]; }
   // The batch number a frame's low 32 bits mean, near what this member holds.
