@@ -323,7 +323,7 @@ class Node final : public PollTask {
   void hold_batch(stream::StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_t len, uint32_t crc,
                   uint32_t records, uint64_t first_msg, uint64_t now);
   void deliver_stream(stream::StreamState& s);
-  bool deliver_message(stream::StreamState& s, const uint8_t* rec, uint32_t avail, uint32_t* used);
+  bool deliver_message(stream::StreamState& s, const uint8_t* rec, uint32_t* used);
   void update_marks(stream::StreamState& s, uint64_t now);
   void note_delivered(stream::StreamState& s, uint64_t bytes);
   void release_batches(stream::StreamState& s, uint64_t below);

@@ -230,7 +230,7 @@ void Node::deliver_stream(StreamState& s) {
       continue;
     }
     uint32_t used = 0;
-    if (!deliver_message(s, base + s.deliver_offset, b.len - s.deliver_offset, &used)) return;
+    if (!deliver_message(s, base + s.deliver_offset, &used)) return;
     s.deliver_offset += used;
   }
 }
@@ -239,8 +239,8 @@ void Node::deliver_stream(StreamState& s) {
 // the delivery ring. *used: the bytes of this batch it took. A message in
 // pieces moves the cursor into the batch of its last piece itself. False:
 // it cannot go yet (*used 0: the ring is full; *used 1: a piece is missing).
-bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t avail, uint32_t* used) {
-  (void)avail;  // records were checked on arrival (records_valid)
+// The record's bounds were checked on arrival (records_valid).
+bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
   const RecordHead h = stream::read_head(rec);
   const uint32_t piece = h.piece & stream::kPieceMask;
   const bool handler = has_handler_.load(std::memory_order_relaxed);
