@@ -36,15 +36,23 @@ constexpr uint64_t kRefreshForNs = 50'000'000;    // ... for this long after the
 constexpr uint32_t kHeadBytes = sizeof(RecordHead);
 
 // Whether a batch's records are well formed: each head and piece within the
-// payload, `records` of them. The bytes were checked against the CRC first.
+// payload, `records` of them, and the pieces of a large message where the
+// publisher puts them (form_batch): a piece that says more follow ends its
+// batch, a continuation starts one, and neither is empty. The bytes were
+// checked against the CRC first.
 bool records_valid(const uint8_t* p, uint32_t len, uint32_t records) {
   uint32_t off = 0, n = 0;
   while (off < len) {
     if (len - off < kHeadBytes) return false;
     const RecordHead h = stream::read_head(p + off);
     const uint32_t piece = h.piece & stream::kPieceMask;
+    const bool more = (h.piece & stream::kMorePieces) != 0;
+    const bool continuation = (h.piece & stream::kContinuation) != 0;
     if (piece > len - off - kHeadBytes || piece > h.message_len) return false;
-    if (!(h.piece & (stream::kMorePieces | stream::kContinuation)) && piece != h.message_len) return false;
+    if (!more && !continuation && piece != h.message_len) return false;
+    if ((more || continuation) && piece == 0) return false;
+    if (more && (piece == h.message_len || off + kHeadBytes + piece != len)) return false;
+    if (continuation && off != 0) return false;
     off += kHeadBytes + piece;
     ++n;
   }
@@ -294,7 +302,13 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
     }
     const RecordHead c = stream::read_head(rte_pktmbuf_mtod(b.payload, const uint8_t*));
     last_piece = c.piece & stream::kPieceMask;
-    if (!(c.piece & stream::kContinuation) || c.message_len != h.message_len) {
+    // Every piece after the first continues this message, and the pieces add
+    // up to its length exactly: the last says so, the others say more
+    // follow. Anything else (a publisher that breaks the format) would copy
+    // past the buffer reserved for message_len bytes; the message is refused.
+    const bool more = (c.piece & stream::kMorePieces) != 0;
+    if (!(c.piece & stream::kContinuation) || c.message_len != h.message_len || last_piece > h.message_len - have ||
+        more != (have + last_piece < h.message_len)) {
       counters_.rx_stream_bad.add();
       *used = kHeadBytes + piece;
       return true;

@@ -123,6 +123,29 @@ class HostileFrames : public ::testing::Test {
       for (uint16_t k = 0; k < n; ++k) rte_pktmbuf_free(burst[k]);
   }
 
+  // Streams: appends a record (its head and `bytes` bytes of 0x5A) to a
+  // batch's payload.
+  static void stream_record(std::vector<uint8_t>& p, uint32_t piece_field, uint32_t msg_len, size_t bytes) {
+    stream::RecordHead head{piece_field, msg_len, 1234};
+    const size_t at = p.size();
+    p.resize(at + sizeof head + bytes, 0x5A);
+    stream::write_head(p.data() + at, head);
+  }
+  // A batch of rank 0's stream 0 to rank 1 (its child), as rank 0 sends it:
+  // channel sequence number `seq`, batch `number`, `records` records.
+  void inject_stream_batch(uint32_t seq, uint32_t number, const std::vector<uint8_t>& pay, uint64_t records,
+                           uint32_t root = 0, uint32_t crc_xor = 0) {
+    inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes + pay.size()), [&](uint8_t* p) {
+      std::memcpy(p + 14 + wire::kDataHeaderBytes, pay.data(), pay.size());
+      wire::DataBody b{};
+      b.op = 0; b.root = root; b.seq = seq; b.segment = number; b.offset = 0; b.total_len = records;
+      b.payload_len = static_cast<uint32_t>(pay.size());
+      b.payload_crc = crc32c(0, pay.data(), pay.size()) ^ crc_xor;
+      b.segment_bytes = kSeg;
+      wire::write_data(p + 14, {kGroup, kEpoch, 0}, b, wire::kFlagStream);
+    }, /*from=*/0);
+  }
+
   std::unique_ptr<test::NodeHarness> h_;
   unsigned free_payload_ = 0, free_header_ = 0;
 };
@@ -343,31 +366,13 @@ namespace {
 // is delivered, and a broadcast still runs.
 TEST_F(HostileFrames, StreamFramesThatBreakTheFormatAreCounted) {
   const auto& c = h_->node(1).counters();
-  auto record = [](std::vector<uint8_t>& p, uint32_t piece_field, uint32_t msg_len, size_t bytes) {
-    stream::RecordHead head{piece_field, msg_len, 1234};
-    const size_t at = p.size();
-    p.resize(at + sizeof head + bytes, 0x5A);
-    stream::write_head(p.data() + at, head);
-  };
-  auto batch = [&](uint32_t seq, uint32_t number, const std::vector<uint8_t>& pay, uint64_t records,
-                   uint32_t root = 0, uint32_t crc_xor = 0) {
-    inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes + pay.size()), [&](uint8_t* p) {
-      std::memcpy(p + 14 + wire::kDataHeaderBytes, pay.data(), pay.size());
-      wire::DataBody b{};
-      b.op = 0; b.root = root; b.seq = seq; b.segment = number; b.offset = 0; b.total_len = records;
-      b.payload_len = static_cast<uint32_t>(pay.size());
-      b.payload_crc = crc32c(0, pay.data(), pay.size()) ^ crc_xor;
-      b.segment_bytes = kSeg;
-      wire::write_data(p + 14, {kGroup, kEpoch, 0}, b, wire::kFlagStream);
-    }, /*from=*/0);
-  };
   std::vector<uint8_t> overrun, good;
-  record(overrun, 200, 200, 20);  // says 200 bytes, holds 20
-  batch(0, 0, overrun, 1);
-  record(good, 10, 10, 10);
-  batch(1, 0, good, 2);                   // claims two records, holds one
-  batch(2, 0, good, 1, 0, /*crc_xor=*/1); // corrupt
-  batch(3, 0, good, 1, /*root=*/1);       // "published by" the receiver itself
+  stream_record(overrun, 200, 200, 20);  // says 200 bytes, holds 20
+  inject_stream_batch(0, 0, overrun, 1);
+  stream_record(good, 10, 10, 10);
+  inject_stream_batch(1, 0, good, 2);                   // claims two records, holds one
+  inject_stream_batch(2, 0, good, 1, 0, /*crc_xor=*/1); // corrupt
+  inject_stream_batch(3, 0, good, 1, /*root=*/1);       // "published by" the receiver itself
   inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes), [&](uint8_t* p) {  // a report from rank 0, its parent
     wire::DataBody b{};
     b.op = 0; b.root = 0; b.offset = 5; b.segment_bytes = kSeg;
@@ -379,7 +384,7 @@ TEST_F(HostileFrames, StreamFramesThatBreakTheFormatAreCounted) {
   EXPECT_EQ(c.stream_msgs_delivered.get(), 0u);
   // Sequence numbers 0..3 were refused, so the channel still waits for seq 0:
   // the well-formed batch comes with it.
-  batch(0, 0, good, 1);
+  inject_stream_batch(0, 0, good, 1);
   h_->run(50);
   EXPECT_EQ(c.stream_msgs_delivered.get(), 1u);
   stream::RecordRing ring(h_->node(1).delivery_ring());
@@ -396,8 +401,8 @@ TEST_F(HostileFrames, StreamFramesThatBreakTheFormatAreCounted) {
   // The same batch again under a new sequence number (a parent's copy
   // after a lost ack): acknowledged, counted, not delivered twice. And a
   // batch past the window: counted, not acknowledged.
-  batch(1, 0, good, 1);
-  batch(2, 5000, good, 1);
+  inject_stream_batch(1, 0, good, 1);
+  inject_stream_batch(2, 5000, good, 1);
   h_->run(50);
   EXPECT_EQ(c.rx_stream_duplicate.get(), 1u);
   EXPECT_EQ(c.rx_stream_ahead.get(), 1u);
@@ -413,5 +418,90 @@ TEST_F(HostileFrames, StreamFramesThatBreakTheFormatAreCounted) {
   EXPECT_EQ(bufs[0], bufs[1]);
 }
 
+
+// A message in pieces whose pieces do not add up to its length, or whose
+// flags disagree with the sum, is refused and counted - never copied past
+// the message_len bytes delivery reserved for it. The orphaned later piece
+// is counted too, and the stream goes on with the next message.
+TEST_F(HostileFrames, StreamPiecesThatDisagreeWithTheMessageLengthAreRefused) {
+  const auto& c = h_->node(1).counters();
+  using stream::kContinuation;
+  using stream::kMorePieces;
+  struct Case {
+    const char* what;
+    uint32_t first, second, second_flags;
+  };
+  const Case cases[] = {
+      {"400 bytes of a 300-byte message", 200, 200, kContinuation},
+      {"the last piece leaves 100 bytes missing", 100, 100, kContinuation},
+      {"the length is reached, yet more pieces are said to follow", 200, 100, kContinuation | kMorePieces},
+  };
+  uint32_t seq = 0, number = 0;
+  for (const Case& k : cases) {
+    std::vector<uint8_t> first, second;
+    stream_record(first, k.first | kMorePieces, 300, k.first);
+    stream_record(second, k.second | k.second_flags, 300, k.second);
+    inject_stream_batch(seq++, number++, first, 1);
+    inject_stream_batch(seq++, number++, second, 1);
+  }
+  std::vector<uint8_t> good;
+  stream_record(good, 10, 10, 10);
+  inject_stream_batch(seq++, number++, good, 1);
+  h_->run(100);
+  EXPECT_EQ(c.stream_batches_rx.get(), 7u) << "every batch is well formed on its own";
+  EXPECT_EQ(c.stream_msgs_delivered.get(), 1u) << "only the well-formed message";
+  EXPECT_EQ(c.rx_stream_bad.get(), 6u) << "each refused message, and its orphaned piece";
+  stream::RecordRing ring(h_->node(1).delivery_ring());
+  ASSERT_TRUE(ring.valid());
+  const stream::RecordView r = ring.peek();
+  ASSERT_NE(r.data, nullptr);
+  EXPECT_EQ(r.len, sizeof(stream::DeliveredHead) + 10);
+}
+
+// The same attack on a member that delivers to a handler: pieces adding up
+// to more than the largest message would be copied past the reassembly
+// buffer (the ASan build reports it as a heap overflow).
+TEST_F(HostileFrames, StreamPiecesPastTheLargestMessageNeverReachTheHandler) {
+  const auto& c = h_->node(1).counters();
+  uint32_t handled = 0;
+  h_->node(1).set_message_handler([&](const stream::DeliveredHead&, const uint8_t*, uint32_t) { ++handled; });
+  const uint32_t len = static_cast<uint32_t>(h_->node(1).max_stream_message());
+  constexpr uint32_t kPiece = kSeg - sizeof(stream::RecordHead);
+  uint32_t sent = 0, seq = 0;
+  while (sent <= len) {  // one piece more than the message holds
+    std::vector<uint8_t> pay;
+    const bool last = sent + kPiece > len;
+    const uint32_t flags = (sent > 0 ? stream::kContinuation : 0) | (last ? 0 : stream::kMorePieces);
+    stream_record(pay, kPiece | flags, len, kPiece);
+    inject_stream_batch(seq, seq, pay, 1);
+    ++seq;
+    sent += kPiece;
+    if (seq % 32 == 0) h_->run(20);
+  }
+  h_->run(100);
+  EXPECT_EQ(handled, 0u);
+  EXPECT_EQ(c.stream_msgs_delivered.get(), 0u);
+  EXPECT_GE(c.rx_stream_bad.get(), 1u);
+}
+
+// Pieces where the publisher never puts them are refused on arrival (and
+// not acknowledged): a piece that says more follow must end its batch, a
+// continuation must start one, and neither may be empty.
+TEST_F(HostileFrames, StreamPiecesOutOfPlaceAreRefusedOnArrival) {
+  const auto& c = h_->node(1).counters();
+  std::vector<uint8_t> more_then_other, other_then_continuation, empty_more;
+  stream_record(more_then_other, 50 | stream::kMorePieces, 100, 50);
+  stream_record(more_then_other, 10, 10, 10);
+  stream_record(other_then_continuation, 10, 10, 10);
+  stream_record(other_then_continuation, 50 | stream::kContinuation, 100, 50);
+  stream_record(empty_more, 0 | stream::kMorePieces, 10, 0);
+  inject_stream_batch(0, 0, more_then_other, 2);
+  inject_stream_batch(0, 0, other_then_continuation, 2);
+  inject_stream_batch(0, 0, empty_more, 1);
+  h_->run(50);
+  EXPECT_EQ(c.rx_stream_bad.get(), 3u);
+  EXPECT_EQ(c.stream_batches_rx.get(), 0u);
+  EXPECT_EQ(c.stream_msgs_delivered.get(), 0u);
+}
 }  // namespace
 }  // namespace lanecast::engine
