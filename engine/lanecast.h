@@ -243,6 +243,9 @@ class Publisher {
   PublishResult publish_for(std::span<const std::byte> message, std::chrono::nanoseconds timeout);
   uint64_t published() const;  // messages accepted by publish()
   uint64_t stable() const;     // ... of which every member delivered
+  // The largest message publish() takes: the group's max_message, half the
+  // publisher's window (window_bytes) and half a delivery ring, and below
+  // 2 GiB (larger messages go by broadcast).
   uint64_t max_message() const;
   uint16_t stream() const;
   Status status() const;       // ok while the stream runs

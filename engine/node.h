@@ -162,6 +162,11 @@ class Node final : public PollTask {
   OpError stream_error() const { return static_cast<OpError>(stream_error_.load(std::memory_order_acquire)); }
   algos::Rank stream_error_peer() const { return stream_error_peer_.load(std::memory_order_acquire); }
   uint64_t max_stream_message() const;
+  // Streams carry messages below 2 GiB: a message's length with the heads
+  // in front of it (8 bytes of time stamp in the publisher's ring, 24 in a
+  // delivery ring) fits the rings' and the wire's 32-bit record lengths with
+  // room to spare. Larger messages go by broadcast.
+  static constexpr uint64_t kMaxStreamMessage = (uint64_t{1} << 31) - 64;
   const stream::StreamMirror& stream_mirror(size_t i) const { return stream_mirror_[i]; }
   size_t stream_slots() const { return streams_.size(); }
   // Frames to and from each member (both lanes): data and streams' batches

@@ -61,11 +61,15 @@ bool records_valid(const uint8_t* p, uint32_t len, uint32_t records) {
 
 }  // namespace
 
+// The largest message a stream carries: what the group allows, what half
+// the publisher's ring and half a delivery ring hold, and never more than
+// kMaxStreamMessage, so a record's 32-bit length (the rings' and the
+// wire's) holds it with its heads (docs/streams.md).
 uint64_t Node::max_stream_message() const {
   const lanecast::StreamOptions& o = cfg_.streams;
   const uint64_t ring = o.window_bytes / 2 > 64 ? o.window_bytes / 2 - 64 : 0;
   const uint64_t delivery = o.delivery_bytes / 2 > 64 ? o.delivery_bytes / 2 - 64 : 0;
-  return std::min({cfg_.max_message_bytes, ring, delivery});
+  return std::min({cfg_.max_message_bytes, ring, delivery, kMaxStreamMessage});
 }
 
 bool Node::open_publisher(std::unique_ptr<stream::PublisherShared> p) {

@@ -505,3 +505,24 @@ TEST_F(HostileFrames, StreamPiecesOutOfPlaceAreRefusedOnArrival) {
 }
 }  // namespace
 }  // namespace lanecast::engine
+
+namespace lanecast::engine {
+namespace {
+
+// Rings and windows may be 16 GiB, and a group's messages 4 GiB; a stream's
+// message stays below 2 GiB so that its length with the heads in front of
+// it fits the rings' and the wire's 32-bit record lengths (never truncated).
+TEST(StreamLimits, AStreamMessageFitsA32BitRecordWhateverTheWindows) {
+  test::NodeHarness::Options o = hostile_options();
+  o.node.segment_bytes = 8192;
+  o.fabric.max_frame_bytes = 9000;
+  o.node.max_message_bytes = uint64_t{4} << 30;
+  o.node.streams.window_bytes = uint64_t{1} << 34;
+  o.node.streams.delivery_bytes = uint64_t{1} << 34;
+  test::NodeHarness h(o);
+  EXPECT_EQ(h.node(1).max_stream_message(), Node::kMaxStreamMessage);
+  EXPECT_LE(Node::kMaxStreamMessage + sizeof(stream::DeliveredHead) + 8, uint64_t{UINT32_MAX});
+}
+
+}  // namespace
+}  // namespace lanecast::engine
