@@ -43,7 +43,7 @@ constexpr std::array<std::string_view, 29> kGroupKeys = {
     "max_message", "window", "peer_timeout_ms", "port_rate_mbit", "port_overhead",
     "site_latency_us", "use_sites", "emulate_latency", "multicast", "mcast_root_delay_us",
     "mcast_sync_seed", "mcast_loss", "mcast_loss_seed", "mcast_repair", "stream_fanout", "stream_window",
-    "stream_window_bytes", "stream_window_messages", "max_streams", "stream_delivery_bytes", "stream_report_us"};
+    "stream_window_bytes", "stream_window_messages", "streams_per_member", "stream_delivery_bytes", "stream_report_us"};
 constexpr std::array<std::string_view, 4> kMemberKeys = {"rank", "site", "lanes", "macs"};
 constexpr std::array<std::string_view, 3> kBootstraps = {"static", "discovery", "pmix"};
 
@@ -208,6 +208,10 @@ class GroupFileReader {
   }
 
   void read_group(const toml::table& g, GroupSpec& spec) const {
+    if (const toml::node* old = g.get("max_streams"))
+      fail(*old, "group.max_streams is gone: every member keeps a slot for each stream any member may publish; "
+                 "say how many each member publishes with group.streams_per_member (1.." +
+                     std::to_string(kMaxStreamsPerMember) + ", default 1)");
     reject_unknown_keys(g, "[group]", kGroupKeys);
     const std::optional<std::string> name = string(g, "name", "group.name");
     if (!name) fail(g, "[group] lacks name (required: a string naming the group in messages)");
@@ -263,7 +267,8 @@ class GroupFileReader {
     if (auto v = read_bytes(g, "stream_window_bytes", 4096, uint64_t{1} << 34)) s.window_bytes = *v;
     if (auto v = integer(g, "stream_window_messages", "group.stream_window_messages", 1, kMaxU32))
       s.window_messages = static_cast<uint32_t>(*v);
-    if (auto v = integer(g, "max_streams", "group.max_streams", 0, 1024)) s.max_streams = static_cast<uint32_t>(*v);
+    if (auto v = integer(g, "streams_per_member", "group.streams_per_member", 1, kMaxStreamsPerMember))
+      s.streams_per_member = static_cast<uint32_t>(*v);
     if (auto v = read_bytes(g, "stream_delivery_bytes", 4096, uint64_t{1} << 34)) s.delivery_bytes = *v;
     if (auto v = number(g, "stream_report_us", "group.stream_report_us", true)) {
       if (*v > 1e6) fail(*g.get("stream_report_us"), "group.stream_report_us is " + number_text(*v) + ", out of range; allowed 0..1000000");

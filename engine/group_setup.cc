@@ -102,7 +102,9 @@ StreamOptions resolve_streams(StreamOptions o, const std::string& algo, uint32_t
     throw std::invalid_argument("streams: window_bytes must be 4 KiB..16 GiB");
   if (o.delivery_bytes < 4096 || o.delivery_bytes > (uint64_t{1} << 34))
     throw std::invalid_argument("streams: delivery_bytes must be 4 KiB..16 GiB");
-  if (o.max_streams > 1024) throw std::invalid_argument("streams: max_streams must be at most 1024");
+  if (o.streams_per_member < 1 || o.streams_per_member > kMaxStreamsPerMember)
+    throw std::invalid_argument("streams: streams_per_member must be 1.." + std::to_string(kMaxStreamsPerMember) +
+                                ", not " + std::to_string(o.streams_per_member));
   if (!(o.report_us >= 0 && o.report_us <= 1e6)) throw std::invalid_argument("streams: report_us must be 0..1e6");
   return o;
 }
@@ -118,13 +120,23 @@ PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes
   // worth until the broadcast ends, plus what its ports keep posted.
   uint64_t posted = 0;
   for (const std::string& p : ports) posted += drivers::DpdkPort::rx_buffers_held(p);
-  // Streams: each keeps its window of batches; on the fabric the members
-  // share the publisher's buffers, on NIC-like ports each holds its own.
-  const uint64_t stream_batches = uint64_t{streams.max_streams} * streams.window_batches;
+  // Streams: each keeps its window of batches. On NIC-like ports every
+  // member holds its own copy of every stream's window, and any member may
+  // publish (streams_per_member each). On the fabric the members share the
+  // publishers' buffers; pooled for 16 publishing streams at full windows -
+  // beyond, publishers share them (a publisher that finds none waits:
+  // tx_alloc_failures) - so a large group in one process does not pool
+  // members x window buffers for streams it may never run.
+  const uint64_t streams_total = uint64_t{nodes} * streams.streams_per_member;
+  const uint64_t stream_batches = (ports.empty() ? std::min<uint64_t>(streams_total, 16) : streams_total) *
+                                  streams.window_batches;
   const uint64_t payload_count = ports.empty() ? 2 * max_segments + 1024 + stream_batches
                                                : (uint64_t{members_here} + 1) * max_segments + posted + 1024 +
                                                      uint64_t{members_here} * stream_batches;
-  if (payload_count > (1u << 24)) throw std::invalid_argument("group: message limit needs too many buffers");
+  if (payload_count > (1u << 24))
+    throw std::invalid_argument("group: message limit and stream windows need too many buffers (" +
+                                std::to_string(payload_count) + "; at most " + std::to_string(1u << 24) +
+                                "): lower max_message, stream_window or streams_per_member");
   pp.payload_count = static_cast<uint32_t>(payload_count);
   // Payload buffers also receive whole frames on NIC-like ports (af_packet),
   // and PMDs that copy into mbufs want at least DPDK's default room.

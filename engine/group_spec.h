@@ -11,6 +11,10 @@
 
 namespace lanecast {
 
+// The most streams one member may publish (StreamOptions::streams_per_member):
+// every member keeps a slot for each stream of each member, 1024 x 16 at most.
+inline constexpr uint32_t kMaxStreamsPerMember = 16;
+
 // Streams (Member::open_stream, docs/streams.md): ordered messages from one
 // publisher to the whole group, many in flight, small ones batched.
 struct StreamOptions {
@@ -27,8 +31,11 @@ struct StreamOptions {
   // publisher's ring and bounds one message.
   uint64_t window_bytes = 4u << 20;
   uint32_t window_messages = 1u << 20;
-  // Streams a member takes part in at once (publishing or receiving).
-  uint32_t max_streams = 4;
+  // Streams each member may publish (Member::open_stream's index, below
+  // this; 1..16). Every member keeps a slot for every stream any member may
+  // publish - members x streams_per_member, each made on its stream's first
+  // frame - so no stream ever finds the slots taken by others.
+  uint32_t streams_per_member = 1;
   // Each member's ring of delivered messages not yet taken by next().
   uint64_t delivery_bytes = 4u << 20;
   // A member reports its subtree's progress to its parent after this long

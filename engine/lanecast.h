@@ -276,7 +276,7 @@ class Member {
   std::vector<std::pair<std::string, uint64_t>> counters() const;
 
   // Streams (docs/streams.md). Opens this member's stream `index` (each
-  // member numbers its own from 0, below StreamOptions::max_streams). Throws
+  // member numbers its own from 0, below StreamOptions::streams_per_member). Throws
   // std::invalid_argument for an index out of range or opened already.
   Publisher open_stream(uint16_t index = 0);
   // The next message of any stream delivered here, in each stream's order;

@@ -17,14 +17,11 @@ using algos::Rank;
 
 namespace {
 
-// Runs enough for every shape of owed work we know (owed_runs.h): a run per
-// segment in flight through this node, a few per channel, and slack.
-uint32_t owed_runs_for(uint64_t max_segments, uint64_t channels, const lanecast::StreamOptions& so, uint32_t nodes) {
-  // A stream's batches owed to one child merge into runs unless other sends
-  // come between them: at worst a run per batch in the window, per child.
-  const uint64_t streams = uint64_t{so.max_streams} * so.window_batches *
-                           std::min<uint64_t>(std::max<uint32_t>(so.fanout, 1), std::max<uint32_t>(nodes, 2) - 1);
-  const uint64_t n = 2 * max_segments + 4 * channels + 1024 + streams;
+// Runs enough for every shape of owed work a broadcast makes (owed_runs.h):
+// a run per segment in flight through this node, a few per channel, and
+// slack. Streams add their share when they open (open_stream_state).
+uint32_t owed_runs_for(uint64_t max_segments, uint64_t channels) {
+  const uint64_t n = 2 * max_segments + 4 * channels + 1024;
   if (n > (1u << 28)) throw std::invalid_argument("node: message limit and group too large for the owed runs");
   return static_cast<uint32_t>(n);
 }
@@ -49,7 +46,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       pools_(pools),
       link_bytes_(port.link_header_bytes()),
       flights_(slabs_for(cfg), cfg.window),
-      runs_(owed_runs_for(max_segments_of(cfg), uint64_t{cfg.nodes} * cfg.lanes, cfg.streams, cfg.nodes)),
+      runs_(owed_runs_for(max_segments_of(cfg), uint64_t{cfg.nodes} * cfg.lanes)),
       machine_arena_(algos::machine_arena_bytes(cfg.nodes, cfg.lanes,
                                                 static_cast<uint32_t>(std::min<uint64_t>(max_segments_of(cfg), UINT32_MAX)),
                                                 algos::GroupShape{cfg.hypercube_order, cfg.site_of_rank})) {
@@ -107,14 +104,16 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   // Nodes made by hand (tests) may leave the fanout to the default tree.
   if (cfg_.streams.fanout == 0) cfg_.streams.fanout = 2;
   const lanecast::StreamOptions& so = cfg_.streams;
-  if ( so.window_batches < 16 || so.window_batches > 65536 ||
-      (so.window_batches & (so.window_batches - 1)) != 0 || so.max_streams > 1024 || so.window_messages == 0)
+  if (so.window_batches < 16 || so.window_batches > 65536 || (so.window_batches & (so.window_batches - 1)) != 0 ||
+      so.streams_per_member < 1 || so.streams_per_member > lanecast::kMaxStreamsPerMember || so.window_messages == 0)
     throw std::invalid_argument("node: stream options out of range (fanout >= 1, window_batches a power of two 16..65536, "
-                                "at most 1024 streams)");
+                                "streams_per_member 1.." + std::to_string(lanecast::kMaxStreamsPerMember) + ")");
   if (so.window_bytes < 4096 || so.delivery_bytes < 4096)
     throw std::invalid_argument("node: stream window_bytes and delivery_bytes must be at least 4096");
-  streams_.resize(so.max_streams);
-  stream_mirror_ = std::make_unique<stream::StreamMirror[]>(so.max_streams);
+  // A slot per stream any member may publish; each made on its first frame.
+  const size_t slots = size_t{cfg.nodes} * so.streams_per_member;
+  stream_slots_.resize(slots);
+  stream_mirrors_ = std::make_unique<std::atomic<const stream::StreamMirror*>[]>(slots);
   peer_counters_ = std::make_unique<PeerCounters[]>(cfg.nodes);
 
   if (cfg.lane_rate_bps > 0) {
@@ -174,7 +173,8 @@ Node::Footprint Node::footprint() const {
   f.store = store_.capacity() * sizeof(StoreEntry);
   f.stash = stash_.capacity() * sizeof(Stashed);
   f.datagrams = datagrams_.capacity() * sizeof(Datagram);
-  f.other = sizeof(Node) + machine_arena_.capacity();
+  f.other = sizeof(Node) + machine_arena_.capacity() +
+            stream_slots_.size() * (sizeof(stream_slots_[0]) + sizeof(stream_mirrors_[0]));
   return f;
 }
 
@@ -239,7 +239,7 @@ uint32_t Node::poll_rx(uint64_t now) {
 uint32_t Node::poll_tx(uint64_t now) {
   if (!notices_.empty()) send_notices(now);
   send_acks(now);
-  if (!streams_.empty()) pump_streams(now);
+  if (!streams_open_.empty() || publisher_queue_.read_available() > 0) pump_streams(now);
   pump(now);
   const uint32_t work = flush_tx();
   if (op_.active) check_done(now);

@@ -167,8 +167,12 @@ class Node final : public PollTask {
   // delivery ring) fits the rings' and the wire's 32-bit record lengths with
   // room to spare. Larger messages go by broadcast.
   static constexpr uint64_t kMaxStreamMessage = (uint64_t{1} << 31) - 64;
-  const stream::StreamMirror& stream_mirror(size_t i) const { return stream_mirror_[i]; }
-  size_t stream_slots() const { return streams_.size(); }
+  // Slot i's counters (i < stream_slots()), or null while no stream has
+  // used it: application threads read them while the core runs.
+  const stream::StreamMirror* stream_mirror(size_t i) const {
+    return stream_mirrors_[i].load(std::memory_order_acquire);
+  }
+  size_t stream_slots() const { return stream_slots_.size(); }
   // Frames to and from each member (both lanes): data and streams' batches
   // sent (first transmissions), sent again, and accepted.
   struct PeerCounters {
@@ -322,8 +326,11 @@ class Node final : public PollTask {
   // streams (node_stream.cc)
   void pump_streams(uint64_t now);
   void take_publishers(uint64_t now);
-  stream::StreamState* find_stream(algos::Rank publisher, uint16_t index);
-  stream::StreamState* open_stream_state(algos::Rank publisher, uint16_t index, uint64_t now);
+  // The slot of `publisher`'s stream `index`, or none when the group has
+  // no such stream (an index past streams_per_member).
+  std::optional<uint16_t> stream_slot(algos::Rank publisher, uint32_t index) const;
+  stream::StreamState* find_stream(algos::Rank publisher, uint32_t index);
+  stream::StreamState* open_stream_state(uint16_t slot, algos::Rank publisher, uint16_t index, uint64_t now);
   bool form_batch(stream::StreamState& s, uint64_t now);
   void hold_batch(stream::StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_t len, uint32_t crc,
                   uint32_t records, uint64_t first_msg, uint64_t now);
@@ -406,10 +413,15 @@ class Node final : public PollTask {
   drivers::Waker* waker_ = nullptr;
   Poller* driver_ = nullptr;
 
-  // Streams: states (a slot per stream this member takes part in), the
-  // publishers handed over by the application, the delivery ring.
-  std::vector<stream::StreamState> streams_;
-  std::unique_ptr<stream::StreamMirror[]> stream_mirror_;
+  // Streams: a slot for every stream any member may publish (publisher x
+  // streams_per_member + index), each state made on the stream's first
+  // frame and kept for the group's life; the slots in use, in the order
+  // they opened (what the core walks each turn); each state's counters for
+  // application threads; the publishers handed over by the application;
+  // the delivery ring.
+  std::vector<std::unique_ptr<stream::StreamState>> stream_slots_;
+  std::vector<uint16_t> streams_open_;
+  std::unique_ptr<std::atomic<const stream::StreamMirror*>[]> stream_mirrors_;
   std::unique_ptr<PeerCounters[]> peer_counters_;
   std::vector<std::unique_ptr<stream::PublisherShared>> publishers_;
   boost::lockfree::spsc_queue<stream::PublisherShared*, boost::lockfree::capacity<16>> publisher_queue_;

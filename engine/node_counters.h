@@ -69,7 +69,6 @@ struct NodeCounters {
   Counter stream_delivery_full;   // times delivery waited for the application to take messages
   Counter stream_reports_tx;
   Counter stream_reports_rx;
-  Counter stream_no_state;        // a stream's frame with every stream slot taken (not acknowledged)
   Counter rx_stream_duplicate;    // a batch held already (acknowledged again)
   Counter rx_stream_ahead;        // a batch past the window (not acknowledged)
   Counter rx_stream_bad;          // stream frames that break the format, or from outside the tree
@@ -141,7 +140,6 @@ struct NodeCounters {
     f("stream_delivery_full", stream_delivery_full.get());
     f("stream_reports_tx", stream_reports_tx.get());
     f("stream_reports_rx", stream_reports_rx.get());
-    f("stream_no_state", stream_no_state.get());
     f("rx_stream_duplicate", rx_stream_duplicate.get());
     f("rx_stream_ahead", rx_stream_ahead.get());
     f("rx_stream_bad", rx_stream_bad.get());

@@ -88,10 +88,10 @@ void Node::take_publishers(uint64_t now) {
   stream::PublisherShared* raw;
   while (publisher_queue_.pop(raw)) {
     publishers_.emplace_back(raw);  // set-up of a stream, not per message
-    StreamState* s = open_stream_state(cfg_.rank, raw->index, now);
-    if (s == nullptr) {
+    const std::optional<uint16_t> slot = stream_slot(cfg_.rank, raw->index);
+    StreamState* s = slot ? open_stream_state(*slot, cfg_.rank, raw->index, now) : nullptr;
+    if (s == nullptr) {  // an index Member::open_stream refuses: the publisher's error
       raw->error.store(static_cast<uint8_t>(OpError::Internal), std::memory_order_release);
-      counters_.stream_no_state.add();
       continue;
     }
     s->pub = raw;
@@ -99,22 +99,26 @@ void Node::take_publishers(uint64_t now) {
   }
 }
 
-StreamState* Node::find_stream(Rank publisher, uint16_t index) {
-  for (StreamState& s : streams_)
-    if (s.used && s.publisher == publisher && s.index == index) return &s;
-  return nullptr;
+std::optional<uint16_t> Node::stream_slot(Rank publisher, uint32_t index) const {
+  const uint32_t per = cfg_.streams.streams_per_member;
+  if (publisher >= cfg_.nodes || index >= per) return std::nullopt;
+  return static_cast<uint16_t>(publisher * per + index);
+}
+
+StreamState* Node::find_stream(Rank publisher, uint32_t index) {
+  const std::optional<uint16_t> slot = stream_slot(publisher, index);
+  return slot ? stream_slots_[*slot].get() : nullptr;
 }
 
 // A stream this member starts taking part in: its window of slots, its
-// place in the tree, and (the first time) the delivery ring. Done once per
-// stream, on its first frame: the only allocation streams make.
-StreamState* Node::open_stream_state(Rank publisher, uint16_t index, uint64_t now) {
-  if (StreamState* s = find_stream(publisher, index)) return s;
-  auto free_slot = std::find_if(streams_.begin(), streams_.end(), [](const StreamState& s) { return !s.used; });
-  if (free_slot == streams_.end()) return nullptr;
-  StreamState& s = *free_slot;
-  s = StreamState{};
-  s.used = true;
+// place in the tree, its share of the owed runs and (the first time) the
+// delivery ring. Done once per stream, on its first frame: the only
+// allocations streams make.
+StreamState* Node::open_stream_state(uint16_t slot, Rank publisher, uint16_t index, uint64_t now) {
+  if (StreamState* s = stream_slots_[slot].get()) return s;
+  auto state = std::make_unique<StreamState>();
+  StreamState& s = *state;
+  s.slot = slot;
   s.publisher = publisher;
   s.index = index;
   s.tree = algos::StreamTree(cfg_.nodes, publisher, cfg_.rank, cfg_.streams.fanout);
@@ -124,13 +128,12 @@ StreamState* Node::open_stream_state(Rank publisher, uint16_t index, uint64_t no
   s.child_slowest.assign(s.tree.children(), algos::kNoRank);
   for (uint32_t i = 0; i < s.tree.children(); ++i) s.child_slowest[i] = s.tree.child(i);
   s.subtree_slowest = cfg_.rank;
-  stream::StreamMirror& mirror = stream_mirror_[&s - streams_.data()];
-  mirror.publisher.store(publisher, std::memory_order_relaxed);
-  mirror.index.store(index, std::memory_order_relaxed);
-  mirror.delivered_msgs.store(0, std::memory_order_relaxed);
-  mirror.delivered_bytes.store(0, std::memory_order_relaxed);
-  mirror.used.store(true, std::memory_order_release);
+  s.mirror.publisher.store(publisher, std::memory_order_relaxed);
+  s.mirror.index.store(index, std::memory_order_relaxed);
   s.last_report_ns = s.last_activity_ns = now;
+  // The batches owed to one child merge into runs unless other sends come
+  // between them: at worst a run per batch of the window, per child.
+  runs_.grow(cfg_.streams.window_batches * s.tree.children());
   if (delivery_hdr_.load(std::memory_order_relaxed) == nullptr && !has_handler_.load(std::memory_order_acquire)) {
     const size_t bytes = stream::RecordRing::bytes_for(cfg_.streams.delivery_bytes);
     delivery_mem_ = stream::aligned_bytes(bytes);
@@ -140,6 +143,9 @@ StreamState* Node::open_stream_state(Rank publisher, uint16_t index, uint64_t no
     delivery_hdr_.store(h, std::memory_order_release);
   }
   if (has_handler_.load(std::memory_order_acquire) && reassembly_.empty()) reassembly_.resize(max_stream_message());
+  stream_slots_[slot] = std::move(state);
+  streams_open_.push_back(slot);
+  stream_mirrors_[slot].store(&s.mirror, std::memory_order_release);
   return &s;
 }
 
@@ -199,7 +205,7 @@ bool Node::form_batch(StreamState& s, uint64_t now) {
   }
   rte_pktmbuf_trim(m, static_cast<uint16_t>(cfg_.segment_bytes - used));
   const uint64_t batch = s.next_batch++;
-  BatchSlot& b = s.slot(batch);
+  BatchSlot& b = s.slot_of(batch);
   b.msgs_after = s.next_msg;  // messages numbered below it are complete
   b.bytes_after = s.bytes_done;
   counters_.stream_batches_formed.add();
@@ -213,15 +219,14 @@ bool Node::form_batch(StreamState& s, uint64_t now) {
 // shared by reference when sent).
 void Node::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_t len, uint32_t crc,
                       uint32_t records, uint64_t first_msg, uint64_t now) {
-  BatchSlot& b = s.slot(batch);
+  BatchSlot& b = s.slot_of(batch);
   const uint64_t msgs_after = b.msgs_after, bytes_after = b.bytes_after;
   b = BatchSlot{payload, batch, len, crc, records, first_msg, msgs_after, bytes_after};
   s.received_end = std::max(s.received_end, batch + 1);
   s.last_activity_ns = now;
-  const auto slot = static_cast<uint16_t>(&s - streams_.data());
   for (uint32_t i = 0; i < s.tree.children(); ++i) {
     Channel& c = channel(s.tree.child(i), 0);
-    const bool pushed = c.owed.push(runs_, static_cast<uint32_t>(batch), next_stamp_++, slot);
+    const bool pushed = c.owed.push(runs_, static_cast<uint32_t>(batch), next_stamp_++, s.slot);
     owed_one(c, pushed);
     if (pushed) ++stream_owed_;
   }
@@ -233,7 +238,7 @@ void Node::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_
 // application).
 void Node::deliver_stream(StreamState& s) {
   while (s.deliver_next < s.received_end) {
-    BatchSlot& b = s.slot(s.deliver_next);
+    BatchSlot& b = s.slot_of(s.deliver_next);
     if (b.payload == nullptr || b.batch != s.deliver_next) return;  // a gap: wait for it
     const uint8_t* base = rte_pktmbuf_mtod(b.payload, const uint8_t*);
     if (s.deliver_offset >= b.len) {
@@ -299,7 +304,7 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
       *used = 1;
       return false;
     }
-    const BatchSlot& b = s.slot(last);
+    const BatchSlot& b = s.slot_of(last);
     if (b.payload == nullptr || b.batch != last) {
       *used = 1;
       return false;
@@ -335,7 +340,7 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
   std::memcpy(dst, rec + kHeadBytes, piece);
   uint64_t at = piece;
   for (uint64_t b = s.deliver_next + 1; b <= last; ++b) {
-    const uint8_t* p = rte_pktmbuf_mtod(s.slot(b).payload, const uint8_t*);
+    const uint8_t* p = rte_pktmbuf_mtod(s.slot_of(b).payload, const uint8_t*);
     const uint32_t n = stream::read_head(p).piece & stream::kPieceMask;
     std::memcpy(dst + at, p + kHeadBytes, n);
     at += n;
@@ -357,7 +362,7 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
 }
 
 void Node::note_delivered(StreamState& s, uint64_t bytes) {
-  stream::StreamMirror& m = stream_mirror_[&s - streams_.data()];
+  stream::StreamMirror& m = s.mirror;
   m.delivered_msgs.store(m.delivered_msgs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   m.delivered_bytes.store(m.delivered_bytes.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
 }
@@ -373,7 +378,7 @@ void Node::update_marks(StreamState& s, uint64_t now) {
       mark = s.child_mark[i];
       slowest = s.child_slowest[i];
     }
-  stream::StreamMirror& mirror = stream_mirror_[&s - streams_.data()];
+  stream::StreamMirror& mirror = s.mirror;
   mirror.batches_held.store(s.received_end - s.released, std::memory_order_relaxed);
   mirror.slowest.store(slowest, std::memory_order_relaxed);
   mirror.slowest_lag.store(s.received_end - mark, std::memory_order_relaxed);
@@ -388,7 +393,7 @@ void Node::update_marks(StreamState& s, uint64_t now) {
 
 void Node::release_batches(StreamState& s, uint64_t below) {
   for (; s.released < below; ++s.released) {
-    BatchSlot& b = s.slot(s.released);
+    BatchSlot& b = s.slot_of(s.released);
     if (b.payload == nullptr || b.batch != s.released) continue;
     if (s.pub != nullptr) {
       s.pub->stable_bytes.store(b.bytes_after, std::memory_order_relaxed);
@@ -429,8 +434,8 @@ void Node::pump_streams(uint64_t now) {
   stream_due_ns_ = UINT64_MAX;
   if (streams_failed_) return;
   const uint64_t delay = static_cast<uint64_t>(cfg_.streams.report_us * 1000);
-  for (StreamState& s : streams_) {
-    if (!s.used) continue;
+  for (const uint16_t slot : streams_open_) {
+    StreamState& s = *stream_slots_[slot];
     if (s.pub != nullptr)
       while (form_batch(s, now)) {
       }
@@ -458,31 +463,14 @@ void Node::pump_streams(uint64_t now) {
 void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, uint64_t now) {
   const wire::DataBody& d = p.data;
   // Every refusal is counted under its reason, and the frame given back.
+  // Nothing is kept for a stream - not even its slot - before its frame
+  // came from the stream's parent and holds well-formed records.
   auto drop = [&] { rte_pktmbuf_free(m); };
-  if (streams_failed_ || d.root >= cfg_.nodes || d.root == cfg_.rank || d.op > UINT16_MAX ||
-      d.payload_len > cfg_.segment_bytes || d.payload_len < kHeadBytes || d.segment_bytes != cfg_.segment_bytes) {
+  const std::optional<uint16_t> slot = stream_slot(d.root, d.op);
+  if (streams_failed_ || !slot || d.root == cfg_.rank || d.payload_len > cfg_.segment_bytes ||
+      d.payload_len < kHeadBytes || d.segment_bytes != cfg_.segment_bytes ||
+      p.src != algos::StreamTree(cfg_.nodes, d.root, cfg_.rank, cfg_.streams.fanout).parent()) {
     counters_.rx_stream_bad.add();
-    return drop();
-  }
-  StreamState* s = open_stream_state(d.root, static_cast<uint16_t>(d.op), now);
-  if (s == nullptr) {  // not acknowledged: the sender tries again
-    counters_.stream_no_state.add();
-    return drop();
-  }
-  if (p.src != s->tree.parent()) {
-    counters_.rx_stream_bad.add();
-    return drop();
-  }
-  const auto rel = static_cast<int32_t>(d.segment - static_cast<uint32_t>(s->deliver_next));
-  const uint64_t batch = s->deliver_next + static_cast<uint64_t>(static_cast<int64_t>(rel));
-  if (rel < 0 || batch < s->released || (s->slot(batch).payload != nullptr && s->slot(batch).batch == batch)) {
-    c.rx.accept(d.seq);  // had it: take it off the sender's hands
-    ack_now(c);
-    counters_.rx_stream_duplicate.add();
-    return drop();
-  }
-  if (batch >= s->released + s->slots.size()) {  // not acknowledged: the sender tries again
-    counters_.rx_stream_ahead.add();
     return drop();
   }
   // The payload must be one contiguous buffer (as every port here gives it).
@@ -502,6 +490,19 @@ void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, u
     counters_.rx_stream_bad.add();
     return drop();
   }
+  StreamState* s = open_stream_state(*slot, d.root, static_cast<uint16_t>(d.op), now);
+  const auto rel = static_cast<int32_t>(d.segment - static_cast<uint32_t>(s->deliver_next));
+  const uint64_t batch = s->deliver_next + static_cast<uint64_t>(static_cast<int64_t>(rel));
+  if (rel < 0 || batch < s->released || (s->slot_of(batch).payload != nullptr && s->slot_of(batch).batch == batch)) {
+    c.rx.accept(d.seq);  // had it: take it off the sender's hands
+    ack_now(c);
+    counters_.rx_stream_duplicate.add();
+    return drop();
+  }
+  if (batch >= s->released + s->slots.size()) {  // not acknowledged: the sender tries again
+    counters_.rx_stream_ahead.add();
+    return drop();
+  }
   note_ack(c, p.flags, c.rx.accept(d.seq), now);
   counters_.stream_batches_rx.add();
   hold_batch(*s, batch, detach_payload(m, p.payload_offset), d.payload_len, d.payload_crc,
@@ -512,7 +513,7 @@ void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, u
 
 void Node::handle_stream_report(const wire::Parsed& p, uint64_t now) {
   const wire::DataBody& d = p.data;
-  StreamState* s = d.op <= UINT16_MAX ? find_stream(d.root, static_cast<uint16_t>(d.op)) : nullptr;
+  StreamState* s = find_stream(d.root, d.op);
   const uint32_t i = s == nullptr ? 0 : s->tree.child_index(p.src);
   if (s == nullptr || i == s->tree.children() || d.offset > s->received_end) {
     counters_.rx_stream_bad.add();
@@ -527,9 +528,9 @@ void Node::handle_stream_report(const wire::Parsed& p, uint64_t now) {
 // ---------------------------------------------------------------- frames
 
 rte_mbuf* Node::build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags) {
-  StreamState& s = streams_[slot];
+  const StreamState& s = *stream_slots_[slot];
   const BatchSlot& b = s.slots[batch_low & s.mask];
-  if (!s.used || b.payload == nullptr || static_cast<uint32_t>(b.batch) != batch_low) return nullptr;
+  if (b.payload == nullptr || static_cast<uint32_t>(b.batch) != batch_low) return nullptr;
   uint8_t* at;
   rte_mbuf* h = alloc_frame(addrs_[c.peer], wire::kDataHeaderBytes, &at);
   if (h == nullptr) return nullptr;
@@ -583,8 +584,8 @@ void Node::fail_streams(uint64_t now, OpError err, Rank peer) {
 }
 
 void Node::free_streams() {
-  for (StreamState& s : streams_)
-    for (BatchSlot& b : s.slots)
+  for (const uint16_t slot : streams_open_)
+    for (BatchSlot& b : stream_slots_[slot]->slots)
       if (b.payload != nullptr) {
         rte_pktmbuf_free(b.payload);
         b.payload = nullptr;

@@ -69,6 +69,15 @@ class RunPool {
     }
     return i;
   }
+  // More runs (a stream opened: its share, engine/node_stream.cc). The
+  // control path only: runs are held by index, never by address, so the
+  // storage may move.
+  void grow(uint32_t extra) {
+    const uint32_t old = capacity();
+    runs_.resize(size_t{old} + extra);
+    for (uint32_t i = old; i < old + extra; ++i) runs_[i].next = i + 1 < old + extra ? i + 1 : free_;
+    if (extra > 0) free_ = old;
+  }
   void give_back(uint32_t i) {
     runs_[i].next = free_;
     free_ = i;

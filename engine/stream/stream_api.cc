@@ -114,7 +114,7 @@ Status status_of(engine::OpError e, Rank peer, const char* what) {
       s.message += ": the group lost rank " + (peer == kNoRank ? std::string("?") : std::to_string(peer));
       break;
     case engine::OpError::Internal:
-      s.message += ": no stream slot free here (StreamOptions::max_streams), or the publisher's ring was damaged";
+      s.message += ": the publisher's ring was damaged";
       break;
     default:
       s.message += ": failed";
@@ -175,9 +175,10 @@ Status Publisher::status() const {
 
 Publisher Member::open_stream(uint16_t index) {
   const StreamOptions& o = node_->config().streams;
-  if (index >= o.max_streams || index >= 64)
+  if (index >= o.streams_per_member)
     throw std::invalid_argument("open_stream: index " + std::to_string(index) + " out of range (below " +
-                                std::to_string(std::min<uint32_t>(o.max_streams, 64)) + ", StreamOptions::max_streams)");
+                                std::to_string(o.streams_per_member) + ": StreamOptions::streams_per_member, " +
+                                "the group file's streams_per_member)");
   if (streams_opened_ >> index & 1)
     throw std::invalid_argument("open_stream: stream " + std::to_string(index) + " of rank " +
                                 std::to_string(rank()) + " is open already");
@@ -256,8 +257,9 @@ void Member::on_message(std::function<void(const StreamMessage&)> handler) {
 std::vector<Member::StreamStats> Member::streams() const {
   std::vector<StreamStats> out;
   for (size_t i = 0; i < node_->stream_slots(); ++i) {
-    const engine::stream::StreamMirror& m = node_->stream_mirror(i);
-    if (!m.used.load(std::memory_order_acquire)) continue;
+    const engine::stream::StreamMirror* mirror = node_->stream_mirror(i);
+    if (mirror == nullptr) continue;  // no stream has used the slot
+    const engine::stream::StreamMirror& m = *mirror;
     StreamStats s;
     s.publisher = m.publisher.load(std::memory_order_relaxed);
     s.stream = static_cast<uint16_t>(m.index.load(std::memory_order_relaxed));

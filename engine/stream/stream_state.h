@@ -47,7 +47,6 @@ struct PublisherShared {
 // What the application may read of a stream while the core runs it
 // (Member::streams()): relaxed atomics the core stores as it goes.
 struct StreamMirror {
-  std::atomic<bool> used{false};
   std::atomic<uint32_t> publisher{0};
   std::atomic<uint32_t> index{0};
   std::atomic<uint64_t> delivered_msgs{0}, delivered_bytes{0};
@@ -57,7 +56,7 @@ struct StreamMirror {
 };
 
 struct StreamState {
-  bool used = false;
+  uint16_t slot = 0;           // its place in the node's table (owed items name it)
   algos::Rank publisher = 0;
   uint16_t index = 0;
   algos::StreamTree tree{1, 0, 0, 1};
@@ -82,8 +81,9 @@ struct StreamState {
   uint64_t next_batch = 0;
   uint64_t next_msg = 0;       // the sequence number of the next message to start (= messages complete)
   uint64_t bytes_done = 0;
+  StreamMirror mirror;         // what application threads may read of it
 
-  BatchSlot& slot(uint64_t batch) { return slots[batch & mask]; }
+  BatchSlot& slot_of(uint64_t batch) { return slots[batch & mask]; }
   // The batch number a frame's low 32 bits mean, near what this member holds.
   uint64_t unwrap(uint32_t low) const {
     return deliver_next + static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(low - static_cast<uint32_t>(deliver_next))));

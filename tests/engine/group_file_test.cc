@@ -401,6 +401,16 @@ TEST(GroupFile, SitesSwitches) {
 
 // The shape every member computes alike from the group file: sites per rank,
 // and a hypercube order whose subcubes of four are each one site.
+// Streams each member may publish: every member keeps a slot for each, so
+// the group cannot run out of them; the old fixed count of slots is named.
+TEST(GroupFile, StreamsPerMember) {
+  EXPECT_EQ(parse(group_of(2)).streams.streams_per_member, 1u);
+  EXPECT_EQ(parse(group_of(2, "streams_per_member = 16\n")).streams.streams_per_member, 16u);
+  expect_error_at(group_of(2, "streams_per_member = 0\n"), "streams_per_member", "1..16");
+  expect_error_at(group_of(2, "streams_per_member = 17\n"), "streams_per_member", "out of range");
+  expect_error_at(group_of(2, "max_streams = 4\n"), "max_streams", "streams_per_member");
+}
+
 TEST(GroupShape, FromTheSitesOfTheGroupFile) {
   const GroupSpec sites = load_group_file(kExamples + "two_sites.toml");
   const engine::GroupShapeData shape = engine::shape_of(sites);

@@ -134,16 +134,16 @@ class HostileFrames : public ::testing::Test {
   // A batch of rank 0's stream 0 to rank 1 (its child), as rank 0 sends it:
   // channel sequence number `seq`, batch `number`, `records` records.
   void inject_stream_batch(uint32_t seq, uint32_t number, const std::vector<uint8_t>& pay, uint64_t records,
-                           uint32_t root = 0, uint32_t crc_xor = 0) {
+                           uint32_t root = 0, uint32_t crc_xor = 0, uint32_t to = 1, uint32_t stream = 0) {
     inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes + pay.size()), [&](uint8_t* p) {
       std::memcpy(p + 14 + wire::kDataHeaderBytes, pay.data(), pay.size());
       wire::DataBody b{};
-      b.op = 0; b.root = root; b.seq = seq; b.segment = number; b.offset = 0; b.total_len = records;
+      b.op = stream; b.root = root; b.seq = seq; b.segment = number; b.offset = 0; b.total_len = records;
       b.payload_len = static_cast<uint32_t>(pay.size());
       b.payload_crc = crc32c(0, pay.data(), pay.size()) ^ crc_xor;
       b.segment_bytes = kSeg;
       wire::write_data(p + 14, {kGroup, kEpoch, 0}, b, wire::kFlagStream);
-    }, /*from=*/0);
+    }, /*from=*/0, to);
   }
 
   std::unique_ptr<test::NodeHarness> h_;
@@ -508,6 +508,51 @@ TEST_F(HostileFrames, StreamPiecesOutOfPlaceAreRefusedOnArrival) {
 
 namespace lanecast::engine {
 namespace {
+
+// Three members in a chain (0 -> 1 -> 2): rank 0 is not rank 2's parent in
+// rank 0's stream. Stream frames from a member that is not the stream's
+// parent, or naming a stream no member may publish, are refused before
+// anything is kept for them - not even the stream's slot - so no member (or
+// forger) can use up another member's slots; the real stream still runs.
+class HostileStreamFrames : public HostileFrames {
+ protected:
+  void SetUp() override {
+    test::NodeHarness::Options o = hostile_options();
+    o.nodes = 3;
+    o.node.streams.fanout = 1;
+    o.node.streams.streams_per_member = 2;
+    h_ = std::make_unique<test::NodeHarness>(o);
+  }
+};
+
+TEST_F(HostileStreamFrames, FramesFromOutsideTheTreeTakeNoSlot) {
+  const Node& victim = h_->node(2);
+  std::vector<uint8_t> good;
+  stream_record(good, 10, 10, 10);
+  for (uint32_t stream = 0; stream < 2; ++stream)  // rank 0's own streams, sent past rank 1
+    inject_stream_batch(stream, 0, good, 1, /*root=*/0, 0, /*to=*/2, stream);
+  inject_stream_batch(2, 0, good, 1, /*root=*/0, 0, /*to=*/2, /*stream=*/2);     // no such stream
+  inject_stream_batch(3, 0, good, 1, /*root=*/0, 0, /*to=*/2, /*stream=*/60000); // nor this
+  h_->run(50);
+  EXPECT_EQ(victim.counters().rx_stream_bad.get(), 4u);
+  for (size_t i = 0; i < victim.stream_slots(); ++i) EXPECT_EQ(victim.stream_mirror(i), nullptr) << "slot " << i;
+  // Rank 0's real stream 1 reaches rank 2 through rank 1.
+  auto pub = std::make_unique<stream::PublisherShared>();
+  pub->index = 1;
+  pub->ring_mem = stream::aligned_bytes(stream::RecordRing::bytes_for(1 << 16));
+  pub->ring = stream::RecordRing::init(pub->ring_mem.get(), 1 << 16);
+  stream::RecordRing ring(pub->ring);
+  const uint64_t stamp = 77;
+  uint8_t* at = ring.reserve(8 + 5, 0);
+  ASSERT_NE(at, nullptr);
+  std::memcpy(at, &stamp, 8);
+  std::memcpy(at + 8, "hello", 5);
+  ring.commit();
+  ASSERT_TRUE(h_->node(0).open_publisher(std::move(pub)));
+  h_->run(200);
+  EXPECT_EQ(victim.counters().stream_msgs_delivered.get(), 1u);
+  EXPECT_NE(victim.stream_mirror(0 * 2 + 1), nullptr);
+}
 
 // Rings and windows may be 16 GiB, and a group's messages 4 GiB; a stream's
 // message stays below 2 GiB so that its length with the heads in front of

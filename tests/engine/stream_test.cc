@@ -220,8 +220,23 @@ TEST(Streams, SlowMemberHoldsThePublisherBackAndLosesNothing) {
   EXPECT_EQ(p.stable(), 1000u);
 }
 
+// Every member publishes (what a group of daemons does): each member keeps a
+// slot for every member's stream, so the fifth publisher - and the eighth -
+// is taken like the first (a fixed number of slots once left the fifth
+// unacknowledged until the peer timeout).
+TEST(Streams, EveryMemberPublishes) {
+  auto g = engine().create_local_group(options(8, 2));
+  StreamRun run;
+  run.publishers = {0, 1, 2, 3, 4, 5, 6, 7};
+  run.messages = 500;
+  run.sizes = {64, 1000, 5000};
+  EXPECT_EQ(run_stream(*g, run), "");
+}
+
 TEST(Streams, HandlerOnThePollingCore) {
-  auto g = engine().create_local_group(options(5, 2));
+  GroupOptions o = options(5, 2);
+  o.streams.streams_per_member = 2;  // member 2 publishes its second stream
+  auto g = engine().create_local_group(o);
   const std::vector<uint32_t> sizes{64, 3000, 10};
   std::vector<Check> checks(5);
   for (auto& c : checks) c.next_seq.assign(5, 0);
@@ -264,13 +279,16 @@ TEST(Streams, BroadcastsRunBesideAStream) {
 
 TEST(Streams, RefusesWhatItCannotDo) {
   auto g = engine().create_local_group(options(3, 1));
-  EXPECT_THROW(g->member(0).open_stream(4), std::invalid_argument);  // max_streams is 4
+  EXPECT_THROW(g->member(0).open_stream(1), std::invalid_argument);  // streams_per_member is 1
   Publisher p = g->member(0).open_stream(0);
   EXPECT_THROW(g->member(0).open_stream(0), std::invalid_argument);
   std::vector<std::byte> huge(p.max_message() + 1);
   EXPECT_EQ(p.publish(huge), PublishResult::TooLarge);
   GroupOptions bad = options(3, 1);
   bad.streams.window_bytes = 100;
+  EXPECT_THROW(engine().create_local_group(bad), std::invalid_argument);
+  bad = options(3, 1);
+  bad.streams.streams_per_member = kMaxStreamsPerMember + 1;
   EXPECT_THROW(engine().create_local_group(bad), std::invalid_argument);
 }
 
