@@ -72,6 +72,8 @@ struct NodeCounters {
   Counter rx_stream_duplicate;    // a batch held already (acknowledged again)
   Counter rx_stream_ahead;        // a batch past the window (not acknowledged)
   Counter rx_stream_bad;          // stream frames that break the format, or from outside the tree
+  Counter rx_stream_given_up;     // the parent gave up a batch this member lacks: its streams fail
+  Counter stream_gap_timeouts;    // a gap no retransmission filled within the peer timeout: streams fail
 
   uint64_t rx_malformed_total() const {
     uint64_t t = 0;
@@ -143,6 +145,8 @@ struct NodeCounters {
     f("rx_stream_duplicate", rx_stream_duplicate.get());
     f("rx_stream_ahead", rx_stream_ahead.get());
     f("rx_stream_bad", rx_stream_bad.get());
+    f("rx_stream_given_up", rx_stream_given_up.get());
+    f("stream_gap_timeouts", stream_gap_timeouts.get());
   }
 };
 

@@ -177,6 +177,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     c.rx.accept(d.seq);
     ack_now(c);
     counters_.rx_abandoned.add();
+    if (p.flags & wire::kFlagStream) stream_given_up(p, now);
     rte_pktmbuf_free(m);
     return;
   }

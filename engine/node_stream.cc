@@ -62,14 +62,23 @@ bool records_valid(const uint8_t* p, uint32_t len, uint32_t records) {
 }  // namespace
 
 // The largest message a stream carries: what the group allows, what half
-// the publisher's ring and half a delivery ring hold, and never more than
-// kMaxStreamMessage, so a record's 32-bit length (the rings' and the
-// wire's) holds it with its heads (docs/streams.md).
+// the publisher's ring and half a delivery ring hold, what the window of
+// batches holds at once, and never more than kMaxStreamMessage, so a
+// record's 32-bit length (the rings' and the wire's) holds it with its heads
+// (docs/streams.md).
+//
+// The window's bound: a message is delivered only once every piece is
+// here, and its first batch is let go only after that, so all its batches
+// must fit the window together - the first piece may be one byte at the end
+// of a batch, every other batch carries a full piece. A larger message
+// would leave the publisher waiting for a window that never opens.
 uint64_t Node::max_stream_message() const {
   const lanecast::StreamOptions& o = cfg_.streams;
   const uint64_t ring = o.window_bytes / 2 > 64 ? o.window_bytes / 2 - 64 : 0;
   const uint64_t delivery = o.delivery_bytes / 2 > 64 ? o.delivery_bytes / 2 - 64 : 0;
-  return std::min({cfg_.max_message_bytes, ring, delivery, kMaxStreamMessage});
+  const uint64_t piece = cfg_.segment_bytes > kHeadBytes ? cfg_.segment_bytes - kHeadBytes : 0;
+  const uint64_t window = uint64_t{o.window_batches - 2} * piece;
+  return std::min({cfg_.max_message_bytes, ring, delivery, window, kMaxStreamMessage});
 }
 
 bool Node::open_publisher(std::unique_ptr<stream::PublisherShared> p) {
@@ -237,9 +246,13 @@ void Node::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_
 // at a gap, or when the delivery ring is full (the rest waits for the
 // application).
 void Node::deliver_stream(StreamState& s) {
+  s.missing = StreamState::kNoBatch;
   while (s.deliver_next < s.received_end) {
     BatchSlot& b = s.slot_of(s.deliver_next);
-    if (b.payload == nullptr || b.batch != s.deliver_next) return;  // a gap: wait for it
+    if (b.payload == nullptr || b.batch != s.deliver_next) {  // a gap: wait for it
+      s.missing = s.deliver_next;
+      return;
+    }
     const uint8_t* base = rte_pktmbuf_mtod(b.payload, const uint8_t*);
     if (s.deliver_offset >= b.len) {
       ++s.deliver_next;
@@ -300,12 +313,9 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
   uint32_t last_piece = 0;
   while (have < h.message_len) {
     ++last;
-    if (last >= s.received_end) {
-      *used = 1;
-      return false;
-    }
     const BatchSlot& b = s.slot_of(last);
-    if (b.payload == nullptr || b.batch != last) {
+    if (last >= s.received_end || b.payload == nullptr || b.batch != last) {
+      s.missing = last;
       *used = 1;
       return false;
     }
@@ -444,6 +454,8 @@ void Node::pump_streams(uint64_t now) {
       update_marks(s, now);
       // Still behind: a full ring the application is draining, or a gap.
       if (s.deliver_next < s.received_end) stream_due_ns_ = std::min(stream_due_ns_, now + delay);
+      watch_gap(s, now);
+      if (streams_failed_) return;
     }
     if (s.pub == nullptr) {
       const bool news = s.subtree_mark > s.reported;
@@ -525,6 +537,49 @@ void Node::handle_stream_report(const wire::Parsed& p, uint64_t now) {
   update_marks(*s, now);
 }
 
+// A batch its parent gave up (sent again empty: abandoned): the parent's
+// streams failed, or it let the batch go because the reports said this
+// member's subtree delivered it. A batch this member lacks will then never
+// come from anywhere: its streams fail now, naming the parent, instead of
+// waiting at the gap for ever (the publisher in WouldBlock above it).
+void Node::stream_given_up(const wire::Parsed& p, uint64_t now) {
+  const wire::DataBody& d = p.data;
+  const std::optional<uint16_t> slot = stream_slot(d.root, d.op);
+  if (!slot || d.root == cfg_.rank ||
+      p.src != algos::StreamTree(cfg_.nodes, d.root, cfg_.rank, cfg_.streams.fanout).parent()) {
+    counters_.rx_stream_bad.add();
+    return;
+  }
+  if (const StreamState* s = stream_slots_[*slot].get()) {
+    const uint64_t batch = s->unwrap(d.segment);
+    const BatchSlot& b = s->slots[batch & s->mask];
+    if (batch < s->deliver_next || (b.payload != nullptr && b.batch == batch)) return;  // it has it
+  }
+  counters_.rx_stream_given_up.add();
+  fail_streams(now, OpError::NoProgress, p.src);
+}
+
+// A gap - a batch missing while later ones are held - is filled by the
+// parent's channel sending it again within a few round trips. One that
+// stays for the peer timeout will not be filled (the channel took the batch
+// as delivered: a bug, or a forger without a group key): the streams fail,
+// naming the parent, instead of waiting for ever.
+void Node::watch_gap(StreamState& s, uint64_t now) {
+  if (s.missing == StreamState::kNoBatch || s.missing >= s.received_end) {
+    s.gap = StreamState::kNoBatch;  // no gap: nothing beyond it is here yet
+    return;
+  }
+  if (s.gap != s.missing) {
+    s.gap = s.missing;
+    s.gap_since_ns = now;
+    return;
+  }
+  if (now > s.gap_since_ns + cfg_.peer_timeout_ns) {
+    counters_.stream_gap_timeouts.add();
+    fail_streams(now, OpError::NoProgress, s.tree.parent());
+  }
+}
+
 // ---------------------------------------------------------------- frames
 
 rte_mbuf* Node::build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags) {
@@ -557,6 +612,11 @@ rte_mbuf* Node::build_stream(const Channel& c, uint16_t slot, uint32_t batch_low
 void Node::fail_streams(uint64_t now, OpError err, Rank peer) {
   if (streams_failed_) return;
   streams_failed_ = true;
+  // In a group of processes a member whose streams stopped is lost to the
+  // group for this epoch: every member hears it (failure notices) instead
+  // of finding out at its own timeout.
+  if (cfg_.fail_stop && !broken_.yes && err != OpError::GroupBroken)
+    mark_broken(op_.active ? op_.sub.op : next_op_, err, peer, cfg_.rank);
   stream_error_peer_.store(peer, std::memory_order_relaxed);
   stream_error_.store(static_cast<uint8_t>(err), std::memory_order_release);
   for (auto& p : publishers_) {

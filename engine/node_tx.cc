@@ -237,12 +237,22 @@ rte_mbuf* Node::build_abandoned(const Channel& c, uint32_t seq, const reliable::
   rte_mbuf* h = alloc_frame(addrs_[c.peer], wire::kDataHeaderBytes, &at);
   if (h == nullptr) return nullptr;
   wire::DataBody b{};
-  b.op = e.op;
+  uint16_t flags = wire::kFlagAbandoned | wire::kFlagAckNow;
+  if (e.flags & reliable::InFlight::kStream) {
+    // Which stream's batch it is: a child that lacks it learns that it will
+    // never come from here (Node::stream_given_up).
+    const stream::StreamState& s = *stream_slots_[e.op];
+    b.op = s.index;
+    b.root = s.publisher;
+    flags |= wire::kFlagStream;
+  } else {
+    b.op = e.op;
+  }
   b.seq = seq;
   b.segment = e.segment;
   b.segment_bytes = cfg_.segment_bytes;
   b.lane = static_cast<uint8_t>(c.lane);
-  wire::write_data(at, origin(), b, wire::kFlagAbandoned | wire::kFlagAckNow);
+  wire::write_data(at, origin(), b, flags);
   return h;
 }
 

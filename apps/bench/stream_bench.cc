@@ -75,6 +75,12 @@ StreamRow run_size(LocalGroup& g, std::vector<MemberTally>& tallies, Publisher& 
   row.size = size;
   row.messages = s.messages;
   row.offered = s.msg_rate;
+  if (size > pub.max_message()) {
+    row.error = format_size(size) + " is more than the stream takes: at most " + format_size(pub.max_message()) +
+                " per message (the smallest of max_message, half of --stream-window-bytes, and what --stream-window "
+                "frames hold)";
+    return row;
+  }
   const uint64_t total = s.warmup + s.messages;
   // Every member has delivered everything before: the tallies are quiet.
   for (auto& t : tallies) {

@@ -52,7 +52,8 @@ int stream_group(const GroupBenchConfig& c) {
   Publisher pub;
   if (publisher) pub = me.open_stream(0);
   if (max_size > pub.max_message() && publisher) {
-    std::fprintf(stderr, "lanecast bench: %s does not fit the stream window (at most %s per message)\n",
+    std::fprintf(stderr, "lanecast bench: %s is more than the stream takes (at most %s per message: the smallest of "
+                 "max_message, half of stream_window_bytes, and what stream_window frames hold)\n",
                  format_size(max_size).c_str(), format_size(pub.max_message()).c_str());
     return 1;
   }

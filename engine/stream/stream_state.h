@@ -67,6 +67,12 @@ struct StreamState {
   uint64_t deliver_next = 0;   // the first batch not wholly delivered here
   uint32_t deliver_offset = 0; // bytes of it delivered
   uint64_t deliver_seq = 0;    // the next message's sequence number
+  // Delivery waits for this batch (a gap, or a message's later piece), or
+  // kNoBatch; a gap with later batches held is watched (Node::watch_gap).
+  static constexpr uint64_t kNoBatch = UINT64_MAX;
+  uint64_t missing = kNoBatch;
+  uint64_t gap = kNoBatch;     // the gap watched, since gap_since_ns
+  uint64_t gap_since_ns = 0;
   std::vector<uint64_t> child_mark;  // each child's subtree delivered every batch below
   std::vector<uint32_t> child_slowest;  // ... and the member of it furthest behind
   uint64_t subtree_mark = 0;   // min of ours and the children's

@@ -509,6 +509,58 @@ TEST_F(HostileFrames, StreamPiecesOutOfPlaceAreRefusedOnArrival) {
 namespace lanecast::engine {
 namespace {
 
+// A stream that cannot complete fails, naming the parent, instead of
+// waiting at a gap for ever: the parent gave up (abandoned) a batch this
+// member lacks, or a gap stays unfilled for the peer timeout while the
+// channel is content. A batch given up that the member has, and a gap
+// filled in time, change nothing.
+TEST_F(HostileFrames, AStreamThatCannotCompleteFailsInsteadOfWaiting) {
+  const Node& n = h_->node(1);
+  std::vector<uint8_t> good;
+  stream_record(good, 10, 10, 10);
+  const auto given_up = [&](uint32_t seq, uint32_t batch) {
+    inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes), [&](uint8_t* p) {
+      wire::DataBody b{};
+      b.op = 0; b.root = 0; b.seq = seq; b.segment = batch; b.segment_bytes = kSeg;
+      wire::write_data(p + 14, {kGroup, kEpoch, 0}, b, wire::kFlagAbandoned | wire::kFlagStream);
+    }, /*from=*/0);
+  };
+  inject_stream_batch(0, 1, good, 1);  // batch 1 first: a gap at batch 0
+  h_->run(20);
+  h_->advance(1'000'000'000);          // half the peer timeout
+  h_->run(20);
+  inject_stream_batch(1, 0, good, 1);  // the gap filled in time
+  h_->run(20);
+  EXPECT_EQ(n.counters().stream_msgs_delivered.get(), 2u);
+  given_up(2, 0);                      // a batch it has: nothing
+  h_->run(20);
+  EXPECT_EQ(n.stream_error(), OpError::None);
+  inject_stream_batch(3, 3, good, 1);  // a gap at batch 2 that nothing fills
+  h_->run(20);
+  h_->advance(1'500'000'000);
+  h_->run(20);
+  EXPECT_EQ(n.stream_error(), OpError::None) << "within the peer timeout";
+  h_->advance(1'000'000'000);
+  h_->run(20);
+  EXPECT_EQ(n.counters().stream_gap_timeouts.get(), 1u);
+  EXPECT_EQ(n.stream_error(), OpError::NoProgress);
+  EXPECT_EQ(n.stream_error_peer(), 0u);
+}
+
+TEST_F(HostileFrames, AStreamBatchTheParentGaveUpFailsTheStream) {
+  const Node& n = h_->node(1);
+  inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes), [&](uint8_t* p) {
+    wire::DataBody b{};
+    b.op = 0; b.root = 0; b.seq = 0; b.segment = 0; b.segment_bytes = kSeg;
+    wire::write_data(p + 14, {kGroup, kEpoch, 0}, b, wire::kFlagAbandoned | wire::kFlagStream);
+  }, /*from=*/0);
+  h_->run(20);
+  EXPECT_EQ(n.counters().rx_abandoned.get(), 1u);
+  EXPECT_EQ(n.counters().rx_stream_given_up.get(), 1u);
+  EXPECT_EQ(n.stream_error(), OpError::NoProgress);
+  EXPECT_EQ(n.stream_error_peer(), 0u);
+}
+
 // Three members in a chain (0 -> 1 -> 2): rank 0 is not rank 2's parent in
 // rank 0's stream. Stream frames from a member that is not the stream's
 // parent, or naming a stream no member may publish, are refused before
@@ -557,15 +609,19 @@ TEST_F(HostileStreamFrames, FramesFromOutsideTheTreeTakeNoSlot) {
 // Rings and windows may be 16 GiB, and a group's messages 4 GiB; a stream's
 // message stays below 2 GiB so that its length with the heads in front of
 // it fits the rings' and the wire's 32-bit record lengths (never truncated).
+// With the largest segment and window of frames, what the window holds is
+// the bound, and it is below that.
 TEST(StreamLimits, AStreamMessageFitsA32BitRecordWhateverTheWindows) {
   test::NodeHarness::Options o = hostile_options();
-  o.node.segment_bytes = 8192;
-  o.fabric.max_frame_bytes = 9000;
+  o.node.segment_bytes = 9000;
+  o.fabric.max_frame_bytes = 9200;
   o.node.max_message_bytes = uint64_t{4} << 30;
+  o.node.streams.window_batches = 65536;
   o.node.streams.window_bytes = uint64_t{1} << 34;
   o.node.streams.delivery_bytes = uint64_t{1} << 34;
   test::NodeHarness h(o);
-  EXPECT_EQ(h.node(1).max_stream_message(), Node::kMaxStreamMessage);
+  EXPECT_EQ(h.node(1).max_stream_message(), uint64_t{65536 - 2} * (9000 - sizeof(stream::RecordHead)));
+  EXPECT_LE(h.node(1).max_stream_message(), Node::kMaxStreamMessage);
   EXPECT_LE(Node::kMaxStreamMessage + sizeof(stream::DeliveredHead) + 8, uint64_t{UINT32_MAX});
 }
 

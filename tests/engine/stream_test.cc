@@ -277,6 +277,31 @@ TEST(Streams, BroadcastsRunBesideAStream) {
   EXPECT_EQ(stream_result, "");
 }
 
+// The largest message a stream takes fits its window of frames: all its
+// pieces are held at once before it is delivered, so a message longer than
+// the window would leave the publisher waiting for ever (a 1.9 MB message
+// on the default 1024-frame window once did). With a window of 16 frames:
+// messages of exactly max_message() are delivered, one byte more is refused.
+TEST(Streams, TheLargestMessageFitsTheWindow) {
+  GroupOptions o = options(4, 1);
+  o.streams.window_batches = 16;
+  auto g = engine().create_local_group(o);
+  Publisher p = g->member(0).open_stream(0);
+  const uint64_t max = p.max_message();
+  EXPECT_LE(max, 16 * (o.segment_bytes - 16));
+  EXPECT_EQ(p.publish(std::vector<std::byte>(max + 1)), PublishResult::TooLarge);
+  const std::vector<uint32_t> sizes{static_cast<uint32_t>(max)};
+  for (uint64_t s = 0; s < 3; ++s) ASSERT_EQ(p.publish_for(message(0, s, sizes), 10s), PublishResult::Ok);
+  for (Rank r = 0; r < 4; ++r) {
+    Check c;
+    c.next_seq.assign(4, 0);
+    StreamMessage m;
+    while (c.delivered < 3 && c.error.empty() && g->member(r).next_for(m, 10s)) c.take(m, sizes);
+    EXPECT_EQ(c.error, "") << "rank " << r;
+    EXPECT_EQ(c.delivered, 3u) << "rank " << r;
+  }
+}
+
 TEST(Streams, RefusesWhatItCannotDo) {
   auto g = engine().create_local_group(options(3, 1));
   EXPECT_THROW(g->member(0).open_stream(1), std::invalid_argument);  // streams_per_member is 1
