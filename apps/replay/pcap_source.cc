@@ -40,7 +40,14 @@ std::span<const std::byte> from_ip(std::span<const std::byte> f, bool captured_a
     return *why = "not udp", std::span<const std::byte>{};
   }
   if (f.size() < l4 + 8) return *why = "truncated", std::span<const std::byte>{};
-  const size_t udp_len = be16(f.data() + l4 + 4);
+  size_t udp_len = be16(f.data() + l4 + 4);
+  // IPv4 and UDP lengths 0: a datagram larger than the fields count (a
+  // capture of segmentation offload, or lanecast record's messages over
+  // 65507 bytes) - the rest of the frame, as Wireshark reads it.
+  if (udp_len == 0 && version == 4 && be16(f.data() + 2) == 0) {
+    if (!captured_all) return *why = "truncated", std::span<const std::byte>{};
+    udp_len = f.size() - l4;
+  }
   if (udp_len < 8) return *why = "not udp", std::span<const std::byte>{};
   const size_t want = udp_len - 8;
   if (!captured_all || f.size() < l4 + 8 + want) return *why = "truncated", std::span<const std::byte>{};

@@ -69,7 +69,9 @@ OptionTable make_table(ReplayConfig& c, int& timing_given) {
   t.add({"record", "PATH", "", "write what each member delivered to pcap (nanosecond time stamps): in process a "
          "directory (member-R.pcap), with --config a file",
          [&](std::string_view v) { c.record = std::string(v); }});
-  t.add({"link", "udp|raw", "udp (raw with --whole-frame)", "how --record writes messages: as UDP payloads, or as the frames themselves",
+  t.add({"link", "udp|raw", "udp (raw with --whole-frame)", "how --record writes messages: as UDP payloads (in "
+         "Ethernet/IPv4/UDP to 239.255.0.1; a message over 65507 bytes, which no UDP datagram holds, with IP and UDP "
+         "lengths 0, one over 262102 cut to the snap length), or as the frames themselves",
          [&](std::string_view v) {
            replay::parse_record_link(std::string(v));
            c.link = std::string(v);

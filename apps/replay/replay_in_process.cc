@@ -69,6 +69,7 @@ class Recorder {
           moved += m.drain([&](uint64_t t, std::span<const std::byte> bytes) {
             f.write(static_cast<uint64_t>(static_cast<int64_t>(t) + to_real_), publisher_, 0, bytes);
           });
+          f.check();
           if (m.written() < total_ && !(m.failed() && m.written() == m.delivered())) all_done = false;
         }
         if (all_done || clock_ns() >= give_up_.load(std::memory_order_relaxed)) return;

@@ -4,7 +4,8 @@
 // many times in a ring far smaller than the file, never runs further ahead
 // of a slot than the ring allows, refuses a file that changed under it, and
 // the in-process members' checks catch a wrong order or wrong bytes without
-// holding the ring back.
+// holding the ring back; --record's messages over the sizes the headers
+// count come back whole or are cut as a capture tool cuts them.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -301,6 +302,40 @@ TEST(Schedule, OffsetsFollowTheTiming) {
   far.next(0, 1);
   EXPECT_LE(far.next(UINT64_MAX / 2, 1), uint64_t{1} << 62);  // held in range, not overflowed
   EXPECT_THROW(Schedule(Timing{Timing::Pps, 0}), std::invalid_argument);
+}
+
+// Record's synthetic UDP for messages no UDP datagram holds: lengths 0, read
+// back whole; beyond the snap length, cut and counted truncated.
+TEST(RecordFormat, MessagesBeyondWhatTheHeadersCountComeBackOrAreCut) {
+  TempDir d;
+  std::vector<std::vector<std::byte>> msgs;
+  for (const size_t n : {size_t{65507}, size_t{65508}, size_t{200000}, size_t{300000}, size_t{3}}) {
+    std::vector<std::byte> m(n);
+    for (size_t i = 0; i < n; ++i) m[i] = static_cast<std::byte>(i * 7 + n);
+    msgs.push_back(std::move(m));
+  }
+  {
+    PcapWriter w(d.file("big.pcap"), RecordLink::Udp);
+    for (const auto& m : msgs) w.write(1, 0, 0, m);
+  }
+  CaptureReader r({d.file("big.pcap"), false, "", UINT64_MAX});
+  CaptureMessage m;
+  for (const size_t i : {0, 1, 2, 4}) {
+    ASSERT_TRUE(r.next(m));
+    EXPECT_TRUE(equal(m.data, msgs[i])) << "message of " << msgs[i].size() << " bytes came back as " << m.data.size();
+  }
+  EXPECT_FALSE(r.next(m));
+  EXPECT_EQ(r.counts().truncated, 1u);  // the 300000-byte one, cut to the snap length
+  EXPECT_EQ(r.counts().read, 5u);
+}
+
+// A full disk: the dumper's stdio stream fails a write it reports nowhere;
+// the writer says so instead of leaving a short file behind.
+TEST(RecordFormat, AWriteThatFailedIsAnErrorNotASilentlyShortFile) {
+  PcapWriter w("/dev/full", RecordLink::Udp);
+  w.write(1, 0, 0, std::vector<std::byte>(100000));  // past stdio's buffer: written at once, and failed
+  EXPECT_THROW(w.check(), std::runtime_error);
+  EXPECT_THROW(w.flush(), std::runtime_error);
 }
 
 }  // namespace
