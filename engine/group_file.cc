@@ -72,6 +72,13 @@ std::string type_name(const toml::node& n) {
   return "nothing";
 }
 
+// A number node's value: toml++ refuses an integer no double holds exactly
+// (value<double>() is empty for 2^53 + 1), so integers are converted here.
+double number_of(const toml::node& n) {
+  if (const auto* i = n.as_integer()) return static_cast<double>(i->get());
+  return n.as_floating_point()->get();
+}
+
 std::string number_text(double v) {
   std::ostringstream s;
   s << v;
@@ -179,7 +186,7 @@ class GroupFileReader {
     if (n == nullptr) return std::nullopt;
     const std::string allowed = zero_allowed ? "a finite number >= 0" : "a finite number > 0";
     if (!n->is_number()) fail(*n, path + " must be a number, not " + type_name(*n) + "; allowed " + allowed);
-    const double v = n->value<double>().value();
+    const double v = number_of(*n);
     if (!std::isfinite(v) || v < 0 || (v == 0 && !zero_allowed))
       fail(*n, path + " is " + number_text(v) + ", out of range; allowed " + allowed);
     return v;
@@ -354,7 +361,7 @@ class GroupFileReader {
         const toml::node& cell = row[j];
         const std::string path = row_path + "[" + std::to_string(j) + "]";
         if (!cell.is_number()) fail(cell, path + " must be a number, not " + type_name(cell));
-        const double v = cell.value<double>().value();
+        const double v = number_of(cell);
         if (!std::isfinite(v) || v < 0)
           fail(cell, path + " is " + number_text(v) +
                          ", a negative or non-finite latency; allowed: a finite number >= 0");

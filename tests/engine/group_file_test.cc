@@ -266,6 +266,18 @@ TEST(GroupFile, NumbersOutOfRange) {
   EXPECT_EQ(parse(group_of(1, "peer_timeout_ms = 0.25\n")).peer_timeout_ms, 0.25);
 }
 
+// An integer no double holds exactly (2^53 + 1) where a number goes: toml++
+// gives no double for it, and the reader threw std::bad_optional_access.
+TEST(GroupFile, IntegersBeyondADoublesPrecisionAreNumbers) {
+  const std::string big = "9007199254740993";
+  EXPECT_EQ(parse(group_of(1, "port_rate_mbit = " + big + "\n")).port_rate_mbit, 9007199254740992.0);
+  const GroupSpec s = parse(group_of(2, "site_latency_us = [[0, " + big + "], [" + big + ", 0]]\n", "site = 0\n"));
+  EXPECT_EQ(s.site_latency_us[0][1], 9007199254740992.0);
+  expect_error_at(group_of(1, "mcast_root_delay_us = " + big + "\n"), "mcast_root_delay_us", "not below the peer timeout");
+  expect_error_at(group_of(1, "stream_report_us = " + big + "\n"), "stream_report_us", "out of range");
+  expect_error_at(group_of(1, "mcast_loss = " + big + "\n"), "mcast_loss", "out of range");
+}
+
 TEST(GroupFile, MaxMessageSizes) {
   EXPECT_EQ(parse(group_of(1, "max_message = \"8K\"\n")).max_message_bytes, 8u << 10);
   EXPECT_EQ(parse(group_of(1, "max_message = \"16M\"\n")).max_message_bytes, 16u << 20);
