@@ -10,6 +10,7 @@
 #include <array>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -192,6 +193,22 @@ class GroupFileReader {
     return v;
   }
 
+  // A timeout in milliseconds, kMinTimeoutMs..kMaxTimeoutMs (engine/group_spec.h).
+  std::optional<double> timeout_ms(const toml::table& g, std::string_view key) const {
+    const toml::node* n = g.get(key);
+    if (n == nullptr) return std::nullopt;
+    const std::string path = "group." + std::string(key);
+    const std::string allowed = std::string("a finite number > 0 of milliseconds, ") + kTimeoutRange;
+    if (!n->is_number()) fail(*n, path + " must be a number, not " + type_name(*n) + "; allowed " + allowed);
+    const double v = number_of(*n);
+    if (!timeout_in_range(v)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.10g", v);
+      fail(*n, path + " is " + text + ", out of range; allowed " + allowed);
+    }
+    return v;
+  }
+
   std::optional<bool> boolean(const toml::table& t, std::string_view key, const std::string& path) const {
     const toml::node* n = t.get(key);
     if (n == nullptr) return std::nullopt;
@@ -234,8 +251,7 @@ class GroupFileReader {
            "bootstrap \"static\" needs a nonzero group.epoch (only discovery and pmix pick one); allowed 1.." +
                std::to_string(kMaxU32));
     }
-    if (auto v = number(g, "bootstrap_timeout_ms", "group.bootstrap_timeout_ms", false))
-      spec.bootstrap_timeout_ms = *v;
+    if (auto v = timeout_ms(g, "bootstrap_timeout_ms")) spec.bootstrap_timeout_ms = *v;
     if (auto v = integer(g, "lanes", "group.lanes", 1, kMaxLanes)) spec.lanes = static_cast<uint16_t>(*v);
     if (auto v = string(g, "algo", "group.algo")) spec.algo = *v;  // the registry checks the name
     const std::string segments = "0 (from the ports' MTU) or " + std::to_string(kMinSegment) + ".." +
@@ -247,7 +263,7 @@ class GroupFileReader {
     }
     read_max_message(g, spec);
     if (auto v = integer(g, "window", "group.window", 1, kMaxWindow)) spec.window = static_cast<uint32_t>(*v);
-    if (auto v = number(g, "peer_timeout_ms", "group.peer_timeout_ms", false)) spec.peer_timeout_ms = *v;
+    if (auto v = timeout_ms(g, "peer_timeout_ms")) spec.peer_timeout_ms = *v;
     if (auto v = number(g, "port_rate_mbit", "group.port_rate_mbit", true)) spec.port_rate_mbit = *v;
     if (auto v = integer(g, "port_overhead", "group.port_overhead", 0, kMaxOverhead))
       spec.port_overhead_bytes = static_cast<uint32_t>(*v);
