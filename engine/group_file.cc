@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "algos/registry.h"
 #include "drivers/ethernet.h"
 #include "engine/group_spec.h"
 
@@ -253,7 +254,14 @@ class GroupFileReader {
     }
     if (auto v = timeout_ms(g, "bootstrap_timeout_ms")) spec.bootstrap_timeout_ms = *v;
     if (auto v = integer(g, "lanes", "group.lanes", 1, kMaxLanes)) spec.lanes = static_cast<uint16_t>(*v);
-    if (auto v = string(g, "algo", "group.algo")) spec.algo = *v;  // the registry checks the name
+    if (auto v = string(g, "algo", "group.algo")) {
+      if (*v != "auto" && !algos::algo_by_name(*v)) {
+        std::vector<std::string_view> names = {"auto"};
+        for (const algos::AlgoInfo& a : algos::algorithms()) names.push_back(a.name);
+        fail(*g.get("algo"), "group.algo " + in_quotes(*v) + " is not an algorithm; allowed: " + joined(names, " | "));
+      }
+      spec.algo = *v;
+    }
     const std::string segments = "0 (from the ports' MTU) or " + std::to_string(kMinSegment) + ".." +
                                  std::to_string(kMaxSegment);
     if (auto v = integer(g, "segment", "group.segment", 0, kMaxSegment, segments)) {

@@ -342,6 +342,15 @@ TEST(GroupFile, MaxMessageSizes) {
   expect_error_at(group_of(1, "max_message = \"\"\n"), "max_message", "\"8M\"");  // says what is allowed
 }
 
+// The algorithm is checked where it is written (found by group_file_fuzz:
+// any name parsed, and Engine::join refused it without file or line).
+TEST(GroupFile, AlgoIsAutoOrARegisteredAlgorithm) {
+  expect_error_at(group_of(1, "algo = \"quicksort\"\n"), "algo", "group.algo \"quicksort\" is not an algorithm; allowed: auto | linear");
+  expect_error_at(group_of(1, "algo = \"\"\n"), "algo", "is not an algorithm");
+  EXPECT_EQ(parse(group_of(1, "algo = \"auto\"\n")).algo, "auto");
+  EXPECT_EQ(parse(group_of(1, "algo = \"mcast_chain\"\n")).algo, "mcast_chain");
+}
+
 TEST(GroupFile, BootstrapIsOneOfThree) {
   const std::string member = "[[member]]\nrank = 0\nlanes = [\"a\"]\n";
   expect_error_at("[group]\nname = \"g\"\nbootstrap = \"mpi\"\n" + member, "mpi", "static | discovery | pmix");
