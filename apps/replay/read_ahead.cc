@@ -147,9 +147,26 @@ void ReadAhead::read_all() {
   try {
     Schedule schedule(o_.timing);
     CaptureMessage m;
+    // A capture whose messages fit a quarter of the ring is kept after its
+    // first loop and looped from that copy: opening the file again for
+    // every loop of a few packets would bound the rate at a few reopens.
+    struct Kept {
+      uint64_t ts_ns, offset;
+      uint32_t len;
+    };
+    std::vector<Kept> kept;
+    std::vector<std::byte> kept_bytes;
+    bool keeping = o_.loops > 1;
     for (uint64_t loop = 0; loop < o_.loops; ++loop) {
-      if (loop > 0) reader_.rewind();
       schedule.restart();
+      if (loop > 0 && keeping) {
+        for (size_t i = 0; i < kept.size(); ++i)
+          if (!write(schedule.next(kept[i].ts_ns, kept[i].len), i == 0,
+                     std::span(kept_bytes.data() + kept[i].offset, kept[i].len)))
+            return;
+        continue;
+      }
+      if (loop > 0) reader_.rewind();
       uint64_t n = 0;
       const auto changed = [&](const std::string& what) {
         return std::runtime_error("--pcap " + o_.capture.path + ": the file changed while it was replayed: loop " +
@@ -158,6 +175,16 @@ void ReadAhead::read_all() {
       };
       while (reader_.next(m)) {
         if (n == o_.messages) throw changed("holds more than");
+        if (keeping) {
+          if (kept_bytes.size() + m.data.size() + (kept.size() + 1) * sizeof(Kept) <= cap_ / 4) {
+            kept.push_back({m.ts_ns, kept_bytes.size(), static_cast<uint32_t>(m.data.size())});
+            kept_bytes.insert(kept_bytes.end(), m.data.begin(), m.data.end());
+          } else {
+            keeping = false;
+            std::vector<Kept>().swap(kept);
+            std::vector<std::byte>().swap(kept_bytes);
+          }
+        }
         if (!write(schedule.next(m.ts_ns, static_cast<uint32_t>(m.data.size())), n == 0, m.data)) return;
         ++n;
       }

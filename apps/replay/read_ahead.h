@@ -2,8 +2,10 @@
 // ring of fixed size with the next messages of the file - each with its due
 // time under the schedule - loop after loop, opening the file again for each;
 // the replaying thread takes them from memory, so it never reads the file,
-// let alone waits for the disk, at a packet's due time. Memory is the ring's,
-// whatever the capture's size or --loop.
+// let alone waits for the disk, at a packet's due time. A capture that fits a
+// quarter of the ring is kept after its first loop and looped from the copy.
+// Memory is the ring's (and at most a quarter more), whatever the capture's
+// size or --loop.
 //
 // Records are taken in order by walks: slot 0 is the publisher's, slots
 // 1..checkers belong to members that check their deliveries against the

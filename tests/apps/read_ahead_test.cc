@@ -122,6 +122,18 @@ TEST(ReadAhead, EveryLoopInOrderThroughARingFarSmallerThanTheFile) {
   }
 }
 
+// A capture of a few packets, looped many times: kept after its first loop
+// (it fits a quarter of the ring), every loop still whole and in order.
+TEST(ReadAhead, ASmallCaptureLoopsFromItsCopy) {
+  TempDir d;
+  const auto sent = write_capture(d.file("small.pcap"), 7, 300);
+  const Timing t{Timing::Speed, 1};
+  ReadAhead::Options o = options(d.file("small.pcap"), sent.size(), 5000, 64 << 10);
+  o.timing = t;
+  ReadAhead ra(o);
+  take_all(ra, 0, sent, 5000, t);
+}
+
 TEST(ReadAhead, ScanCountsWhatTheFileHolds) {
   TempDir d;
   const auto sent = write_capture(d.file("a.pcap"), 500, 900);
