@@ -10,6 +10,7 @@
 #include <array>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "algos/registry.h"
 #include "drivers/ethernet.h"
 #include "engine/group_spec.h"
 
@@ -70,6 +72,13 @@ std::string type_name(const toml::node& n) {
     case toml::node_type::none: break;
   }
   return "nothing";
+}
+
+// A number node's value: toml++ refuses an integer no double holds exactly
+// (value<double>() is empty for 2^53 + 1), so integers are converted here.
+double number_of(const toml::node& n) {
+  if (const auto* i = n.as_integer()) return static_cast<double>(i->get());
+  return n.as_floating_point()->get();
 }
 
 std::string number_text(double v) {
@@ -179,9 +188,25 @@ class GroupFileReader {
     if (n == nullptr) return std::nullopt;
     const std::string allowed = zero_allowed ? "a finite number >= 0" : "a finite number > 0";
     if (!n->is_number()) fail(*n, path + " must be a number, not " + type_name(*n) + "; allowed " + allowed);
-    const double v = n->value<double>().value();
+    const double v = number_of(*n);
     if (!std::isfinite(v) || v < 0 || (v == 0 && !zero_allowed))
       fail(*n, path + " is " + number_text(v) + ", out of range; allowed " + allowed);
+    return v;
+  }
+
+  // A timeout in milliseconds, kMinTimeoutMs..kMaxTimeoutMs (engine/group_spec.h).
+  std::optional<double> timeout_ms(const toml::table& g, std::string_view key) const {
+    const toml::node* n = g.get(key);
+    if (n == nullptr) return std::nullopt;
+    const std::string path = "group." + std::string(key);
+    const std::string allowed = std::string("a finite number > 0 of milliseconds, ") + kTimeoutRange;
+    if (!n->is_number()) fail(*n, path + " must be a number, not " + type_name(*n) + "; allowed " + allowed);
+    const double v = number_of(*n);
+    if (!timeout_in_range(v)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.10g", v);
+      fail(*n, path + " is " + text + ", out of range; allowed " + allowed);
+    }
     return v;
   }
 
@@ -231,10 +256,16 @@ class GroupFileReader {
            "bootstrap \"static\" needs a nonzero group.epoch (only discovery and pmix pick one); allowed 1.." +
                std::to_string(kMaxU32));
     }
-    if (auto v = number(g, "bootstrap_timeout_ms", "group.bootstrap_timeout_ms", false))
-      spec.bootstrap_timeout_ms = *v;
+    if (auto v = timeout_ms(g, "bootstrap_timeout_ms")) spec.bootstrap_timeout_ms = *v;
     if (auto v = integer(g, "lanes", "group.lanes", 1, kMaxLanes)) spec.lanes = static_cast<uint16_t>(*v);
-    if (auto v = string(g, "algo", "group.algo")) spec.algo = *v;  // the registry checks the name
+    if (auto v = string(g, "algo", "group.algo")) {
+      if (*v != "auto" && !algos::algo_by_name(*v)) {
+        std::vector<std::string_view> names = {"auto"};
+        for (const algos::AlgoInfo& a : algos::algorithms()) names.push_back(a.name);
+        fail(*g.get("algo"), "group.algo " + in_quotes(*v) + " is not an algorithm; allowed: " + joined(names, " | "));
+      }
+      spec.algo = *v;
+    }
     const std::string segments = "0 (from the ports' MTU) or " + std::to_string(kMinSegment) + ".." +
                                  std::to_string(kMaxSegment);
     if (auto v = integer(g, "segment", "group.segment", 0, kMaxSegment, segments)) {
@@ -244,7 +275,7 @@ class GroupFileReader {
     }
     read_max_message(g, spec);
     if (auto v = integer(g, "window", "group.window", 1, kMaxWindow)) spec.window = static_cast<uint32_t>(*v);
-    if (auto v = number(g, "peer_timeout_ms", "group.peer_timeout_ms", false)) spec.peer_timeout_ms = *v;
+    if (auto v = timeout_ms(g, "peer_timeout_ms")) spec.peer_timeout_ms = *v;
     if (auto v = number(g, "port_rate_mbit", "group.port_rate_mbit", true)) spec.port_rate_mbit = *v;
     if (auto v = integer(g, "port_overhead", "group.port_overhead", 0, kMaxOverhead))
       spec.port_overhead_bytes = static_cast<uint32_t>(*v);
@@ -359,7 +390,7 @@ class GroupFileReader {
         const toml::node& cell = row[j];
         const std::string path = row_path + "[" + std::to_string(j) + "]";
         if (!cell.is_number()) fail(cell, path + " must be a number, not " + type_name(cell));
-        const double v = cell.value<double>().value();
+        const double v = number_of(cell);
         if (!std::isfinite(v) || v < 0)
           fail(cell, path + " is " + number_text(v) +
                          ", a negative or non-finite latency; allowed: a finite number >= 0");

@@ -15,6 +15,15 @@ namespace lanecast {
 // every member keeps a slot for each stream of each member, 1024 x 16 at most.
 inline constexpr uint32_t kMaxStreamsPerMember = 16;
 
+// Timeouts (GroupSpec's peer_timeout_ms and bootstrap_timeout_ms,
+// GroupOptions' peer_timeout_ms) are milliseconds from 1 to 3600000 (1 ms to
+// 1 hour): less is shorter than a retransmission timeout, more is a hang by
+// another name - and keeps the conversion to nanoseconds far from overflow.
+inline constexpr double kMinTimeoutMs = 1;
+inline constexpr double kMaxTimeoutMs = 3'600'000;
+inline constexpr const char* kTimeoutRange = "1 .. 3600000 ms (1 ms to 1 hour)";  // for messages
+inline bool timeout_in_range(double ms) { return ms >= kMinTimeoutMs && ms <= kMaxTimeoutMs; }  // NaN: no
+
 // Streams (Member::open_stream, docs/streams.md): ordered messages from one
 // publisher to the whole group, many in flight, small ones batched.
 struct StreamOptions {

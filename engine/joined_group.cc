@@ -47,7 +47,12 @@ void validate(const GroupSpec& s, Rank me) {
   if (s.algo != "auto" && !algos::algo_by_name(s.algo)) throw bad("unknown algorithm '" + s.algo + "'");
   if (s.window == 0 || s.window > engine::reliable::SendChannel::kMaxWindow)
     throw bad("window must be 1.." + std::to_string(engine::reliable::SendChannel::kMaxWindow));
-  if (!(s.peer_timeout_ms > 0) || !(s.bootstrap_timeout_ms > 0)) throw bad("timeouts must be positive");
+  for (const auto& [name, ms] : {std::pair{"peer_timeout_ms", s.peer_timeout_ms}, {"bootstrap_timeout_ms", s.bootstrap_timeout_ms}})
+    if (!timeout_in_range(ms)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.10g", ms);
+      throw bad(std::string(name) + " is " + text + ", out of range; allowed " + kTimeoutRange);
+    }
   if (s.max_message_bytes == 0 || s.max_message_bytes > (uint64_t{1} << 32)) throw bad("messages of 1 byte to 4 GiB");
   if (s.segment_bytes > 9000) throw bad("segment size must be 0 (from the MTU) or at most 9000 bytes");
   if (!(s.port_rate_mbit >= 0) || !std::isfinite(s.port_rate_mbit)) throw bad("port rate must be >= 0 Mbit/s");

@@ -133,7 +133,7 @@ struct GroupOptions {
   uint32_t segment_bytes = 0;
   uint64_t max_message_bytes = 16u << 20;   // sizes buffers and pools
   uint32_t window = 128;                    // frames in flight per peer
-  double peer_timeout_ms = 3000;            // silence that fails a broadcast
+  double peer_timeout_ms = 3000;            // silence that fails a broadcast: 1 .. 3600000 (kMaxTimeoutMs)
   // mcast_chain's options (Hoefler, Siebert & Rehm; docs/algorithms.md), for
   // groups whose algorithm is mcast_chain or auto: the root waits this long
   // before it multicasts (0: off; below peer_timeout_ms), and, when the seed

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 
@@ -58,7 +59,12 @@ void validate(const GroupOptions& o) {
   if (!(o.port_rate_mbit >= 0) || !std::isfinite(o.port_rate_mbit))
     throw std::invalid_argument("group: port rate must be a finite number of Mbit/s >= 0");
   if (o.port_overhead_bytes > 1024) throw std::invalid_argument("group: port overhead must be 0..1024 bytes per frame");
-  if (!(o.peer_timeout_ms > 0)) throw std::invalid_argument("group: peer timeout must be positive");
+  if (!timeout_in_range(o.peer_timeout_ms)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.10g", o.peer_timeout_ms);
+    throw std::invalid_argument(std::string("group: peer_timeout_ms is ") + text + ", out of range; allowed " +
+                                kTimeoutRange);
+  }
   const bool mcast_options = o.mcast_root_delay_us != 0 || o.mcast_sync_seed != 0;
   if (mcast_options && o.algo != "mcast_chain" && o.algo != "auto")
     throw std::invalid_argument("group: mcast_root_delay_us and mcast_sync_seed apply to algorithm mcast_chain "

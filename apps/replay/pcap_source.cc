@@ -2,6 +2,10 @@
 
 #include <pcap/pcap.h>
 
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -36,7 +40,14 @@ std::span<const std::byte> from_ip(std::span<const std::byte> f, bool captured_a
     return *why = "not udp", std::span<const std::byte>{};
   }
   if (f.size() < l4 + 8) return *why = "truncated", std::span<const std::byte>{};
-  const size_t udp_len = be16(f.data() + l4 + 4);
+  size_t udp_len = be16(f.data() + l4 + 4);
+  // IPv4 and UDP lengths 0: a datagram larger than the fields count (a
+  // capture of segmentation offload, or lanecast record's messages over
+  // 65507 bytes) - the rest of the frame, as Wireshark reads it.
+  if (udp_len == 0 && version == 4 && be16(f.data() + 2) == 0) {
+    if (!captured_all) return *why = "truncated", std::span<const std::byte>{};
+    udp_len = f.size() - l4;
+  }
   if (udp_len < 8) return *why = "not udp", std::span<const std::byte>{};
   const size_t want = udp_len - 8;
   if (!captured_all || f.size() < l4 + 8 + want) return *why = "truncated", std::span<const std::byte>{};
@@ -84,86 +95,110 @@ std::span<const std::byte> udp_payload(int dlt, std::span<const std::byte> f, ui
   }
 }
 
-PcapSource load_pcap(const std::string& path, bool whole_frame, const std::string& filter, uint64_t max_message) {
-  char err[PCAP_ERRBUF_SIZE] = {};
-  std::unique_ptr<pcap_t, void (*)(pcap_t*)> p(
-      pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err), pcap_close);
-  if (!p) throw std::runtime_error("--pcap " + path + ": " + err);
-  PcapSource s;
-  const int dlt = pcap_datalink(p.get());
-  const char* name = pcap_datalink_val_to_name(dlt);
-  s.link = name ? name : ("DLT " + std::to_string(dlt));
-  {
-    // pcapng and pcap tell themselves apart by their first four bytes, and a
-    // pcap file its nanosecond time stamps by its magic.
-    FILE* f = std::fopen(path.c_str(), "rb");
-    uint32_t magic = 0;
-    if (f != nullptr) {
-      if (std::fread(&magic, 4, 1, f) != 1) magic = 0;
-      std::fclose(f);
-    }
-    s.pcapng = magic == 0x0A0D0D0A;
-    s.nanosecond = magic == 0xA1B23C4D || magic == 0x4D3CB2A1;
-  }
-  if (!whole_frame && dlt != DLT_EN10MB && dlt != DLT_RAW && dlt != DLT_IPV4 && dlt != DLT_IPV6 &&
-      dlt != DLT_LINUX_SLL && dlt != DLT_LINUX_SLL2 && dlt != DLT_NULL && dlt != DLT_LOOP)
-    throw std::runtime_error("--pcap " + path + ": link type " + s.link +
+CaptureReader::CaptureReader(const CaptureSpec& spec) : spec_(spec), p_(nullptr, pcap_close) {
+  open();
+  if (!spec_.whole_frame && dlt_ != DLT_EN10MB && dlt_ != DLT_RAW && dlt_ != DLT_IPV4 && dlt_ != DLT_IPV6 &&
+      dlt_ != DLT_LINUX_SLL && dlt_ != DLT_LINUX_SLL2 && dlt_ != DLT_NULL && dlt_ != DLT_LOOP)
+    throw std::runtime_error("--pcap " + spec_.path + ": link type " + link_ +
                              " cannot be taken apart into UDP payloads (--whole-frame replays the packets as captured)");
-  if (!filter.empty()) {
-    bpf_program prog{};
-    if (pcap_compile(p.get(), &prog, filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0)
-      throw std::runtime_error("--filter '" + filter + "': " + pcap_geterr(p.get()));
-    const int rc = pcap_setfilter(p.get(), &prog);
-    pcap_freecode(&prog);
-    if (rc != 0) throw std::runtime_error("--filter '" + filter + "': " + pcap_geterr(p.get()));
+  // pcapng and pcap tell themselves apart by their first four bytes, and a
+  // pcap file its nanosecond time stamps by its magic.
+  uint32_t magic = 0;
+  if (FILE* f = std::fopen(spec_.path.c_str(), "rb")) {
+    if (std::fread(&magic, 4, 1, f) != 1) magic = 0;
+    std::fclose(f);
   }
+  pcapng_ = magic == 0x0A0D0D0A;
+  nanosecond_magic_ = magic == 0xA1B23C4D || magic == 0x4D3CB2A1;
+}
+
+CaptureReader::~CaptureReader() = default;
+
+void CaptureReader::open() {
+  char err[PCAP_ERRBUF_SIZE] = {};
+  p_.reset(pcap_open_offline_with_tstamp_precision(spec_.path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err));
+  if (!p_) throw std::runtime_error("--pcap " + spec_.path + ": " + err);
+  number_ = 0;
+  dlt_ = pcap_datalink(p_.get());
+  const char* name = pcap_datalink_val_to_name(dlt_);
+  link_ = name ? name : ("DLT " + std::to_string(dlt_));
+  if (FILE* f = pcap_file(p_.get())) posix_fadvise(fileno(f), 0, 0, POSIX_FADV_SEQUENTIAL);
+  if (spec_.filter.empty()) return;
+  bpf_program prog{};
+  if (pcap_compile(p_.get(), &prog, spec_.filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0)
+    throw std::runtime_error("--filter '" + spec_.filter + "': " + pcap_geterr(p_.get()));
+  const int rc = pcap_setfilter(p_.get(), &prog);
+  pcap_freecode(&prog);
+  if (rc != 0) throw std::runtime_error("--filter '" + spec_.filter + "': " + pcap_geterr(p_.get()));
+}
+
+void CaptureReader::rewind() { open(); }
+
+bool CaptureReader::next(CaptureMessage& out) {
   pcap_pkthdr* h;
   const u_char* data;
   int rc;
-  uint64_t number = 0;
-  while ((rc = pcap_next_ex(p.get(), &h, &data)) == 1) {
-    ++number;
-    ++s.read;
+  while ((rc = pcap_next_ex(p_.get(), &h, &data)) == 1) {
+    ++number_;
+    ++counts_.read;
     const std::span<const std::byte> frame(reinterpret_cast<const std::byte*>(data), h->caplen);
     std::span<const std::byte> msg;
-    if (whole_frame) {
+    if (spec_.whole_frame) {
       if (h->caplen < h->len) {
-        ++s.truncated;
+        ++counts_.truncated;
         continue;
       }
       msg = frame;
     } else {
       const char* why = nullptr;
-      msg = udp_payload(dlt, frame, h->len, &why);
-      if (msg.data() == nullptr && (why == nullptr || std::strcmp(why, "not udp") == 0)) {
-        ++s.not_udp;
-        continue;
-      }
+      msg = udp_payload(dlt_, frame, h->len, &why);
       if (msg.data() == nullptr) {
-        if (std::strcmp(why, "fragment") == 0) ++s.fragments;
-        else ++s.truncated;
+        if (why != nullptr && std::strcmp(why, "fragment") == 0) ++counts_.fragments;
+        else if (why != nullptr && std::strcmp(why, "truncated") == 0) ++counts_.truncated;
+        else ++counts_.not_udp;
         continue;
       }
     }
-    if (msg.size() > max_message)
-      throw std::runtime_error("--pcap " + path + ": packet " + std::to_string(number) + " carries " +
+    if (msg.size() > spec_.max_message)
+      throw std::runtime_error("--pcap " + spec_.path + ": packet " + std::to_string(number_) + " carries " +
                                std::to_string(msg.size()) + " bytes, more than the stream takes (" +
-                               std::to_string(max_message) + ")");
+                               std::to_string(spec_.max_message) + ")");
     // With PCAP_TSTAMP_PRECISION_NANO, tv_usec holds nanoseconds.
-    const uint64_t ts = static_cast<uint64_t>(h->ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(h->ts.tv_usec);
-    s.packets.push_back(Packet{ts, s.bytes.size(), static_cast<uint32_t>(msg.size())});
-    s.bytes.insert(s.bytes.end(), msg.begin(), msg.end());
+    out.ts_ns = static_cast<uint64_t>(h->ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(h->ts.tv_usec);
+    out.data = msg;
+    return true;
   }
   if (rc == PCAP_ERROR)
-    throw std::runtime_error("--pcap " + path + ": after packet " + std::to_string(number) + ": " + pcap_geterr(p.get()));
-  for (const Packet& k : s.packets)
-    if (k.ts_ns % 1000 != 0) s.nanosecond = true;  // pcapng: finer than microseconds in use
-  if (!filter.empty()) {
+    throw std::runtime_error("--pcap " + spec_.path + ": after packet " + std::to_string(number_) + ": " +
+                             pcap_geterr(p_.get()));
+  return false;
+}
+
+CaptureSummary scan_capture(const CaptureSpec& spec, const Timing& timing) {
+  CaptureReader r(spec);
+  CaptureSummary s;
+  s.link = r.link();
+  s.pcapng = r.pcapng();
+  s.nanosecond = r.nanosecond_magic();
+  Schedule schedule(timing);
+  CaptureMessage m;
+  while (r.next(m)) {
+    ++s.messages;
+    s.bytes += m.data.size();
+    s.largest = std::max<uint64_t>(s.largest, m.data.size());
+    if (m.ts_ns % 1000 != 0) s.nanosecond = true;  // pcapng: finer than microseconds in use
+    s.schedule_ns = schedule.next(m.ts_ns, static_cast<uint32_t>(m.data.size()));
+  }
+  s.counts = r.counts();
+  if (!spec.filter.empty()) {
     // Offline, libpcap counts nothing the filter took out: count the file.
-    std::unique_ptr<pcap_t, void (*)(pcap_t*)> all(pcap_open_offline(path.c_str(), err), pcap_close);
+    char err[PCAP_ERRBUF_SIZE] = {};
+    std::unique_ptr<pcap_t, void (*)(pcap_t*)> all(pcap_open_offline(spec.path.c_str(), err), pcap_close);
+    pcap_pkthdr* h;
+    const u_char* data;
     uint64_t total = 0;
     while (all && pcap_next_ex(all.get(), &h, &data) == 1) ++total;
-    s.filtered_out = total > s.read ? total - s.read : 0;
+    s.filtered_out = total > s.counts.read ? total - s.counts.read : 0;
   }
   return s;
 }

@@ -3,6 +3,9 @@
 #include <pcap/pcap.h>
 #include <time.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -23,9 +26,15 @@ int64_t realtime_offset_ns() {
          (static_cast<int64_t>(r.tv_nsec) - static_cast<int64_t>(m.tv_nsec));
 }
 
+namespace {
+// The largest packet libpcap reads back from an Ethernet capture: longer ones
+// are written cut to it, their full length kept (as a capture tool with this
+// snap length writes them).
+constexpr uint32_t kSnapLen = 262144;
+}  // namespace
+
 PcapWriter::PcapWriter(const std::string& path, RecordLink link) : link_(link), path_(path) {
-  // Snap length: the largest message a stream may carry, headers included.
-  dead_ = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 262144, PCAP_TSTAMP_PRECISION_NANO);
+  dead_ = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, kSnapLen, PCAP_TSTAMP_PRECISION_NANO);
   if (dead_ == nullptr) throw std::runtime_error("libpcap: cannot make a capture handle");
   dumper_ = pcap_dump_open(dead_, path.c_str());
   if (dumper_ == nullptr) {
@@ -41,7 +50,14 @@ PcapWriter::~PcapWriter() {
 }
 
 void PcapWriter::flush() {
-  if (pcap_dump_flush(dumper_) != 0) throw std::runtime_error("cannot write " + path_);
+  if (pcap_dump_flush(dumper_) != 0) throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno));
+  check();
+}
+
+void PcapWriter::check() const {
+  // libpcap's dumper writes through stdio and reports nothing: a write that
+  // failed (a full disk) shows only in the stream's error flag.
+  if (std::ferror(pcap_dump_file(dumper_)) != 0) throw std::runtime_error("cannot write " + path_ + ": a write failed");
 }
 
 namespace {
@@ -65,15 +81,15 @@ void PcapWriter::write(uint64_t realtime_ns, uint32_t publisher, uint16_t stream
   h.ts.tv_sec = static_cast<time_t>(realtime_ns / 1'000'000'000ull);
   h.ts.tv_usec = static_cast<suseconds_t>(realtime_ns % 1'000'000'000ull);  // nanoseconds in a nano dumper
   if (link_ == RecordLink::Raw) {
-    h.caplen = h.len = static_cast<uint32_t>(m.size());
+    h.len = static_cast<uint32_t>(m.size());
+    h.caplen = std::min(h.len, kSnapLen);
     pcap_dump(reinterpret_cast<u_char*>(dumper_), &h, reinterpret_cast<const u_char*>(m.data()));
     ++written_;
     return;
   }
   constexpr size_t kHeaders = 14 + 20 + 8;
-  thread_local std::vector<uint8_t> frame;
-  frame.assign(kHeaders + m.size(), 0);
-  uint8_t* p = frame.data();
+  frame_.assign(kHeaders + m.size(), 0);
+  uint8_t* p = frame_.data();
   const uint8_t dst_mac[6] = {0x01, 0x00, 0x5e, 0x7f, 0x00, 0x01};  // 239.255.0.1's
   const uint8_t src_mac[6] = {0x02, 0x4c, 0x43, 0x00, static_cast<uint8_t>(publisher >> 8), static_cast<uint8_t>(publisher)};
   std::memcpy(p, dst_mac, 6);
@@ -95,8 +111,9 @@ void PcapWriter::write(uint64_t realtime_ns, uint32_t publisher, uint16_t stream
   put16(udp + 2, static_cast<uint16_t>(7000 + stream));
   put16(udp + 4, fits ? static_cast<uint16_t>(8 + m.size()) : 0);  // checksum 0: none (IPv4 allows it)
   if (!m.empty()) std::memcpy(udp + 8, m.data(), m.size());
-  h.caplen = h.len = static_cast<uint32_t>(frame.size());
-  pcap_dump(reinterpret_cast<u_char*>(dumper_), &h, frame.data());
+  h.len = static_cast<uint32_t>(frame_.size());
+  h.caplen = std::min(h.len, kSnapLen);
+  pcap_dump(reinterpret_cast<u_char*>(dumper_), &h, frame_.data());
   ++written_;
 }
 

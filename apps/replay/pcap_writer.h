@@ -6,14 +6,20 @@
 //        239.255.0.1 port 7000+stream, so the payloads a replay of the
 //        original capture delivered come out of `replay --pcap` again;
 //        messages over 65507 bytes (no UDP datagram holds them) keep the
-//        headers, with IP and UDP lengths 0.
+//        headers, with IP and UDP lengths 0 (as captures of segmentation
+//        offload have them: Wireshark and `replay --pcap` take the rest
+//        of the frame).
 //   raw  each message as the frame itself (messages that were whole frames:
 //        replay --whole-frame).
+// A packet over 262144 bytes (the snap length: libpcap reads no longer one
+// back) is written cut to it, its full length kept: readers count it
+// truncated.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 struct pcap;
 struct pcap_dumper;
@@ -32,7 +38,9 @@ class PcapWriter {
   PcapWriter& operator=(const PcapWriter&) = delete;
   // realtime_ns: the time stamp (ns since the epoch).
   void write(uint64_t realtime_ns, uint32_t publisher, uint16_t stream, std::span<const std::byte> message);
+  // Throws std::runtime_error when something could not be written.
   void flush();
+  void check() const;
   uint64_t written() const { return written_; }
 
  private:
@@ -41,6 +49,7 @@ class PcapWriter {
   RecordLink link_;
   uint64_t written_ = 0;
   std::string path_;
+  std::vector<uint8_t> frame_;  // the frame being written (kept: no allocation per message)
 };
 
 // CLOCK_REALTIME minus CLOCK_MONOTONIC now: what turns a stream's time

@@ -29,8 +29,9 @@ int record_main(int argc, char** argv) {
          [&](std::string_view v) { config = std::string(v); }});
   t.add({"rank", "R", "", "this process's rank", [&](std::string_view v) { rank = static_cast<uint32_t>(parse_uint(v, "--rank", 1023)); }});
   t.add({"out", "FILE", "", "the pcap file to write (nanosecond time stamps)", [&](std::string_view v) { out = std::string(v); }});
-  t.add({"link", "udp|raw", "udp", "messages as UDP payloads (to 239.255.0.1, from 10.255.P.Q for publisher rank P*256+Q) "
-         "or as the frames themselves (messages that were whole frames)",
+  t.add({"link", "udp|raw", "udp", "messages as UDP payloads (to 239.255.0.1, from 10.255.P.Q for publisher rank P*256+Q; "
+         "a message over 65507 bytes, which no UDP datagram holds, with IP and UDP lengths 0 - replay reads it back "
+         "whole - and one over 262102 cut to the snap length) or as the frames themselves (messages that were whole frames)",
          [&](std::string_view v) {
            replay::parse_record_link(std::string(v));
            link = std::string(v);

@@ -1,15 +1,13 @@
 // When replay sends each packet, relative to the start of its loop: the
 // capture's own spacing divided by --speed, a fixed packet rate, a bit rate
-// over the packets' bytes, or nothing (--topspeed). Computed once, before
-// the clock starts.
+// over the packets' bytes, or nothing (--topspeed). Computed packet by
+// packet as the file is read, so nothing of the capture is held for it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-#include <vector>
-
-#include "apps/replay/pcap_source.h"
 
 namespace lanecast::replay {
 
@@ -27,34 +25,45 @@ struct Timing {
   }
 };
 
-// Offsets in ns from the loop's start, one per packet (all 0 at top speed).
-inline std::vector<uint64_t> offsets_of(const PcapSource& s, const Timing& t) {
-  std::vector<uint64_t> out(s.packets.size(), 0);
-  if (s.packets.empty() || t.kind == Timing::TopSpeed) return out;
-  if (!(t.value > 0)) throw std::invalid_argument("replay: the rate or speed must be positive");
-  const uint64_t first = s.packets[0].ts_ns;
-  double bits = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
+// Offsets in ns from the loop's start, one packet at a time (all 0 at top
+// speed); restart() at every loop.
+class Schedule {
+ public:
+  explicit Schedule(const Timing& t) : t_(t) {
+    if (t.kind != Timing::TopSpeed && !(t.value > 0))
+      throw std::invalid_argument("replay: the rate or speed must be positive");
+  }
+  void restart() {
+    index_ = 0;
+    bits_ = 0;
+    last_ = 0;
+  }
+  uint64_t next(uint64_t ts_ns, uint32_t len) {
     double ns = 0;
-    switch (t.kind) {
-      case Timing::Speed: {
+    switch (t_.kind) {
+      case Timing::Speed:
         // A capture's time stamps may step back (several interfaces): never
         // schedule a packet before the one ahead of it.
-        const uint64_t ts = std::max(s.packets[i].ts_ns, first);
-        ns = static_cast<double>(ts - first) / t.value;
+        if (index_ == 0) first_ = ts_ns;
+        ns = static_cast<double>(std::max(ts_ns, first_) - first_) / t_.value;
         break;
-      }
-      case Timing::Pps: ns = static_cast<double>(i) * 1e9 / t.value; break;
+      case Timing::Pps: ns = static_cast<double>(index_) * 1e9 / t_.value; break;
       case Timing::Mbps:
-        ns = bits * 1e3 / t.value;  // bits / (Mbit/s) = us
-        bits += 8.0 * s.packets[i].len;
+        ns = bits_ * 1e3 / t_.value;  // bits / (Mbit/s) = us
+        bits_ += 8.0 * len;
         break;
       case Timing::TopSpeed: break;
     }
-    out[i] = static_cast<uint64_t>(ns);
-    if (i > 0 && out[i] < out[i - 1]) out[i] = out[i - 1];
+    ++index_;
+    // Far-off time stamps at a tiny --speed: held within range, not overflowed.
+    last_ = std::max(last_, static_cast<uint64_t>(std::min(ns, 0x1p62)));
+    return last_;
   }
-  return out;
-}
+
+ private:
+  Timing t_;
+  uint64_t index_ = 0, first_ = 0, last_ = 0;
+  double bits_ = 0;
+};
 
 }  // namespace lanecast::replay

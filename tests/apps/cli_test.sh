@@ -188,6 +188,9 @@ expect 3 "--pcap /nonexistent.pcap" replay --pcap /nonexistent.pcap
 expect 2 "--link: udp or raw" replay --pcap x --link ether
 expect 2 "--config FILE and --out FILE are required" record --out x
 expect 0 "--whole-frame" replay --help
+expect 0 "IP and UDP lengths 0" replay --help
+expect 2 "--read-ahead 1K is out of range; allowed 64K..16G" replay --pcap x --read-ahead 1K
+expect 2 "--window-bytes 100 is out of range; allowed 4K..16G" replay --pcap x --window-bytes 100
 expect 2 "--dir DIR is required" stat
 expect 3 "no stats at /nonexistent/stats" stat --dir /nonexistent --once
 

@@ -3,12 +3,14 @@
 // points at its line ("t.toml:LINE: ") and names the problem.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
 #include "engine/group_shape.h"
 #include "engine/group_spec.h"
+#include "engine/lanecast.h"
 
 namespace lanecast {
 namespace {
@@ -263,7 +265,61 @@ TEST(GroupFile, NumbersOutOfRange) {
   expect_error_at(group_of(1, "port_rate_mbit = nan\n"), "port_rate_mbit", "finite");
   expect_error_at(group_of(1, "port_rate_mbit = inf\n"), "port_rate_mbit", "out of range");
   EXPECT_EQ(parse(group_of(1, "port_rate_mbit = 0\n")).port_rate_mbit, 0);
-  EXPECT_EQ(parse(group_of(1, "peer_timeout_ms = 0.25\n")).peer_timeout_ms, 0.25);
+  EXPECT_EQ(parse(group_of(1, "peer_timeout_ms = 1.25\n")).peer_timeout_ms, 1.25);
+}
+
+// An integer no double holds exactly (2^53 + 1) where a number goes: toml++
+// gives no double for it, and the reader threw std::bad_optional_access.
+TEST(GroupFile, IntegersBeyondADoublesPrecisionAreNumbers) {
+  const std::string big = "9007199254740993";
+  EXPECT_EQ(parse(group_of(1, "port_rate_mbit = " + big + "\n")).port_rate_mbit, 9007199254740992.0);
+  const GroupSpec s = parse(group_of(2, "site_latency_us = [[0, " + big + "], [" + big + ", 0]]\n", "site = 0\n"));
+  EXPECT_EQ(s.site_latency_us[0][1], 9007199254740992.0);
+  expect_error_at(group_of(1, "mcast_root_delay_us = " + big + "\n"), "mcast_root_delay_us", "not below the peer timeout");
+  expect_error_at(group_of(1, "stream_report_us = " + big + "\n"), "stream_report_us", "out of range");
+  expect_error_at(group_of(1, "mcast_loss = " + big + "\n"), "mcast_loss", "out of range");
+}
+
+// Timeouts are milliseconds from 1 to 3600000 (1 ms to 1 hour): a huge one
+// would overflow its conversion to nanoseconds (a peer timeout of 0 ns: every
+// broadcast failed at once), a tiny one is shorter than a retransmission.
+TEST(GroupFile, TimeoutsAreOneMillisecondToOneHour) {
+  for (const char* key : {"peer_timeout_ms", "bootstrap_timeout_ms"}) {
+    SCOPED_TRACE(key);
+    const std::string k = key;
+    for (const char* v : {"1e30", "1.8e13", "3600000.5", "0.5", "0.999", "1e-300"})
+      expect_error_at(group_of(1, k + " = " + v + "\n"), key, "out of range; allowed a finite number > 0 of milliseconds, 1 .. 3600000");
+    expect_error_at(group_of(1, k + " = 99999999999999999\n"), key, "1 .. 3600000");  // an integer, as large
+    const GroupSpec lo = parse(group_of(1, k + " = 1\n")), hi = parse(group_of(1, k + " = 3600000\n"));
+    EXPECT_EQ(k == "peer_timeout_ms" ? lo.peer_timeout_ms : lo.bootstrap_timeout_ms, 1);
+    EXPECT_EQ(k == "peer_timeout_ms" ? hi.peer_timeout_ms : hi.bootstrap_timeout_ms, 3'600'000);
+  }
+  // mcast_root_delay_us is held below the peer timeout: within range too.
+  expect_error_at(group_of(1, "peer_timeout_ms = 1e300\nmcast_root_delay_us = 1e305\n"), "peer_timeout_ms",
+                  "out of range");
+}
+
+// The same bounds where a GroupSpec made in code is joined (Group::memory_bytes
+// checks it as Engine::join does, without starting anything).
+TEST(GroupFile, JoiningRefusesTimeoutsOutOfRangeByName) {
+  GroupSpec spec = parse(group_of(2));
+  EXPECT_NO_THROW(Group::memory_bytes(spec, 0));
+  for (const double bad : {1e30, 0.5, 3'600'001.0, std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN()}) {
+    for (const bool peer : {true, false}) {
+      GroupSpec s = spec;
+      (peer ? s.peer_timeout_ms : s.bootstrap_timeout_ms) = bad;
+      const std::string name = peer ? "peer_timeout_ms" : "bootstrap_timeout_ms";
+      try {
+        Group::memory_bytes(s, 0);
+        ADD_FAILURE() << name << " = " << bad << " accepted";
+      } catch (const std::invalid_argument& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find(name + " is "), std::string::npos) << m;
+        EXPECT_NE(m.find("allowed 1 .. 3600000 ms (1 ms to 1 hour)"), std::string::npos) << m;
+      }
+    }
+  }
 }
 
 TEST(GroupFile, MaxMessageSizes) {
@@ -284,6 +340,15 @@ TEST(GroupFile, MaxMessageSizes) {
   expect_error_at(group_of(1, "max_message = \"M\"\n"), "max_message", "malformed");
   expect_error_at(group_of(1, "max_message = \"16 M\"\n"), "max_message", "malformed");
   expect_error_at(group_of(1, "max_message = \"\"\n"), "max_message", "\"8M\"");  // says what is allowed
+}
+
+// The algorithm is checked where it is written (found by group_file_fuzz:
+// any name parsed, and Engine::join refused it without file or line).
+TEST(GroupFile, AlgoIsAutoOrARegisteredAlgorithm) {
+  expect_error_at(group_of(1, "algo = \"quicksort\"\n"), "algo", "group.algo \"quicksort\" is not an algorithm; allowed: auto | linear");
+  expect_error_at(group_of(1, "algo = \"\"\n"), "algo", "is not an algorithm");
+  EXPECT_EQ(parse(group_of(1, "algo = \"auto\"\n")).algo, "auto");
+  EXPECT_EQ(parse(group_of(1, "algo = \"mcast_chain\"\n")).algo, "mcast_chain");
 }
 
 TEST(GroupFile, BootstrapIsOneOfThree) {

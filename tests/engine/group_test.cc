@@ -5,6 +5,7 @@
 
 #include <time.h>
 
+#include <limits>
 #include <memory>
 #include <random>
 #include <vector>
@@ -390,6 +391,29 @@ TEST(Group, RejectsBadRequestsClearly) {
   bad = o;
   bad.segment_bytes = 9001;
   EXPECT_THROW(engine().create_local_group(bad), std::invalid_argument);
+}
+
+// peer_timeout_ms is 1 ms to 1 hour: a huge one overflowed its conversion to
+// nanoseconds (a peer timeout of 0: every broadcast failed at once).
+TEST(Group, PeerTimeoutOutOfRangeIsRefusedByName) {
+  GroupOptions o;
+  o.nodes = 2;
+  for (const double bad : {1e30, 1.9e13, 0.5, 3'600'001.0, -1.0, std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN()}) {
+    o.peer_timeout_ms = bad;
+    try {
+      LocalGroup::memory_bytes(o);
+      ADD_FAILURE() << "peer_timeout_ms = " << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("group: peer_timeout_ms is "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("allowed 1 .. 3600000 ms (1 ms to 1 hour)"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(engine().create_local_group(o), std::invalid_argument);
+  }
+  for (const double good : {1.0, 3'600'000.0}) {
+    o.peer_timeout_ms = good;
+    EXPECT_NO_THROW(LocalGroup::memory_bytes(o));
+  }
 }
 
 TEST(Group, SizeMismatchFailsClearlyInsteadOfCorrupting) {

@@ -5,12 +5,15 @@
 // and truncated, corrupt, foreign and forged ones. Deterministic: run.sh
 // checks that tests/fuzz/corpus is exactly what this program writes.
 //
-// usage: make_fuzz_corpus DIR   (writes DIR/wire_fuzz/* and DIR/node_fuzz/*)
+// group_file_fuzz's seeds are the shipped group files and broken ones.
+//
+// usage: make_fuzz_corpus DIR   (writes DIR/wire_fuzz/*, DIR/node_fuzz/*, DIR/group_file_fuzz/*)
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -273,6 +276,51 @@ std::vector<std::pair<std::string, Bytes>> wire_seeds() {
   return s;
 }
 
+// --- group_file_fuzz inputs ---------------------------------------------------
+
+Bytes text(const std::string& t) { return Bytes(t.begin(), t.end()); }
+
+// The shipped group files (config/groups/*.toml, by name), and broken ones:
+// each kind of mistake the reader names, and TOML it must survive.
+std::vector<std::pair<std::string, Bytes>> group_file_seeds() {
+  std::vector<std::pair<std::string, Bytes>> s;
+  std::vector<std::filesystem::path> shipped;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(LANECAST_SOURCE_DIR) + "/config/groups"))
+    if (e.path().extension() == ".toml") shipped.push_back(e.path());
+  std::sort(shipped.begin(), shipped.end());
+  for (const auto& path : shipped) {
+    std::ifstream in(path, std::ios::binary);
+    s.push_back({"shipped_" + path.stem().string(), Bytes(std::istreambuf_iterator<char>(in), {})});
+  }
+  const std::string member = "[[member]]\nrank = 0\nlanes = [\"net_af_packet0,iface=v0\"]\n";
+  const std::string two = member + "[[member]]\nrank = 1\nlanes = [\"net_af_packet1,iface=v1\"]\n";
+  const std::string group = "[group]\nname = \"g\"\nbootstrap = \"discovery\"\n";
+  s.push_back({"broken_empty", {}});
+  s.push_back({"broken_syntax", text(group + "lanes = = 2\n" + member)});
+  s.push_back({"broken_no_group", text(member)});
+  s.push_back({"broken_unknown_key", text(group + "colour = \"red\"\n" + member)});
+  s.push_back({"broken_wrong_type", text(group + "window = \"64\"\n" + member)});
+  s.push_back({"broken_out_of_range", text(group + "lanes = 9\nwindow = 0\n" + member)});
+  s.push_back({"broken_big_integer", text(group + "port_rate_mbit = 9007199254740993\n" + member)});
+  s.push_back({"broken_timeouts", text(group + "peer_timeout_ms = 1e30\nbootstrap_timeout_ms = 0.5\n" + member)});
+  s.push_back({"broken_sizes", text(group + "max_message = \"99999999999G\"\nstream_window_bytes = \"1K\"\n" + member)});
+  s.push_back({"broken_algo", text(group + "algo = \"quicksort\"\n" + member)});
+  s.push_back({"broken_mcast", text(group + "algo = \"chain\"\nmcast_root_delay_us = 5000\nmcast_loss = 1\n" + member)});
+  s.push_back({"broken_duplicate_rank", text(group + member + member)});
+  s.push_back({"broken_rank_gap", text(group + member + "[[member]]\nrank = 5\nlanes = [\"x\"]\n")});
+  s.push_back({"broken_lanes", text(group + "lanes = 2\n" + member)});
+  s.push_back({"broken_macs", text("[group]\nname = \"g\"\nepoch = 1\n" + member +
+                                   "macs = [\"01:00:5e:00:00:01\"]\n[[member]]\nrank = 1\nlanes = [\"y\"]\n"
+                                   "macs = [\"zz:00:00:00:00:01\"]\n")});
+  s.push_back({"broken_static_no_epoch", text("[group]\nname = \"g\"\n" + member + "macs = [\"02:00:00:00:00:01\"]\n")});
+  s.push_back({"broken_sites", text(group + "site_latency_us = [[0, 5], [5]]\n" + two)});
+  s.push_back({"broken_site_index", text(group + "site_latency_us = [[0, 5], [5, 0]]\n" + member + "site = 7\n")});
+  s.push_back({"broken_member_not_table", text(group + "member = 3\n")});
+  s.push_back({"broken_streams", text(group + "stream_window = 8\nstream_report_us = 2e6\nmax_streams = 4096\n" + member)});
+  s.push_back({"broken_nul_and_utf8", text(group + "name2 = \"\xC3\x28\"\n" + std::string(1, '\0') + member)});
+  return s;
+}
+
 void write_all(const std::filesystem::path& dir, const std::vector<std::pair<std::string, Bytes>>& seeds) {
   std::filesystem::create_directories(dir);
   for (const auto& [name, bytes] : seeds) {
@@ -293,5 +341,6 @@ int main(int argc, char** argv) {
   const std::filesystem::path dir = argv[1];
   lanecast::fuzz::write_all(dir / "wire_fuzz", lanecast::fuzz::wire_seeds());
   lanecast::fuzz::write_all(dir / "node_fuzz", lanecast::fuzz::node_seeds());
+  lanecast::fuzz::write_all(dir / "group_file_fuzz", lanecast::fuzz::group_file_seeds());
   return 0;
 }

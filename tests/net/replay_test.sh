@@ -11,7 +11,10 @@
 #  4. --loop 2 --pps, --mbps, a BPF --filter, --whole-frame with raw
 #     records, `lanecast record` as a member of a group of processes, and
 #     replay --testbed (a member process per namespace);
-#  5. bad files: a clear error and exit status, never a crash.
+#  5. bad files: a clear error and exit status, never a crash;
+#  6. memory: a capture ten times the size, replayed twice with --verify
+#     and --record, takes no more memory than the first one beyond the
+#     read-ahead ring (the file is streamed, never held).
 # Timing figures are printed, never asserted (the machine is shared).
 #
 # usage: replay_test.sh path/to/lanecast
@@ -111,9 +114,11 @@ check "compare member records" python3 "$tools/compare_pcaps.py" "$work/built.pc
   echo "ok: replay --config and record on 3 member processes: $(head -1 "$work/replay0.out")"
 
 # replay --testbed: a member process per namespace of a testbed of its own.
-check "replay --testbed" "$bin" replay --pcap "$work/tcpdump.pcap" --testbed 4 --speed 2 --verify --record "$work/rec-tb" &&
-  check "compare testbed records" python3 "$tools/compare_pcaps.py" "$work/tcpdump.pcap" "$work/rec-tb"/member-*.pcap &&
-  echo "ok: replay --testbed 4: every member process recorded the capture's payloads, in order"
+check "replay --testbed" "$bin" replay --pcap "$work/tcpdump.pcap" --testbed 4 --speed 2 --loop 2 --verify \
+  --record "$work/rec-tb" &&
+  check "compare testbed records" python3 "$tools/compare_pcaps.py" "$work/tcpdump.pcap" "$work/rec-tb"/member-*.pcap \
+    --loops 2 &&
+  echo "ok: replay --testbed 4 --loop 2: every member process verified and recorded the capture's payloads twice, in order"
 
 # 5. Bad files.
 head -c 5000 /dev/urandom >"$work/noise.pcap"
@@ -130,4 +135,26 @@ rc=$?
 out=$("$bin" replay --pcap "$work/built.pcapng" --nodes 2 --filter "bogus syntax (" 2>&1)
 rc=$?
 ((rc == 3)) && grep -q "filter" <<<"$out" && echo "ok: a bad filter: exit 3, said" || fail "bad filter: $rc $out"
+
+# 6. Memory: the peak RSS of a replay of a capture ten times the size, twice
+# over, within the read-ahead ring of the first one's (and 32 MiB of slack,
+# for ASan's quarantine).
+rss() { grep -o '"peak_rss_mib": [0-9.]*' <<<"$1" | awk '{ print int($2 + 0.5) }'; }
+python3 "$tools/make_pcapng.py" "$work/big.pcapng" --packets 30000 --gap-us 150 || fail "make_pcapng.py big"
+if check "replay small" "$bin" replay --pcap "$work/built.pcapng" --nodes 8 --topspeed --verify --record "$work/rec-small" --json; then
+  small=$(rss "$out")
+  if check "replay 10x, twice" "$bin" replay --pcap "$work/big.pcapng" --nodes 8 --topspeed --loop 2 --verify \
+    --record "$work/rec-big" --json; then
+    big=$(rss "$out")
+    ring=$(($(grep -o '"read_ahead_bytes": [0-9]*' <<<"$out" | awk '{ print $2 }') >> 20))
+    grep -q '"verified": true' <<<"$out" && grep -q '"messages_delivered_min": 54000' <<<"$out" ||
+      fail "the 10x capture twice: $out"
+    ((big <= small + ring + 32)) &&
+      echo "ok: peak RSS ${big} MiB for $(stat -c %s "$work/big.pcapng") bytes twice over, ${small} MiB for $(stat -c %s "$work/built.pcapng") bytes once (read-ahead ring ${ring} MiB)" ||
+      fail "peak RSS ${big} MiB for the 10x capture twice, ${small} MiB for the test's: more than the ${ring} MiB ring apart"
+    check "compare the 10x records" python3 "$tools/compare_pcaps.py" "$work/big.pcapng" "$work/rec-big/member-7.pcap" \
+      --loops 2 && echo "ok:   $(tail -1 <<<"$out")"
+  fi
+fi
+rm -rf "$work/rec-big" "$work/rec-small"
 exit $status
