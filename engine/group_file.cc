@@ -40,12 +40,13 @@ constexpr int64_t kMaxOverhead = 1024;
 constexpr uint64_t kMaxMessage = uint64_t{4} << 30;
 
 constexpr std::array<std::string_view, 2> kTopKeys = {"group", "member"};
-constexpr std::array<std::string_view, 29> kGroupKeys = {
+constexpr std::array<std::string_view, 30> kGroupKeys = {
     "name", "id", "epoch", "bootstrap", "bootstrap_timeout_ms", "lanes", "algo", "segment",
     "max_message", "window", "peer_timeout_ms", "port_rate_mbit", "port_overhead",
     "site_latency_us", "use_sites", "emulate_latency", "multicast", "mcast_root_delay_us",
     "mcast_sync_seed", "mcast_loss", "mcast_loss_seed", "mcast_repair", "stream_fanout", "stream_window",
-    "stream_window_bytes", "stream_window_messages", "streams_per_member", "stream_delivery_bytes", "stream_report_us"};
+    "stream_window_bytes", "stream_window_messages", "streams_per_member", "stream_delivery_bytes", "stream_report_us",
+    "key_file"};
 constexpr std::array<std::string_view, 4> kMemberKeys = {"rank", "site", "lanes", "macs"};
 constexpr std::array<std::string_view, 3> kBootstraps = {"static", "discovery", "pmix"};
 
@@ -286,6 +287,13 @@ class GroupFileReader {
       fail(*g.get("emulate_latency"), "group.emulate_latency is true but there is no group.site_latency_us to emulate");
     read_multicast(g, spec);
     read_streams(g, spec);
+    // The group's secret lives in a file of its own, which only its owner
+    // reads (AuthKey::from_file checks when the group is joined): a group
+    // file is shared, a key is not. A relative path is from the group file.
+    if (auto v = string(g, "key_file", "group.key_file")) {
+      if (v->empty()) fail(*g.get("key_file"), "group.key_file is empty; allowed: the path of a key file");
+      spec.key_file = *v;
+    }
   }
 
   // Streams (StreamOptions, engine/group_spec.h).
@@ -553,6 +561,8 @@ GroupSpec load_group_file(const std::string& path) {
   if (in.bad()) throw std::invalid_argument(path + ": cannot read the group file: " + std::strerror(errno));
   GroupSpec spec = parse_group_file(text.str(), path);
   spec.source = path;
+  if (!spec.key_file.empty() && spec.key_file.front() != '/')
+    spec.key_file = (std::filesystem::path(path).parent_path() / spec.key_file).string();
   return spec;
 }
 

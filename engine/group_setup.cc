@@ -11,6 +11,7 @@
 
 #include "drivers/dpdk/dpdk_port.h"
 #include "drivers/ethernet.h"
+#include "engine/auth/epoch_keys.h"
 #include "engine/bootstrap/endpoints.h"
 #include "engine/lanecast.h"
 #include "engine/node.h"
@@ -53,26 +54,31 @@ uint32_t fresh_epoch() {
   return e != 0 ? e : 1;
 }
 
-uint32_t segment_for(uint32_t segment_bytes, const std::vector<std::string>& ports) {
+uint32_t data_headers(bool sealed) {
+  return wire::kDataHeaderBytes + (sealed ? wire::seal_bytes(wire::FrameType::Data) : 0);
+}
+
+uint32_t segment_for(uint32_t segment_bytes, const std::vector<std::string>& ports, bool sealed) {
   if (segment_bytes != 0) return segment_bytes;
   if (ports.empty()) return kFabricSegment;
+  const uint32_t headers = data_headers(sealed);
   uint32_t seg = kMaxAutoSegment;
   for (const std::string& p : ports) {
     const uint32_t mtu = drivers::DpdkPort::interface_mtu(p);
-    if (mtu == 0) return kFabricSegment;  // a PMD that does not say: Ethernet's
-    if (mtu <= wire::kDataHeaderBytes)
+    if (mtu == 0) return kFabricSegment - (headers - wire::kDataHeaderBytes);  // a PMD that does not say: Ethernet's
+    if (mtu <= headers)
       throw std::invalid_argument("group: port '" + p + "' has an MTU of " + std::to_string(mtu) +
                                   ", too small for lanecast's headers");
-    seg = std::min(seg, mtu - wire::kDataHeaderBytes);
+    seg = std::min(seg, mtu - headers);
     // A PMD whose receive ring frames are shorter than the MTU allows (an
     // af_packet port without a framesz for jumbo frames) would truncate every
     // full segment: the segment fits its ring frame instead.
     const uint32_t ring = drivers::DpdkPort::rx_frame_limit(p);
     if (ring != 0) {
-      if (ring <= drivers::ethernet::kHeaderBytes + wire::kDataHeaderBytes)
+      if (ring <= drivers::ethernet::kHeaderBytes + headers)
         throw std::invalid_argument("group: port '" + p + "' receives frames of at most " + std::to_string(ring) +
                                     " bytes, too small for lanecast's headers");
-      seg = std::min(seg, ring - drivers::ethernet::kHeaderBytes - wire::kDataHeaderBytes);
+      seg = std::min(seg, ring - drivers::ethernet::kHeaderBytes - headers);
     }
   }
   return seg;
@@ -110,7 +116,7 @@ StreamOptions resolve_streams(StreamOptions o, const std::string& algo, uint32_t
 }
 
 PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes, uint32_t members_here,
-                    const std::vector<std::string>& ports, const StreamOptions& streams) {
+                    const std::vector<std::string>& ports, const StreamOptions& streams, bool sealed) {
   PoolPlan pp{};
   const uint64_t max_segments = (max_message_bytes + segment - 1) / segment;
   // Payload buffers. On the fabric only a root allocates them, one per segment
@@ -140,7 +146,7 @@ PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes
   pp.payload_count = static_cast<uint32_t>(payload_count);
   // Payload buffers also receive whole frames on NIC-like ports (af_packet),
   // and PMDs that copy into mbufs want at least DPDK's default room.
-  pp.max_frame = drivers::ethernet::kHeaderBytes + wire::kDataHeaderBytes + segment;
+  pp.max_frame = drivers::ethernet::kHeaderBytes + data_headers(sealed) + segment;
   pp.payload_room = RTE_PKTMBUF_HEADROOM + kMaxLinkHeader + pp.max_frame;
   if (!ports.empty()) pp.payload_room = std::max<uint32_t>(pp.payload_room, RTE_MBUF_DEFAULT_BUF_SIZE);
   for (const std::string& p : ports)
@@ -155,7 +161,8 @@ PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes
   const uint64_t spare = ports.empty() ? 16384 : 4096;
   pp.header_count = static_cast<uint32_t>(
       std::min<uint64_t>(uint64_t{members_here} * 512 + uint64_t{nodes - members_here} * 64 + spare, 1u << 22));
-  pp.header_room = RTE_PKTMBUF_HEADROOM + 128;
+  // A frame's headers (the seals too, with a key) after a link header.
+  pp.header_room = RTE_PKTMBUF_HEADROOM + (sealed ? 192 : 128);
   return pp;
 }
 
@@ -166,8 +173,12 @@ PortCounters port_counters_of(const drivers::PortStats& s) {
 
 GroupCaps group_caps_of(const Node& n, uint32_t segment_bytes) {
   const drivers::PortCaps& c = n.port_caps();
-  GroupCaps g{c.multicast, c.tx_chained, c.rx_wakeup, segment_bytes, n.multicast_fallback(), ""};
+  GroupCaps g{c.multicast, c.tx_chained, c.rx_wakeup, segment_bytes, n.multicast_fallback(), "", false, ""};
   if (!n.group_addresses().empty()) g.group_address = drivers::format_address(n.group_addresses()[0]);
+  if (n.config().auth) {
+    g.sealed = true;
+    g.key_fingerprint = n.config().auth->fingerprint;
+  }
   return g;
 }
 

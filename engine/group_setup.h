@@ -40,7 +40,10 @@ uint32_t fresh_epoch();
 
 // The segment a group uses: `segment_bytes` if nonzero, else the largest
 // that fits every port's MTU (at most 8 KiB; the fabric's 1400 without ports).
-uint32_t segment_for(uint32_t segment_bytes, const std::vector<std::string>& ports);
+// `sealed`: the group has a key, and its data frames carry two seals.
+uint32_t segment_for(uint32_t segment_bytes, const std::vector<std::string>& ports, bool sealed);
+// The headers of a data frame of a group with or without a key.
+uint32_t data_headers(bool sealed);
 
 algos::autoselect::Rules load_rules(const std::string& path);
 
@@ -54,7 +57,7 @@ struct PoolPlan {
 // `ports` (their devargs; empty: the in-process fabric).
 // `streams`: the group's stream settings (resolved), whose windows hold buffers.
 PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes, uint32_t members_here,
-                    const std::vector<std::string>& ports, const StreamOptions& streams);
+                    const std::vector<std::string>& ports, const StreamOptions& streams, bool sealed);
 
 // A group's stream settings as its members run them: the fanout chosen from
 // the group's algorithm when 0, the window a power of two in 16..65536.

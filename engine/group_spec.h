@@ -5,11 +5,51 @@
 // Public: an application that joins a group names these types.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lanecast {
+
+// A group's secret (docs/security.md): 32 bytes every member holds, from
+// which the keys of each epoch are derived; with one, every frame carries a
+// tag and frames without a good one are dropped and counted. Never on a
+// command line: from a file only its owner may read, from the environment,
+// or from the application itself. Its bytes are wiped when the last
+// reference goes.
+class AuthKey {
+ public:
+  static constexpr size_t kBytes = 32;
+  // 64 hex digits (blanks around them ignored); `what` names the source in
+  // the error (std::invalid_argument), never the digits.
+  static std::shared_ptr<const AuthKey> from_hex(std::string_view hex, const std::string& what);
+  // A file holding the hex digits: a regular file, not a symbolic link,
+  // owned by this process's user or by root, that nobody else may read or
+  // write (mode 0600 or 0400). Throws std::invalid_argument naming the file
+  // and what is wrong with it.
+  static std::shared_ptr<const AuthKey> from_file(const std::string& path);
+  // LANECAST_GROUP_KEY (the hex digits) or LANECAST_GROUP_KEY_FILE (a file
+  // as above); null when neither is set, an error when both are.
+  static std::shared_ptr<const AuthKey> from_environment();
+  // 32 fresh bytes from the kernel's random generator.
+  static std::shared_ptr<const AuthKey> generate();
+
+  ~AuthKey();
+  AuthKey(const AuthKey&) = delete;
+  AuthKey& operator=(const AuthKey&) = delete;
+  const std::array<uint8_t, kBytes>& bytes() const { return bytes_; }
+  std::string hex() const;  // for writing a key file; never logged
+  // 16 hex digits that tell keys apart in messages and counters without
+  // saying anything of the key (a keyed hash of nothing).
+  std::string fingerprint() const;
+
+ private:
+  AuthKey() = default;
+  std::array<uint8_t, kBytes> bytes_{};
+};
 
 // The most streams one member may publish (StreamOptions::streams_per_member):
 // every member keeps a slot for each stream of each member, 1024 x 16 at most.
@@ -109,8 +149,17 @@ struct GroupSpec {
   double mcast_loss = 0;
   uint64_t mcast_loss_seed = 1;
   StreamOptions streams;
+  // The group's secret (docs/security.md): `key` when the application
+  // gives it, else the file the group file names (key_file), else the
+  // environment (AuthKey::from_environment). None: frames carry no tags.
+  std::shared_ptr<const AuthKey> key;
+  std::string key_file;
   std::string source;  // the file it was read from, if any
 };
+// The key a member of `spec` runs with (the order above); null for none.
+// Throws std::invalid_argument when a key file or the environment names a
+// key that cannot be read or is malformed.
+std::shared_ptr<const AuthKey> resolve_key(const GroupSpec& spec);
 
 // Reads a group file (TOML; format in config/groups/README.md). Throws
 // std::invalid_argument "FILE:LINE: what is wrong" for unknown keys, bad

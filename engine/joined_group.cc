@@ -14,6 +14,7 @@
 #include "drivers/dpdk/dpdk_port.h"
 #include "drivers/lanes/handoff_port.h"
 #include "drivers/loss/multicast_loss_port.h"
+#include "engine/auth/epoch_keys.h"
 #include "engine/group_key.h"
 #include "drivers/lanes/port_per_lane.h"
 #include "engine/bootstrap/pmix_bootstrap.h"
@@ -99,20 +100,21 @@ struct MemberPlan {
   engine::PoolPlan pools;
 };
 
-MemberPlan plan_member(const GroupSpec& spec, Rank me) {
+MemberPlan plan_member(const GroupSpec& spec, Rank me, bool sealed) {
   const std::vector<std::string>& ports = spec.members[me].lanes;
-  const uint32_t segment = engine::segment_for(spec.segment_bytes, ports);
+  const uint32_t segment = engine::segment_for(spec.segment_bytes, ports, sealed);
   return {segment, engine::plan_pools(spec.max_message_bytes, segment, static_cast<uint32_t>(spec.members.size()),
                                       static_cast<uint32_t>(ports.size()), ports,
                                       engine::resolve_streams(spec.streams, spec.algo,
-                                                              static_cast<uint32_t>(spec.members.size())))};
+                                                              static_cast<uint32_t>(spec.members.size())),
+                                      sealed)};
 }
 
 }  // namespace
 
 uint64_t Group::memory_bytes(const GroupSpec& spec, Rank me) {
   validate(spec, me);
-  return engine::pool_bytes(plan_member(spec, me).pools);
+  return engine::pool_bytes(plan_member(spec, me, resolve_key(spec) != nullptr).pools);
 }
 
 std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
@@ -126,7 +128,12 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   const uint32_t n = static_cast<uint32_t>(spec.members.size());
   const std::vector<std::string>& my_ports = spec.members[me].lanes;
 
-  const MemberPlan plan = plan_member(spec, me);
+  // The group's secret, if any: every frame of this member is sealed with
+  // keys derived from it (docs/security.md), the bootstrap's hellos too.
+  const std::shared_ptr<const AuthKey> secret = resolve_key(spec);
+  const MemberPlan plan = plan_member(spec, me, secret != nullptr);
+  GroupSpec keyed = spec;  // what the bootstraps see: the key as resolved
+  keyed.key = secret;
   im.segment = plan.segment;
   const engine::PoolPlan& pp = plan.pools;
   // Pool names are per process; one engine may join several groups.
@@ -184,9 +191,9 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   if (spec.bootstrap == "static") {
     boot = engine::bootstrap::make_static_bootstrap(spec);
   } else if (spec.bootstrap == "discovery") {
-    boot = engine::bootstrap::make_wire_discovery(spec, *im.port, im.header_pool.get());
+    boot = engine::bootstrap::make_wire_discovery(keyed, *im.port, im.header_pool.get());
   } else {
-    boot = engine::bootstrap::make_pmix_bootstrap(spec);
+    boot = engine::bootstrap::make_pmix_bootstrap(keyed);
   }
   im.table = boot->exchange(mine);
   const uint64_t t_boot = engine::now_ns();
@@ -238,6 +245,8 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   nc.pace_overhead_bytes = spec.port_overhead_bytes;
   nc.streams = engine::resolve_streams(spec.streams, spec.algo, n);
   nc.fail_stop = true;  // members are processes: one that goes silent is gone for this epoch
+  if (secret)
+    nc.auth = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_epoch_keys(*secret, spec.id, nc.epoch));
   engine::GroupShapeData shape = engine::shape_of(spec);
   nc.hypercube_order = std::move(shape.hypercube_order);
   nc.site_of_rank = std::move(shape.site_of_rank);

@@ -154,6 +154,9 @@ struct GroupOptions {
   double mcast_loss = 0;
   uint64_t mcast_loss_seed = 1;
   StreamOptions streams;                    // Member::open_stream (engine/group_spec.h)
+  // The group's secret (docs/security.md): with one, every frame is sealed
+  // and frames that do not open are dropped and counted. Null: no seals.
+  std::shared_ptr<const AuthKey> key;
   FabricOptions fabric;                     // used when `ports` is empty
   // Latency between members, in the simulator's topology format
   // (docs/algorithms.md, config/topologies/): the fabric's per-pair latency,
@@ -358,6 +361,10 @@ struct GroupCaps {
   // Multicast asked for but emulated: why ("" when multicast is real or off).
   std::string multicast_fallback;
   std::string group_address;   // lane 0's, when multicast is real
+  // Every frame sealed with the group's key (docs/security.md), and the
+  // key's fingerprint ("" without a key).
+  bool sealed = false;
+  std::string key_fingerprint;
 };
 
 // p members in this process, served by its polling cores, joined either by the

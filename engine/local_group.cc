@@ -15,6 +15,7 @@
 #include "drivers/ethernet.h"
 #include "drivers/fabric/fabric.h"
 #include "drivers/loss/multicast_loss_port.h"
+#include "engine/auth/epoch_keys.h"
 #include "engine/group_key.h"
 #include "engine/group_setup.h"
 #include "engine/lanecast.h"
@@ -38,7 +39,7 @@ class FabricTask final : public engine::PollTask {
   drivers::Fabric& f_;
 };
 
-uint32_t segment_for(const GroupOptions& o) { return engine::segment_for(o.segment_bytes, o.ports); }
+uint32_t segment_for(const GroupOptions& o) { return engine::segment_for(o.segment_bytes, o.ports, o.key != nullptr); }
 
 void validate(const GroupOptions& o) {
   if (!o.ports.empty() && o.ports.size() != o.nodes)
@@ -82,7 +83,8 @@ void validate(const GroupOptions& o) {
 uint64_t LocalGroup::memory_bytes(const GroupOptions& o) {
   validate(o);
   return engine::pool_bytes(engine::plan_pools(o.max_message_bytes, segment_for(o), o.nodes, o.nodes, o.ports,
-                                                     engine::resolve_streams(o.streams, o.algo, o.nodes)));
+                                                     engine::resolve_streams(o.streams, o.algo, o.nodes),
+                                                     o.key != nullptr));
 }
 
 struct LocalGroup::Impl {
@@ -114,7 +116,8 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   g->opts_.segment_bytes = im.segment;
   g->opts_.streams = engine::resolve_streams(o.streams, o.algo, o.nodes);
   const engine::PoolPlan pp = engine::plan_pools(o.max_message_bytes, im.segment, o.nodes, o.nodes, o.ports,
-                                                    engine::resolve_streams(o.streams, o.algo, o.nodes));
+                                                    engine::resolve_streams(o.streams, o.algo, o.nodes),
+                                                    o.key != nullptr);
   im.pool_bytes = engine::pool_bytes(pp);
   const std::string tag = "g" + std::to_string(gid);
   im.payload_pool = engine::make_pool(tag + "_payload", pp.payload_count, pp.payload_room, /*lcore_caches=*/true);
@@ -189,6 +192,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   nc.algo_options.root_delay_ns = static_cast<uint64_t>(std::llround(o.mcast_root_delay_us * 1e3));
   nc.algo_options.sync_seed = o.mcast_sync_seed;
   nc.algo_options.nack_repair = o.mcast_repair_on_request;
+  if (o.key) nc.auth = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_epoch_keys(*o.key, gid, nc.epoch));
   const engine::Pools pools{im.payload_pool.get(), im.header_pool.get()};
   const std::optional<algos::Algo> algo = o.algo == "auto" ? std::nullopt : algos::algo_by_name(o.algo);
   if (!o.auto_rules_file.empty()) im.rules = engine::load_rules(o.auto_rules_file);

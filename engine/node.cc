@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "drivers/wake.h"
+#include "engine/auth/frame_auth.h"
 #include "engine/node_sink.h"
 
 namespace lanecast::engine {
@@ -57,7 +58,19 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
     last_notice_ns_.assign(cfg.nodes, 0);
     notices_.reserve(cfg.nodes);
   }
-  const uint64_t frame = uint64_t{link_bytes_} + wire::kDataHeaderBytes + cfg.segment_bytes;
+  if (cfg.auth) {
+    auth_ = std::make_unique<auth::FrameAuth>(*cfg.auth, cfg.rank, cfg.nodes);
+    seal_flag_ = wire::kFlagSealed;
+    hdr_data_ += wire::seal_bytes(wire::FrameType::Data);
+    hdr_ack_ += wire::seal_bytes(wire::FrameType::Ack);
+    hdr_failed_ += wire::seal_bytes(wire::FrameType::Failed);
+    scratch_.resize(cfg.segment_bytes);
+  }
+  const uint32_t header_room = rte_pktmbuf_data_room_size(pools.header) - RTE_PKTMBUF_HEADROOM;
+  if (header_room < link_bytes_ + hdr_data_)
+    throw std::invalid_argument("node: header buffers of " + std::to_string(header_room) + " bytes cannot hold a " +
+                                std::to_string(link_bytes_ + hdr_data_) + "-byte frame header");
+  const uint64_t frame = uint64_t{link_bytes_} + hdr_data_ + cfg.segment_bytes;
   if (frame > port.max_frame_bytes())
     throw std::invalid_argument("segment of " + std::to_string(cfg.segment_bytes) + " bytes makes " +
                                 std::to_string(frame) + "-byte frames; port " + port.name() + " carries at most " +
@@ -173,7 +186,7 @@ Node::Footprint Node::footprint() const {
   f.store = store_.capacity() * sizeof(StoreEntry);
   f.stash = stash_.capacity() * sizeof(Stashed);
   f.datagrams = datagrams_.capacity() * sizeof(Datagram);
-  f.other = sizeof(Node) + machine_arena_.capacity() +
+  f.other = sizeof(Node) + machine_arena_.capacity() + (auth_ ? auth_->bytes() : 0) +
             stream_slots_.size() * (sizeof(stream_slots_[0]) + sizeof(stream_mirrors_[0]));
   return f;
 }

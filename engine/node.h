@@ -47,6 +47,10 @@ struct rte_mempool;
 namespace lanecast::drivers {
 class Waker;
 }
+namespace lanecast::engine::auth {
+struct EpochKeys;
+class FrameAuth;
+}
 
 namespace lanecast::engine {
 
@@ -95,6 +99,9 @@ struct NodeConfig {
   uint64_t min_scan_interval_ns = 20'000;  // timers are checked at most this often
   algos::AlgoOptions algo_options;       // the group's (mcast_chain's root delay, sync seed)
   lanecast::StreamOptions streams;       // fanout resolved (>= 1)
+  // The epoch's keys when the group has one (docs/security.md): every frame
+  // sent is sealed, every frame received must open. Null: no seals.
+  std::shared_ptr<const auth::EpochKeys> auth;
   // The group's shape (algos::GroupShape), equal on every member: the
   // hypercube's order and each rank's site. Empty: rank order, one site.
   std::vector<algos::Rank> hypercube_order;
@@ -227,6 +234,7 @@ class Node final : public PollTask {
     rte_mbuf* payload = nullptr;  // the segment's bytes (shared by reference)
     uint32_t crc = 0;
     bool in_buffer = false;       // already copied into the application's buffer
+    wire::Seal seal{};            // the root's payload seal (a group with a key), forwarded as it came
   };
   struct Stashed {
     rte_mbuf* frame;  // the payload; nullptr for a signal
@@ -235,6 +243,7 @@ class Node final : public PollTask {
     bool signal;
     bool datagram;    // a multicast copy (no channel: never acknowledged)
     wire::DataBody data;
+    wire::Seal seal;  // its payload seal
   };
   struct Datagram {   // one multicast, still to be sent
     uint32_t segment;
@@ -266,8 +275,11 @@ class Node final : public PollTask {
   void handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   void handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   bool take_payload(const rte_mbuf* m, const wire::Parsed& p);
+  bool payload_sound(const rte_mbuf* m, const wire::Parsed& p);  // CRC and seal, each failure counted
+  bool seal_ok(const uint8_t* bytes, uint32_t len, const wire::Parsed& p);
+  bool open_sealed(rte_mbuf* m, const wire::Parsed& p);  // a group with a key: the frame's seal
   void accept_segment(rte_mbuf* payload, algos::Rank src, uint16_t lane, const wire::DataBody& d,
-                      bool in_buffer, uint64_t now);
+                      const wire::Seal& seal, bool in_buffer, uint64_t now);
   void accept_signal(algos::Rank src, const wire::DataBody& d, uint64_t now);
   bool plan_agrees(const wire::DataBody& d) const;   // same broadcast as posted
   bool segment_valid(const wire::DataBody& d) const; // index, offset, length fit the plan
@@ -300,6 +312,10 @@ class Node final : public PollTask {
   rte_mbuf* build_signal(const Channel& c, uint32_t tag, uint32_t seq, uint16_t flags);
   rte_mbuf* build_ack(Channel& c);
   wire::Origin origin() const { return {cfg_.group_id, cfg_.epoch, cfg_.rank}; }
+  // A data frame's payload seal (a group with a key), after its body.
+  void put_payload_seal(uint8_t* at, const wire::Seal& seal) const {
+    if (auth_ != nullptr) wire::write_payload_seal(at, seal);
+  }
   rte_mbuf* build_abandoned(const Channel& c, uint32_t seq, const reliable::InFlight& e);
   rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body);
   rte_mbuf* attach_payload(rte_mbuf* header, rte_mbuf* payload);  // zero-copy: by reference
@@ -316,6 +332,7 @@ class Node final : public PollTask {
   bool send_ack(Channel& c, uint64_t now);
   void send_acks(uint64_t now);
   uint32_t flush_tx();
+  void seal_queued(uint16_t lane);
 
   // timers (node_timers.cc)
   void scan(uint64_t now);
@@ -333,7 +350,7 @@ class Node final : public PollTask {
   stream::StreamState* open_stream_state(uint16_t slot, algos::Rank publisher, uint16_t index, uint64_t now);
   bool form_batch(stream::StreamState& s, uint64_t now);
   void hold_batch(stream::StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_t len, uint32_t crc,
-                  uint32_t records, uint64_t first_msg, uint64_t now);
+                  const wire::Seal& seal, uint32_t records, uint64_t first_msg, uint64_t now);
   void deliver_stream(stream::StreamState& s);
   bool deliver_message(stream::StreamState& s, const uint8_t* rec, uint32_t* used);
   void update_marks(stream::StreamState& s, uint64_t now);
@@ -373,6 +390,15 @@ class Node final : public PollTask {
   void release_store();
 
   NodeConfig cfg_;
+  // A group with a key: this member's seals (engine/auth/frame_auth.h),
+  // kFlagSealed on every frame it writes, and its frames' header lengths
+  // with the seals (without: the wire's plain ones).
+  std::unique_ptr<auth::FrameAuth> auth_;
+  uint16_t seal_flag_ = 0;
+  uint32_t hdr_data_ = wire::kDataHeaderBytes;
+  uint32_t hdr_ack_ = wire::kAckHeaderBytes;
+  uint32_t hdr_failed_ = wire::kFailedBytes;
+  std::vector<uint8_t> scratch_;  // a split payload, read whole to check its seal
   drivers::Port& port_;
   drivers::PortCaps caps_;
   Pools pools_;
@@ -449,6 +475,7 @@ class Node final : public PollTask {
   struct TxQueue {  // frames for one lane, sent by the next flush
     rte_mbuf* frames[kTxCap];
     uint16_t count = 0;
+    uint16_t sealed = 0;  // the first frames, sealed already (left by a full port)
   };
   void tx_push(uint16_t lane, rte_mbuf* m) { tx_[lane].frames[tx_[lane].count++] = m; }
   bool tx_pending() const;

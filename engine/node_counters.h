@@ -26,6 +26,12 @@ struct NodeCounters {
   Counter rx_wrong_epoch;     // this group's frames of another incarnation (a member's earlier life)
   Counter rx_bad_source;      // source rank outside the group, or ourselves
   Counter rx_spoofed;         // source rank not sent from that rank's link address
+  // A group with a key (engine/auth/): frames refused by their seals.
+  Counter rx_unsealed;        // no seal at all
+  Counter rx_bad_tag;         // a frame seal that does not verify: forged, damaged, or another key or epoch
+  Counter rx_replayed;        // a sealed frame whose counter its sender's window has seen: a replay
+  Counter rx_stale_counter;   // a counter older than the window (a replay, or reordered very far)
+  Counter rx_bad_payload_seal;  // a payload whose seal does not verify (bytes not the root's or publisher's)
   Counter rx_bad_ack;         // acks for frames never sent
   Counter rx_duplicate;       // channel-level duplicates (re-acked)
   Counter rx_out_of_window;
@@ -98,6 +104,11 @@ struct NodeCounters {
     f("rx_wrong_epoch", rx_wrong_epoch.get());
     f("rx_bad_source", rx_bad_source.get());
     f("rx_spoofed", rx_spoofed.get());
+    f("rx_unsealed", rx_unsealed.get());
+    f("rx_bad_tag", rx_bad_tag.get());
+    f("rx_replayed", rx_replayed.get());
+    f("rx_stale_counter", rx_stale_counter.get());
+    f("rx_bad_payload_seal", rx_bad_payload_seal.get());
     f("rx_bad_ack", rx_bad_ack.get());
     f("rx_duplicate", rx_duplicate.get());
     f("rx_out_of_window", rx_out_of_window.get());

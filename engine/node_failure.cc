@@ -45,14 +45,14 @@ void Node::send_notices(uint64_t now) {
   b.culprit = broken_.culprit;
   b.reporter = broken_.reporter;
   b.error = static_cast<uint8_t>(broken_.error);
-  const uint32_t frame = link_bytes_ + wire::kFailedBytes;
+  const uint32_t frame = link_bytes_ + hdr_failed_;
   size_t i = 0;
   for (; i < notices_.size(); ++i) {
     if (!room(0, frame, now)) break;
     uint8_t* at;
-    rte_mbuf* m = alloc_frame(addrs_[notices_[i]], wire::kFailedBytes, &at);
+    rte_mbuf* m = alloc_frame(addrs_[notices_[i]], hdr_failed_, &at);
     if (m == nullptr) break;
-    wire::write_failed(at, origin(), b);
+    wire::write_failed(at, origin(), b, seal_flag_);
     tx_push(0, m);
     counters_.tx_failure_notices.add();
   }

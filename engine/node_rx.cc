@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "engine/auth/frame_auth.h"
 #include "engine/crc32c.h"
 #include "engine/node.h"
 #include "engine/node_sink.h"
@@ -57,6 +58,9 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
     rte_pktmbuf_free(m);
     return;
   }
+  // With a key, nothing of a frame is believed before its seal opened:
+  // source addresses can be forged on the segment, tags cannot.
+  if (auth_ != nullptr && !open_sealed(m, p)) return;
   if (broken_.yes && p.type != wire::FrameType::Failed) {
     // Whoever still sends has not heard: tell it (again), take nothing.
     counters_.rx_after_broken.add();
@@ -142,12 +146,59 @@ bool Node::segment_valid(const wire::DataBody& d) const {
 // dropped and, unacknowledged, sent again by its sender. Bytes of a corrupt
 // copy may sit in the buffer until the good copy overwrites them; the
 // broadcast completes only when every segment arrived intact.
+//
+// With a key, the payload's seal is checked too, over the bytes just copied
+// (still in cache): a forger's bytes with a CRC of their own stop here.
+// Each failure is counted under its reason.
 bool Node::take_payload(const rte_mbuf* m, const wire::Parsed& p) {
   const wire::DataBody& d = p.data;
   if (op_.sub.root == cfg_.rank || store_[d.segment].payload != nullptr) return true;
   uint32_t crc;
-  return crc32c_mbuf_copy(m, p.payload_offset, d.payload_len, op_.sub.buffer + d.offset, &crc) &&
-         crc == d.payload_crc;
+  std::byte* dst = op_.sub.buffer + d.offset;
+  if (!crc32c_mbuf_copy(m, p.payload_offset, d.payload_len, dst, &crc) || crc != d.payload_crc) {
+    counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
+    return false;
+  }
+  return seal_ok(reinterpret_cast<const uint8_t*>(dst), d.payload_len, p);
+}
+
+// A payload's seal, by whoever made the bytes (the frame names them: the
+// broadcast's root, the stream's publisher). Always true without a key.
+bool Node::seal_ok(const uint8_t* bytes, uint32_t len, const wire::Parsed& p) {
+  if (auth_ == nullptr || auth_->payload_ok(bytes, len, p.data.root, p.payload_seal)) return true;
+  counters_.rx_bad_payload_seal.add();
+  return false;
+}
+
+// The same for a payload that stays in its frame (kept for later): its CRC
+// and its seal, read where it lies (copied out only if the port split it).
+bool Node::payload_sound(const rte_mbuf* m, const wire::Parsed& p) {
+  if (!wire::payload_crc_ok(m, p)) {
+    counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
+    return false;
+  }
+  if (auth_ == nullptr) return true;
+  const void* bytes = rte_pktmbuf_read(m, p.payload_offset, p.data.payload_len, scratch_.data());
+  return bytes != nullptr && seal_ok(static_cast<const uint8_t*>(bytes), p.data.payload_len, p);
+}
+
+// A group with a key: the frame's own seal - a tag by its sender, under a
+// counter that sender's window has not seen - or the frame goes, counted.
+bool Node::open_sealed(rte_mbuf* m, const wire::Parsed& p) {
+  if (!p.sealed) {
+    counters_.rx_unsealed.add();
+    rte_pktmbuf_free(m);
+    return false;
+  }
+  const auto* lc = rte_pktmbuf_mtod_offset(m, const uint8_t*, link_bytes_);
+  switch (auth_->open_frame(lc, p.seal_at, p.src)) {
+    case auth::FrameAuth::Verdict::Ok: return true;
+    case auth::FrameAuth::Verdict::BadTag: counters_.rx_bad_tag.add(); break;
+    case auth::FrameAuth::Verdict::Replayed: counters_.rx_replayed.add(); break;
+    case auth::FrameAuth::Verdict::Stale: counters_.rx_stale_counter.add(); break;
+  }
+  rte_pktmbuf_free(m);
+  return false;
 }
 
 void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
@@ -194,8 +245,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
       rte_pktmbuf_free(m);
       return;
     }
-    if (!signal && !take_payload(m, p)) {
-      counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
+    if (!signal && !take_payload(m, p)) {  // counted
       rte_pktmbuf_free(m);
       return;
     }
@@ -206,7 +256,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
       return;
     }
     counters_.rx_data.add();
-    accept_segment(detach_payload(m, p.payload_offset), src, d.lane, d, /*in_buffer=*/true, now);
+    accept_segment(detach_payload(m, p.payload_offset), src, d.lane, d, p.payload_seal, /*in_buffer=*/true, now);
     return;
   }
   if (stashable(d.op)) {
@@ -221,8 +271,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
       rte_pktmbuf_free(m);
       return;
     }
-    if (!signal && !wire::payload_crc_ok(m, p)) {
-      counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
+    if (!signal && !payload_sound(m, p)) {  // counted
       rte_pktmbuf_free(m);
       return;
     }
@@ -230,7 +279,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     rte_mbuf* payload = nullptr;
     if (signal) rte_pktmbuf_free(m);
     else payload = detach_payload(m, p.payload_offset);
-    stash_[stash_count_++] = Stashed{payload, src, d.lane, signal, false, d};
+    stash_[stash_count_++] = Stashed{payload, src, d.lane, signal, false, d, p.payload_seal};
     counters_.rx_stashed.add();
     return;
   }
@@ -266,12 +315,12 @@ void Node::handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     if (reliable::seq_before(d.op, current)) {
       counters_.rx_datagram_stale.add();
     } else if (stashable(d.op) && stash_count_ < stash_.size() / 2 && d.lane < cfg_.lanes) {
-      if (!wire::payload_crc_ok(m, p)) {
-        counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
+      if (!payload_sound(m, p)) {  // counted
         rte_pktmbuf_free(m);
         return;
       }
-      stash_[stash_count_++] = Stashed{detach_payload(m, p.payload_offset), p.src, d.lane, false, true, d};
+      stash_[stash_count_++] = Stashed{detach_payload(m, p.payload_offset), p.src, d.lane, false, true, d,
+                                       p.payload_seal};
       counters_.rx_stashed.add();
       return;
     } else {
@@ -284,13 +333,12 @@ void Node::handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     rte_pktmbuf_free(m);
     return;
   }
-  if (!take_payload(m, p)) {
-    counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
+  if (!take_payload(m, p)) {  // counted
     rte_pktmbuf_free(m);
     return;
   }
   counters_.rx_datagrams.add();
-  accept_segment(detach_payload(m, p.payload_offset), p.src, d.lane, d, /*in_buffer=*/true, now);
+  accept_segment(detach_payload(m, p.payload_offset), p.src, d.lane, d, p.payload_seal, /*in_buffer=*/true, now);
 }
 
 // Leaves only the payload: a frame from a ring port is a header mbuf chained
@@ -338,8 +386,8 @@ rte_mbuf* Node::copy_payload(rte_mbuf* payload) {
   return fresh;
 }
 
-void Node::accept_segment(rte_mbuf* payload, Rank src, uint16_t lane, const wire::DataBody& d, bool in_buffer,
-                          uint64_t now) {
+void Node::accept_segment(rte_mbuf* payload, Rank src, uint16_t lane, const wire::DataBody& d,
+                          const wire::Seal& seal, bool in_buffer, uint64_t now) {
   op_.last_rx_ns = now;
   StoreEntry& e = store_[d.segment];
   if (e.payload != nullptr || op_.sub.root == cfg_.rank) {
@@ -350,6 +398,7 @@ void Node::accept_segment(rte_mbuf* payload, Rank src, uint16_t lane, const wire
     if (cfg_.test_copy_forwarded_payloads) payload = copy_payload(payload);
     e.payload = payload;
     e.crc = d.payload_crc;
+    e.seal = seal;
     // Replayed from the stash (checked when stashed): copy it in now.
     if (!in_buffer) read_into(payload, d.payload_len, op_.sub.buffer + d.offset);
     e.in_buffer = true;
@@ -393,7 +442,7 @@ void Node::replay_stash(uint64_t now) {
     } else {
       counters_.rx_data.add();
     }
-    accept_segment(s.frame, s.src, s.lane, s.data, /*in_buffer=*/false, now);
+    accept_segment(s.frame, s.src, s.lane, s.data, s.seal, /*in_buffer=*/false, now);
   }
   stash_count_ = keep;
 }

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 
+#include "engine/auth/frame_auth.h"
 #include "engine/crc32c.h"
 #include "engine/node.h"
 
@@ -218,7 +219,9 @@ bool Node::form_batch(StreamState& s, uint64_t now) {
   b.msgs_after = s.next_msg;  // messages numbered below it are complete
   b.bytes_after = s.bytes_done;
   counters_.stream_batches_formed.add();
-  hold_batch(s, batch, m, used, crc, records, first_msg, now);
+  // With a key the publisher seals the batch once; every forwarder carries the seal.
+  const wire::Seal seal = auth_ != nullptr ? auth_->seal_payload(dst, used) : wire::Seal{};
+  hold_batch(s, batch, m, used, crc, seal, records, first_msg, now);
   return true;
 }
 
@@ -227,10 +230,10 @@ bool Node::form_batch(StreamState& s, uint64_t now) {
 // Keeps a batch in its slot and owes it to each child (the same buffer,
 // shared by reference when sent).
 void Node::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_t len, uint32_t crc,
-                      uint32_t records, uint64_t first_msg, uint64_t now) {
+                      const wire::Seal& seal, uint32_t records, uint64_t first_msg, uint64_t now) {
   BatchSlot& b = s.slot_of(batch);
   const uint64_t msgs_after = b.msgs_after, bytes_after = b.bytes_after;
-  b = BatchSlot{payload, batch, len, crc, records, first_msg, msgs_after, bytes_after};
+  b = BatchSlot{payload, batch, len, crc, records, first_msg, msgs_after, bytes_after, seal};
   s.received_end = std::max(s.received_end, batch + 1);
   s.last_activity_ns = now;
   for (uint32_t i = 0; i < s.tree.children(); ++i) {
@@ -418,9 +421,9 @@ void Node::release_batches(StreamState& s, uint64_t below) {
 // carries everything this one did).
 bool Node::send_report(StreamState& s, uint64_t now) {
   const Rank parent = s.tree.parent();
-  if (parent == algos::kNoRank || !room(0, link_bytes_ + wire::kDataHeaderBytes, now)) return false;
+  if (parent == algos::kNoRank || !room(0, link_bytes_ + hdr_data_, now)) return false;
   uint8_t* at;
-  rte_mbuf* h = alloc_frame(addrs_[parent], wire::kDataHeaderBytes, &at);
+  rte_mbuf* h = alloc_frame(addrs_[parent], hdr_data_, &at);
   if (h == nullptr) return false;
   wire::DataBody b{};
   b.op = s.index;
@@ -428,7 +431,8 @@ bool Node::send_report(StreamState& s, uint64_t now) {
   b.offset = s.subtree_mark;
   b.segment = s.subtree_slowest;  // who holds the mark back, for the publisher's counters
   b.segment_bytes = cfg_.segment_bytes;
-  wire::write_data(at, origin(), b, wire::kFlagStream | wire::kFlagSignal, wire::FrameType::Datagram);
+  wire::write_data(at, origin(), b, wire::kFlagStream | wire::kFlagSignal | seal_flag_, wire::FrameType::Datagram);
+  put_payload_seal(at, wire::Seal{});
   tx_push(0, h);
   s.reported = s.subtree_mark;
   s.last_report_ns = now;
@@ -498,6 +502,7 @@ void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, u
     counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
     return drop();
   }
+  if (!seal_ok(bytes, d.payload_len, p)) return drop();  // counted
   if (d.total_len > UINT32_MAX || !records_valid(bytes, d.payload_len, static_cast<uint32_t>(d.total_len))) {
     counters_.rx_stream_bad.add();
     return drop();
@@ -517,7 +522,7 @@ void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, u
   }
   note_ack(c, p.flags, c.rx.accept(d.seq), now);
   counters_.stream_batches_rx.add();
-  hold_batch(*s, batch, detach_payload(m, p.payload_offset), d.payload_len, d.payload_crc,
+  hold_batch(*s, batch, detach_payload(m, p.payload_offset), d.payload_len, d.payload_crc, p.payload_seal,
              static_cast<uint32_t>(d.total_len), d.offset, now);
   deliver_stream(*s);
   update_marks(*s, now);
@@ -587,7 +592,7 @@ rte_mbuf* Node::build_stream(const Channel& c, uint16_t slot, uint32_t batch_low
   const BatchSlot& b = s.slots[batch_low & s.mask];
   if (b.payload == nullptr || static_cast<uint32_t>(b.batch) != batch_low) return nullptr;
   uint8_t* at;
-  rte_mbuf* h = alloc_frame(addrs_[c.peer], wire::kDataHeaderBytes, &at);
+  rte_mbuf* h = alloc_frame(addrs_[c.peer], hdr_data_, &at);
   if (h == nullptr) return nullptr;
   wire::DataBody body{};
   body.op = s.index;
@@ -600,7 +605,8 @@ rte_mbuf* Node::build_stream(const Channel& c, uint16_t slot, uint32_t batch_low
   body.payload_crc = b.crc;
   body.segment_bytes = cfg_.segment_bytes;
   body.lane = static_cast<uint8_t>(c.lane);
-  wire::write_data(at, origin(), body, static_cast<uint16_t>(flags | wire::kFlagStream));
+  wire::write_data(at, origin(), body, static_cast<uint16_t>(flags | wire::kFlagStream | seal_flag_));
+  put_payload_seal(at, b.seal);
   return attach_payload(h, b.payload);
 }
 

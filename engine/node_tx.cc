@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "engine/auth/frame_auth.h"
 #include "engine/crc32c.h"
 #include "engine/node.h"
 #include "engine/node_sink.h"
@@ -133,7 +134,9 @@ bool Node::materialize(SegmentIndex seg) {
     return false;
   }
   const uint32_t crc = crc32c_copy(0, dst, op_.sub.buffer + s.offset, s.length);
-  store_[seg] = StoreEntry{m, crc, true};
+  // With a key the root seals the segment once; every forwarder carries the seal.
+  const wire::Seal seal = auth_ != nullptr ? auth_->seal_payload(static_cast<const uint8_t*>(dst), s.length) : wire::Seal{};
+  store_[seg] = StoreEntry{m, crc, true, seal};
   counters_.root_copy_bytes.add(s.length);
   return true;
 }
@@ -177,7 +180,7 @@ rte_mbuf* Node::flatten(rte_mbuf* chained) {
 rte_mbuf* Node::build_data(const drivers::PeerAddress& to, SegmentIndex seg, uint32_t seq, uint16_t lane,
                            uint16_t flags, wire::FrameType type) {
   uint8_t* at;
-  rte_mbuf* h = alloc_frame(to, wire::kDataHeaderBytes, &at);
+  rte_mbuf* h = alloc_frame(to, hdr_data_, &at);
   if (h == nullptr) return nullptr;
   const algos::Segment s = op_.plan->segment(seg);
   wire::DataBody b{};
@@ -192,7 +195,8 @@ rte_mbuf* Node::build_data(const drivers::PeerAddress& to, SegmentIndex seg, uin
   b.segment_bytes = cfg_.segment_bytes;
   b.algo = static_cast<uint8_t>(op_.sub.algo);
   b.lane = static_cast<uint8_t>(lane);
-  wire::write_data(at, origin(), b, flags, type);
+  wire::write_data(at, origin(), b, flags | seal_flag_, type);
+  put_payload_seal(at, store_[seg].seal);
   return attach_payload(h, store_[seg].payload);
 }
 
@@ -210,7 +214,7 @@ rte_mbuf* Node::attach_payload(rte_mbuf* h, rte_mbuf* payload) {
 // it against its plan like data), no payload, the tag in `segment`.
 rte_mbuf* Node::build_signal(const Channel& c, uint32_t tag, uint32_t seq, uint16_t flags) {
   uint8_t* at;
-  rte_mbuf* h = alloc_frame(addrs_[c.peer], wire::kDataHeaderBytes, &at);
+  rte_mbuf* h = alloc_frame(addrs_[c.peer], hdr_data_, &at);
   if (h == nullptr) return nullptr;
   wire::DataBody b{};
   b.op = op_.sub.op;
@@ -221,23 +225,24 @@ rte_mbuf* Node::build_signal(const Channel& c, uint32_t tag, uint32_t seq, uint1
   b.segment_bytes = cfg_.segment_bytes;
   b.algo = static_cast<uint8_t>(op_.sub.algo);
   b.lane = static_cast<uint8_t>(c.lane);
-  wire::write_data(at, origin(), b, static_cast<uint16_t>(flags | wire::kFlagSignal));
+  wire::write_data(at, origin(), b, static_cast<uint16_t>(flags | wire::kFlagSignal | seal_flag_));
+  put_payload_seal(at, wire::Seal{});
   return h;
 }
 
 rte_mbuf* Node::build_ack(Channel& c) {
   uint8_t* at;
-  rte_mbuf* h = alloc_frame(addrs_[c.peer], wire::kAckHeaderBytes, &at);
-  if (h != nullptr) wire::write_ack(at, origin(), c.rx.make_ack(c.lane));
+  rte_mbuf* h = alloc_frame(addrs_[c.peer], hdr_ack_, &at);
+  if (h != nullptr) wire::write_ack(at, origin(), c.rx.make_ack(c.lane), seal_flag_);
   return h;
 }
 
 rte_mbuf* Node::build_abandoned(const Channel& c, uint32_t seq, const reliable::InFlight& e) {
   uint8_t* at;
-  rte_mbuf* h = alloc_frame(addrs_[c.peer], wire::kDataHeaderBytes, &at);
+  rte_mbuf* h = alloc_frame(addrs_[c.peer], hdr_data_, &at);
   if (h == nullptr) return nullptr;
   wire::DataBody b{};
-  uint16_t flags = wire::kFlagAbandoned | wire::kFlagAckNow;
+  uint16_t flags = wire::kFlagAbandoned | wire::kFlagAckNow | seal_flag_;
   if (e.flags & reliable::InFlight::kStream) {
     // Which stream's batch it is: a child that lacks it learns that it will
     // never come from here (Node::stream_given_up).
@@ -253,6 +258,7 @@ rte_mbuf* Node::build_abandoned(const Channel& c, uint32_t seq, const reliable::
   b.segment_bytes = cfg_.segment_bytes;
   b.lane = static_cast<uint8_t>(c.lane);
   wire::write_data(at, origin(), b, flags);
+  put_payload_seal(at, wire::Seal{});
   return h;
 }
 
@@ -303,7 +309,7 @@ void Node::pump_resends(uint64_t now) {
   size_t keep = 0;
   for (size_t i = 0; i < resend_.size(); ++i) {
     Channel& c = channels_[resend_[i]];
-    const uint32_t frame = link_bytes_ + wire::kDataHeaderBytes + cfg_.segment_bytes;
+    const uint32_t frame = link_bytes_ + hdr_data_ + cfg_.segment_bytes;
     while (c.tx.has_resend() && room(c.lane, frame, now)) {
       const uint32_t seq = c.tx.resend_front();
       const reliable::InFlight& e = c.tx.entry(seq);
@@ -350,7 +356,7 @@ void Node::pump_datagrams(uint64_t now) {
       if (op_.sub.root != cfg_.rank) internal_error_ = true;  // multicasting what it lacks
       return;
     }
-    const uint32_t frame = link_bytes_ + wire::kDataHeaderBytes + op_.plan->segment(g.segment).length;
+    const uint32_t frame = link_bytes_ + hdr_data_ + op_.plan->segment(g.segment).length;
     if (g.next_rank == cfg_.rank) ++g.next_rank;
     // A multicast that cannot go yet holds back the owed sends of its lane
     // (pump_owed): they come after it in the machine's order, and a small
@@ -414,7 +420,7 @@ void Node::pump_owed(uint64_t now) {
     }
     bool sent = false;
     if (!lane_blocked[c.lane] && c.tx.window_open()) {
-      if (!room(c.lane, link_bytes_ + wire::kDataHeaderBytes + payload, now)) {
+      if (!room(c.lane, link_bytes_ + hdr_data_ + payload, now)) {
         lane_blocked[c.lane] = true;
         ++lanes_blocked;
       } else {
@@ -478,7 +484,7 @@ void Node::pump_owed(uint64_t now) {
 
 // Sends c's ack now if its lane has room; false if it must wait.
 bool Node::send_ack(Channel& c, uint64_t now) {
-  if (!room(c.lane, link_bytes_ + wire::kAckHeaderBytes, now)) return false;
+  if (!room(c.lane, link_bytes_ + hdr_ack_, now)) return false;
   rte_mbuf* a = build_ack(c);
   if (a == nullptr) return false;
   tx_push(c.lane, a);
@@ -513,6 +519,7 @@ uint32_t Node::flush_tx() {
   for (uint16_t lane = 0; lane < cfg_.lanes; ++lane) {
     TxQueue& q = tx_[lane];
     if (q.count == 0) continue;
+    if (auth_ != nullptr) seal_queued(lane);
     const uint16_t sent = port_.tx_burst(lane, q.frames, q.count);
     // Never spin on a full queue: keep the tail for the next iteration.
     if (sent < q.count) {
@@ -520,9 +527,22 @@ uint32_t Node::flush_tx() {
       std::copy(q.frames + sent, q.frames + q.count, q.frames);
     }
     q.count = static_cast<uint16_t>(q.count - sent);
+    q.sealed = q.count;  // what is left was sealed
     sent_total += sent;
   }
   return sent_total;
+}
+
+// A group with a key: each frame gets its seal as its burst leaves, in the
+// order it goes, so a receiver's window sees counters nearly in order.
+// Frames a full port left in the queue keep the seal they have.
+void Node::seal_queued(uint16_t lane) {
+  TxQueue& q = tx_[lane];
+  for (uint16_t i = q.sealed; i < q.count; ++i) {
+    uint8_t* lc = rte_pktmbuf_mtod_offset(q.frames[i], uint8_t*, link_bytes_);
+    auth_->seal_frame(lc, wire::frame_seal_at(static_cast<wire::FrameType>(lc[offsetof(wire::FrameHeader, type)])));
+  }
+  q.sealed = q.count;
 }
 
 bool Node::tx_pending() const {

@@ -78,6 +78,7 @@ void ack_to_wire(AckBody& b) {
 void hello_to_wire(HelloBody& b) {
   b.incarnation = le(b.incarnation);
   b.spec_digest = le(b.spec_digest);
+  b.sent_unix_ms = le(b.sent_unix_ms);
   b.nodes = le(b.nodes);
   b.lanes = le(b.lanes);
   b.reserved = 0;
@@ -88,6 +89,18 @@ void failed_to_wire(FailedBody& b) {
   b.culprit = le(b.culprit);
   b.reporter = le(b.reporter);
   b.reserved[0] = b.reserved[1] = b.reserved[2] = 0;
+}
+
+// The body's length by frame type; 0 for a type that has none.
+size_t body_bytes(FrameType t) {
+  switch (t) {
+    case FrameType::Data:
+    case FrameType::Datagram: return sizeof(DataBody);
+    case FrameType::Ack: return sizeof(AckBody);
+    case FrameType::Hello: return sizeof(HelloBody);
+    case FrameType::Failed: return sizeof(FailedBody);
+  }
+  return 0;
 }
 
 void write_common(uint8_t* at, FrameType type, const Origin& from, const void* body, size_t body_len,
@@ -130,22 +143,32 @@ void write_data(uint8_t* at, const Origin& from, const DataBody& body, uint16_t 
   write_common(at, type, from, &b, sizeof b, flags);
 }
 
-void write_ack(uint8_t* at, const Origin& from, const AckBody& body) {
+void write_ack(uint8_t* at, const Origin& from, const AckBody& body, uint16_t flags) {
   AckBody b = body;
   ack_to_wire(b);
-  write_common(at, FrameType::Ack, from, &b, sizeof b, 0);
+  write_common(at, FrameType::Ack, from, &b, sizeof b, flags);
 }
 
-void write_hello(uint8_t* at, const Origin& from, const HelloBody& body) {
+void write_hello(uint8_t* at, const Origin& from, const HelloBody& body, uint16_t flags) {
   HelloBody b = body;
   hello_to_wire(b);
-  write_common(at, FrameType::Hello, from, &b, sizeof b, 0);
+  write_common(at, FrameType::Hello, from, &b, sizeof b, flags);
 }
 
-void write_failed(uint8_t* at, const Origin& from, const FailedBody& body) {
+void write_failed(uint8_t* at, const Origin& from, const FailedBody& body, uint16_t flags) {
   FailedBody b = body;
   failed_to_wire(b);
-  write_common(at, FrameType::Failed, from, &b, sizeof b, 0);
+  write_common(at, FrameType::Failed, from, &b, sizeof b, flags);
+}
+
+void write_payload_seal(uint8_t* at, const Seal& seal) {
+  Seal s = seal;
+  s.counter = le(s.counter);
+  std::memcpy(at + sizeof(FrameHeader) + sizeof(DataBody), &s, sizeof s);
+}
+
+uint16_t frame_seal_at(FrameType t) {
+  return static_cast<uint16_t>(sizeof(FrameHeader) + body_bytes(t) + (carries_payload(t) ? kSealBytes : 0));
 }
 
 Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
@@ -157,31 +180,30 @@ Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
   FrameHeader h;
   std::memcpy(&h, p, sizeof h);
   if (h.version != kVersion) return Verdict::BadVersion;
-  size_t body_len;
-  if (h.type == static_cast<uint8_t>(FrameType::Data) || h.type == static_cast<uint8_t>(FrameType::Datagram)) {
-    body_len = sizeof(DataBody);
-  } else if (h.type == static_cast<uint8_t>(FrameType::Ack)) {
-    body_len = sizeof(AckBody);
-  } else if (h.type == static_cast<uint8_t>(FrameType::Hello)) {
-    body_len = sizeof(HelloBody);
-  } else if (h.type == static_cast<uint8_t>(FrameType::Failed)) {
-    body_len = sizeof(FailedBody);
-  } else {
-    return Verdict::BadType;
-  }
-  const uint32_t headers = link_bytes + sizeof(FrameHeader) + body_len;
+  const auto type = static_cast<FrameType>(h.type);
+  const size_t body_len = body_bytes(type);
+  if (body_len == 0) return Verdict::BadType;
+  const bool sealed = (le(h.flags) & kFlagSealed) != 0;
+  const uint32_t headers =
+      link_bytes + static_cast<uint32_t>(sizeof(FrameHeader) + body_len) + (sealed ? seal_bytes(type) : 0);
   if (total < headers) return Verdict::TooShort;
   if (m->data_len < headers) return Verdict::HeaderSplit;
 
   // Header CRC: over the headers with the crc field read as zero.
   if (header_crc(p, body_len) != le(h.header_crc)) return Verdict::BadHeaderCrc;
 
-  out->type = static_cast<FrameType>(h.type);
+  out->type = type;
   out->flags = le(h.flags);
   out->group = le(h.group);
   out->epoch = le(h.epoch);
   out->src = le(h.src);
   out->payload_offset = headers;
+  out->sealed = sealed;
+  out->seal_at = sealed ? frame_seal_at(type) : 0;
+  if (sealed && carries_payload(type)) {
+    std::memcpy(&out->payload_seal, p + sizeof(FrameHeader) + body_len, sizeof(Seal));
+    out->payload_seal.counter = le(out->payload_seal.counter);
+  }
   if (out->type == FrameType::Ack) {
     std::memcpy(&out->ack, p + sizeof(FrameHeader), sizeof(AckBody));
     ack_to_wire(out->ack);  // the conversion is its own inverse

@@ -15,9 +15,11 @@ struct rte_mbuf;
 
 namespace lanecast::engine::wire {
 
-// Version 3: the group's epoch (incarnation) in every frame. Version 2:
-// datagram frames, the ack-now flag, acks per (peer, lane).
-inline constexpr uint8_t kVersion = 3;
+// Version 4: sealed frames (kFlagSealed: a group key's tags) and the
+// sender's clock in hellos. Version 3: the group's epoch (incarnation) in
+// every frame. Version 2: datagram frames, the ack-now flag, acks per
+// (peer, lane).
+inline constexpr uint8_t kVersion = 4;
 
 // Data frames go through a reliable channel (sequenced, acknowledged, sent
 // again until acknowledged); datagrams do not (no sequence number, never
@@ -47,6 +49,11 @@ inline constexpr uint16_t kFlagAckNow = 4;
 // datagram with kFlagSignal too, a report to the parent in the stream's tree:
 // `offset` says every batch below it was delivered in the sender's subtree.
 inline constexpr uint16_t kFlagStream = 8;
+// The frame carries seals (engine/auth/, docs/security.md): after the body,
+// a data or datagram frame holds the payload's seal (made once by the root
+// or the publisher, carried unchanged by every forwarder) and every frame
+// then its own seal, a tag over everything from the frame header to it.
+inline constexpr uint16_t kFlagSealed = 16;
 
 
 struct FrameHeader {
@@ -97,12 +104,13 @@ static_assert(sizeof(AckBody) == 24);
 struct HelloBody {
   uint64_t incarnation;   // random per process start: a restart is a new member
   uint64_t spec_digest;   // of the group settings every member must share
+  uint64_t sent_unix_ms;  // the sender's wall clock: a sealed hello from long ago is a replay
   uint32_t nodes;         // the group's size as the sender knows it
   uint16_t lanes;
   uint8_t heard_all;      // 1: the sender has heard every rank's hello
   uint8_t reserved;
 };
-static_assert(sizeof(HelloBody) == 24);
+static_assert(sizeof(HelloBody) == 32);
 
 // "Rank `culprit` is lost (seen by `reporter` during broadcast `op`)".
 struct FailedBody {
@@ -117,11 +125,25 @@ static_assert(sizeof(FailedBody) == 16);
 static_assert(sizeof(DataBody) % 8 == 0 && sizeof(AckBody) % 8 == 0 && sizeof(HelloBody) % 8 == 0 &&
                   sizeof(FailedBody) % 8 == 0,
               "header CRC works in qwords");
+
+// A seal (kFlagSealed): the sealer's counter - the tag's nonce with the
+// sealer's rank, never used twice under one key - and the tag.
+struct Seal {
+  uint64_t counter;
+  uint8_t tag[16];
+};
+static_assert(sizeof(Seal) == 24);
+inline constexpr uint32_t kSealBytes = sizeof(Seal);
 inline constexpr uint32_t kDataHeaderBytes = sizeof(FrameHeader) + sizeof(DataBody);
 inline constexpr uint32_t kAckHeaderBytes = sizeof(FrameHeader) + sizeof(AckBody);
 inline constexpr uint32_t kHelloBytes = sizeof(FrameHeader) + sizeof(HelloBody);
 inline constexpr uint32_t kFailedBytes = sizeof(FrameHeader) + sizeof(FailedBody);
 inline constexpr uint32_t kSackBits = 128;
+
+inline constexpr bool carries_payload(FrameType t) { return t == FrameType::Data || t == FrameType::Datagram; }
+// Bytes the seals of a sealed frame of type `t` take after its body: the
+// payload's seal (data, datagrams) and the frame's own.
+inline constexpr uint32_t seal_bytes(FrameType t) { return carries_payload(t) ? 2 * kSealBytes : kSealBytes; }
 
 // Why a received frame was not accepted; each reason is a counter.
 enum class Verdict : uint8_t {
@@ -149,6 +171,12 @@ struct Parsed {
   HelloBody hello;  // valid when type == Hello
   FailedBody failed;  // valid when type == Failed
   uint32_t payload_offset;  // from the start of the frame's data
+  // Sealed frames (kFlagSealed): where the frame's seal starts, counted from
+  // the lanecast header (the tag covers everything before it), and the
+  // payload's seal of a data frame or datagram.
+  bool sealed = false;
+  uint16_t seal_at = 0;
+  Seal payload_seal{};
 };
 
 // Validates the version, lengths and header checksum of a frame whose link
@@ -170,8 +198,13 @@ struct Origin {
 // Writes a data (or datagram) header, header_crc filled in, at `at`.
 void write_data(uint8_t* at, const Origin& from, const DataBody& body, uint16_t flags = 0,
                 FrameType type = FrameType::Data);
-void write_ack(uint8_t* at, const Origin& from, const AckBody& body);
-void write_hello(uint8_t* at, const Origin& from, const HelloBody& body);
-void write_failed(uint8_t* at, const Origin& from, const FailedBody& body);
+void write_ack(uint8_t* at, const Origin& from, const AckBody& body, uint16_t flags = 0);
+void write_hello(uint8_t* at, const Origin& from, const HelloBody& body, uint16_t flags = 0);
+void write_failed(uint8_t* at, const Origin& from, const FailedBody& body, uint16_t flags = 0);
+// A sealed data frame's payload seal, after the body at `at` (the lanecast
+// header, as written by write_data with kFlagSealed).
+void write_payload_seal(uint8_t* at, const Seal& seal);
+// Where a sealed frame's own seal goes, from the lanecast header, by type.
+uint16_t frame_seal_at(FrameType t);
 
 }  // namespace lanecast::engine::wire

@@ -15,6 +15,7 @@ packages=(
   libtomlplusplus-dev           # toml++: group files (config/groups/)
   libpmix-dev openmpi-bin       # the PMIx bootstrap; mpirun for its test (tests/net/pmix_test.sh)
   libpcap-dev                   # lanecast replay and record (pcap, pcapng)
+  libsodium-dev                 # groups with a key: frame seals (AES-256-GCM), key derivation
   iproute2 python3 tcpdump        # tests; tools/plot_plan.py also wants python3-matplotlib
 )
 # The sanitizer build (tools/test.sh --sanitize) needs nothing more: GCC's

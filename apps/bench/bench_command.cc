@@ -9,6 +9,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <random>
@@ -68,6 +69,7 @@ struct BenchConfig {
   uint32_t fanout = 0;
   uint32_t stream_window = 1024;
   uint64_t stream_window_bytes = 4u << 20;
+  std::string key_file;  // --key-file: the group's secret
 };
 
 struct Row {
@@ -230,6 +232,12 @@ OptionTable make_table(BenchConfig& c) {
          [&](std::string_view v) { c.stream_window = static_cast<uint32_t>(parse_uint(v, "--stream-window", 65536)); }});
   t.add({"stream-window-bytes", "BYTES", "4M", "--stream: bytes published and not yet delivered everywhere",
          [&](std::string_view v) { c.stream_window_bytes = parse_size(v, "--stream-window-bytes"); }});
+  t.add({"key-file", "FILE", "",
+         "a group key (docs/security.md): every frame sealed, frames that do not open dropped and counted. FILE holds "
+         "64 hex digits and only its owner may read it (lanecast key --new FILE makes one). In process: this key; "
+         "--testbed: written into every member's group file. With --config the group file's key_file (or "
+         "LANECAST_GROUP_KEY_FILE) gives it",
+         [&](std::string_view v) { c.key_file = std::string(v); }});
   t.add({"memory", "", "", "print engine memory per member (state, pools, fabric) and the process's peak RSS",
          [&](std::string_view) { c.memory = true; }});
   t.add({"json", "", "", "print results as a JSON array, one object per (algo, nodes, size)",
@@ -391,6 +399,7 @@ GroupOptions group_options(const BenchConfig& c, const std::string& algo, uint64
   go.streams.window_batches = c.stream_window;
   go.streams.window_bytes = c.stream_window_bytes;
   go.streams.delivery_bytes = std::max<uint64_t>(go.streams.delivery_bytes, c.stream_window_bytes);
+  if (!c.key_file.empty()) go.key = AuthKey::from_file(c.key_file);
   return go;
 }
 
@@ -408,6 +417,8 @@ void print_header(const BenchConfig& c, const std::string& algo, uint32_t cores,
                 c.rate_mbit == 0 ? " (unlimited)" : "", c.latency_us, c.topology.empty() ? "" : " (topology file)",
                 c.loss, c.seed);
   }
+  if (caps.sealed)
+    std::printf("# sealed: every frame, with the group key %s (docs/security.md)\n", caps.key_fingerprint.c_str());
   std::printf("# multicast: %s; forwarding: %s; idle cores: %s\n", multicast_text(caps, c.mcast).c_str(),
               caps.tx_chained ? "zero-copy (chained frames)" : "flattened (a copy per frame: the port takes no chains)",
               caps.rx_wakeup ? "sleep until a frame arrives" : "nap on a timer (the port cannot wake them)");
@@ -549,6 +560,10 @@ TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table
   t.stream_fanout = c.fanout;
   t.stream_window = table.given("stream-window") ? c.stream_window : 0;
   t.stream_window_bytes = table.given("stream-window-bytes") ? c.stream_window_bytes : 0;
+  if (!c.key_file.empty()) {
+    AuthKey::from_file(c.key_file);  // refused here, not in every member
+    t.key_file = std::filesystem::absolute(c.key_file).string();
+  }
   return t;
 }
 
@@ -624,6 +639,9 @@ int bench_main(int argc, char** argv) {
   if (!c.config.empty() || c.rank) {
     if (c.config.empty()) throw UsageError("--rank R needs --config FILE");
     if (!c.ports.empty()) throw UsageError("--config takes the members' ports from the group file, not --ports");
+    if (!c.key_file.empty())
+      throw UsageError("--key-file with --config: every member must hold the key, so the group file's key_file "
+                       "(or LANECAST_GROUP_KEY_FILE) gives it (docs/security.md)");
     for (const char* o : {"multicast", "mcast-root-delay", "mcast-sync-seed", "mcast-repair", "mcast-loss"})
       if (table.given(o))
         throw UsageError("--" + std::string(o) + " with --config: every member must agree, so the group file says it "

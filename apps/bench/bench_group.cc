@@ -116,6 +116,9 @@ int bench_group(const GroupBenchConfig& c) {
     testbed::MulticastSettings m{spec.multicast,   spec.mcast_root_delay_us,     spec.mcast_sync_seed,
                                  spec.mcast_repair_on_request, spec.mcast_loss, spec.mcast_loss_seed};
     std::printf("# multicast: %s\n", multicast_text(g->caps(), m).c_str());
+    if (g->caps().sealed)
+      std::printf("# sealed: every frame, with the group key %s (docs/security.md)\n",
+                  g->caps().key_fingerprint.c_str());
     std::printf("# osu_bcast style: a barrier before each broadcast; held_us = the largest of the members' average "
                 "times from posting to holding the message; acked_us = the root's, until every member acknowledged;\n"
                 "# span_us = the root's posting to the last member holding it; rank1_us and rankN_us (rank %u) the "

@@ -261,6 +261,7 @@ int bench_testbed(const TestbedBenchConfig& c) {
   g.stream_fanout = c.stream_fanout;
   g.stream_window = c.stream_window;
   g.stream_window_bytes = c.stream_window_bytes;
+  g.key_file = c.key_file;
   std::ofstream file(group_file);
   file << testbed::member_group_toml(t, g);
   file.close();

@@ -60,6 +60,8 @@ uint64_t spec_digest(const GroupSpec& s) {
   f.bytes(&s.mcast_root_delay_us, sizeof s.mcast_root_delay_us);
   f.u64(s.mcast_sync_seed);
   f.u64(s.mcast_repair_on_request ? 1 : 0);
+  // With a key or without: members that disagree could not read each other.
+  f.u64(s.key != nullptr ? 1 : 0);
   return f.h;
 }
 

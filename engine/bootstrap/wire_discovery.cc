@@ -3,20 +3,42 @@
 #include <rte_mbuf.h>
 #include <time.h>
 
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
 #include "drivers/ethernet.h"
+#include "engine/auth/epoch_keys.h"
+#include "engine/auth/sealer.h"
 #include "engine/clock.h"
 #include "engine/wire.h"
 
 namespace lanecast::engine::bootstrap {
 namespace {
 
+// A sealed hello older than this (or this far in the sender's future) is a
+// replay of an earlier formation: members' clocks must agree within it.
+constexpr int64_t kHelloMaxAgeMs = 30'000;
+
+uint64_t unix_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1'000'000;
+}
+
 class WireDiscovery final : public Bootstrap {
  public:
   WireDiscovery(const GroupSpec& s, drivers::Port& port, rte_mempool* pool, const DiscoveryOptions& o)
-      : spec_(s), port_(port), pool_(pool), o_(o), digest_(spec_digest(s)) {}
+      : spec_(s), port_(port), pool_(pool), o_(o), digest_(spec_digest(s)) {
+    if (s.key) {
+      // Hellos are sealed under a key of the group id alone (the epoch is
+      // what the hellos decide), with a counter random per life.
+      sealer_ = std::make_unique<auth::Sealer>(auth::derive_hello_key(*s.key, s.id).key);
+      randombytes_buf(&counter_, sizeof counter_);
+      counter_ >>= 1;
+      key_print_ = s.key->fingerprint();
+    }
+  }
 
   EndpointTable exchange(const Endpoint& mine) override {
     const uint32_t n = static_cast<uint32_t>(spec_.members.size());
@@ -26,6 +48,7 @@ class WireDiscovery final : public Bootstrap {
       table_.members[r].lanes.assign(spec_.lanes, drivers::PeerAddress{});
     }
     table_.members[mine.rank] = mine;
+    latest_.assign(size_t{n} * spec_.lanes, Latest{});
     heard_.assign(n, std::vector<bool>(spec_.lanes, false));
     heard_.at(mine.rank).assign(spec_.lanes, true);
     done_.assign(n, false);
@@ -61,19 +84,57 @@ class WireDiscovery final : public Bootstrap {
     h.nodes = static_cast<uint32_t>(spec_.members.size());
     h.lanes = spec_.lanes;
     h.heard_all = heard_all ? 1 : 0;
+    h.sent_unix_ms = unix_ms();
     const uint16_t link = port_.link_header_bytes();
+    const uint16_t seal_at = wire::frame_seal_at(wire::FrameType::Hello);
+    const uint32_t bytes = wire::kHelloBytes + (sealer_ ? wire::kSealBytes : 0);
     for (uint16_t lane = 0; lane < spec_.lanes; ++lane) {
       rte_mbuf* m = rte_pktmbuf_alloc(pool_);
       if (m == nullptr) continue;  // the next round sends it
-      auto* at = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(link + wire::kHelloBytes)));
+      auto* at = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(link + bytes)));
       if (at == nullptr) {
         rte_pktmbuf_free(m);
         continue;
       }
       port_.write_link_header(at, drivers::ethernet::broadcast());
-      wire::write_hello(at + link, {spec_.id, 0, me_}, h);
+      wire::write_hello(at + link, {spec_.id, 0, me_}, h, sealer_ ? wire::kFlagSealed : 0);
+      if (sealer_) {
+        wire::Seal seal{};
+        seal.counter = counter_++;
+        sealer_->tag(at + link, seal_at, me_, seal.counter, seal.tag);
+        std::memcpy(at + link + seal_at, &seal, sizeof seal);
+      }
       if (port_.tx_burst(lane, &m, 1) != 1) rte_pktmbuf_free(m);
     }
+  }
+
+  // With a key: a hello counts only if its seal opens, it is recent, and it
+  // is newer than what this rank said before - a replayed hello of an
+  // earlier life or formation, or a forged one, changes nothing here. Each
+  // refusal is counted for the message a time-out gives.
+  bool sealed_hello_ok(const rte_mbuf* m, const wire::Parsed& p, uint16_t lane) {
+    if (!sealer_) return true;
+    if (!p.sealed) {
+      ++unsealed_;
+      return false;
+    }
+    const auto* lc = rte_pktmbuf_mtod_offset(m, const uint8_t*, port_.link_header_bytes());
+    wire::Seal seal;
+    std::memcpy(&seal, lc + p.seal_at, sizeof seal);
+    if (!sealer_->check(lc, p.seal_at, p.src, seal.counter, seal.tag)) {
+      ++bad_tags_;
+      return false;
+    }
+    const int64_t age = static_cast<int64_t>(unix_ms()) - static_cast<int64_t>(p.hello.sent_unix_ms);
+    Latest& last = latest_[size_t{p.src} * spec_.lanes + lane];  // each lane's hellos count on their own
+    const bool same_life = p.hello.incarnation == last.incarnation;
+    if (age > kHelloMaxAgeMs || age < -kHelloMaxAgeMs || (same_life && seal.counter <= last.counter) ||
+        (!same_life && p.hello.sent_unix_ms < last.sent_unix_ms)) {
+      ++stale_;
+      return false;
+    }
+    last = Latest{p.hello.incarnation, seal.counter, p.hello.sent_unix_ms};
+    return true;
   }
 
   void receive() {
@@ -96,6 +157,7 @@ class WireDiscovery final : public Bootstrap {
     wire::Parsed p;
     if (wire::parse(m, link, &p) != wire::Verdict::Ok || p.type != wire::FrameType::Hello) return;
     if (p.group != spec_.id || p.src >= spec_.members.size()) return;
+    if (!sealed_hello_ok(m, p, lane)) return;
     const std::string where = spec_.source.empty() ? spec_.name : spec_.source;
     if (p.src == me_) {  // our own hello looped back, or another process with our rank
       if (p.hello.incarnation == table_.members[me_].incarnation) return;
@@ -149,6 +211,14 @@ class WireDiscovery final : public Bootstrap {
                       std::to_string(waited_ns / 1'000'000) + " ms (bootstrap discovery): ";
     if (!never.empty()) msg += "never heard rank(s) " + never;
     if (!unsure.empty()) msg += (never.empty() ? "" : "; ") + std::string("rank(s) ") + unsure + " did not hear everyone";
+    if (bad_tags_ > 0)
+      msg += "; " + std::to_string(bad_tags_) + " hellos of this group whose seal did not open (another group key? "
+             "this member's is " + key_print_ + ")";
+    if (unsealed_ > 0)
+      msg += "; " + std::to_string(unsealed_) + " hellos without a seal (a member without the group key?)";
+    if (stale_ > 0)
+      msg += "; " + std::to_string(stale_) + " sealed hellos refused as replays (older than " +
+             std::to_string(kHelloMaxAgeMs / 1000) + " s - clocks apart? - or older than the sender's last)";
     return msg;
   }
 
@@ -161,6 +231,15 @@ class WireDiscovery final : public Bootstrap {
   EndpointTable table_;
   std::vector<std::vector<bool>> heard_;  // [rank][lane]
   std::vector<bool> done_;                // rank said it heard everyone
+  // With a key: the hellos' seals, and per rank the newest hello taken.
+  std::unique_ptr<auth::Sealer> sealer_;
+  uint64_t counter_ = 0;
+  std::string key_print_;
+  struct Latest {
+    uint64_t incarnation = 0, counter = 0, sent_unix_ms = 0;
+  };
+  std::vector<Latest> latest_;  // [rank][lane]
+  uint64_t bad_tags_ = 0, unsealed_ = 0, stale_ = 0;
 };
 
 }  // namespace

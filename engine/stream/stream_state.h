@@ -16,6 +16,7 @@
 #include "algos/topology/stream_tree.h"
 #include "engine/stream/aligned_bytes.h"
 #include "engine/stream/record_ring.h"
+#include "engine/wire.h"
 
 struct rte_mbuf;
 
@@ -30,6 +31,7 @@ struct BatchSlot {
   uint64_t first_msg = 0;
   // Publisher: messages and bytes published, complete, by the end of it.
   uint64_t msgs_after = 0, bytes_after = 0;
+  wire::Seal seal{};  // the publisher's payload seal (a group with a key), forwarded as it came
 };
 
 // What a publisher's application thread and the polling core share. Made by

@@ -48,7 +48,7 @@ class NodeHarness {
                                                  SOCKET_ID_ANY));
       if (payload_.back() == nullptr) throw std::runtime_error("harness: no payload pool");
     }
-    header_ = rte_pktmbuf_pool_create((tag + "h").c_str(), o.header_buffers, 0, 0, RTE_PKTMBUF_HEADROOM + 128,
+    header_ = rte_pktmbuf_pool_create((tag + "h").c_str(), o.header_buffers, 0, 0, RTE_PKTMBUF_HEADROOM + 192,
                                       SOCKET_ID_ANY);
     if (header_ == nullptr) throw std::runtime_error("harness: no header pool");
     drivers::Fabric::Options fo = o.fabric;

@@ -264,6 +264,15 @@ std::vector<std::pair<std::string, Bytes>> wire_seeds() {
   s.push_back({"truncated_payload", wire_input(0, 0, cut(data, data.size() - 9))});
   s.push_back({"bad_payload_crc", wire_input(0, 0, with_link(1, 0, data_frame({.crc_xor = 0x80})))});
   {
+    // Sealed: the seals (payload's, frame's) between the body and the payload.
+    Bytes sealed = data_frame({.flags = wire::kFlagSealed});
+    sealed.insert(sealed.begin() + wire::kDataHeaderBytes, 2 * wire::kSealBytes, 0x5e);
+    s.push_back({"data_sealed", wire_input(0, 0, with_link(1, 0, sealed))});
+    Bytes ack_sealed(wire::kAckHeaderBytes + wire::kSealBytes, 0x5e);
+    wire::write_ack(ack_sealed.data(), {kNodeGroup, kNodeEpoch, 1}, wire::AckBody{}, wire::kFlagSealed);
+    s.push_back({"ack_sealed", wire_input(0, 0, with_link(0, 1, ack_sealed))});
+  }
+  {
     Bytes v = data, t = data, h = data;
     v[14] = 3;
     t[15] = 0;

@@ -60,15 +60,18 @@ Verdict expected(const std::vector<uint8_t>& f, uint32_t first, uint16_t link) {
     body = sizeof(wire::FailedBody);
   else
     return Verdict::BadType;
-  const size_t headers = link + sizeof(wire::FrameHeader) + body;
+  // A sealed frame's seals follow the body: the payload's (data and
+  // datagrams) and the frame's own, 24 bytes each.
+  const bool data = body == sizeof(wire::DataBody);
+  const bool sealed = (le32(h) >> 16 & wire::kFlagSealed) != 0;  // flags: bytes 2..3
+  const size_t headers = link + sizeof(wire::FrameHeader) + body + (sealed ? (data ? 48 : 24) : 0);
   if (n < headers) return Verdict::TooShort;
   if (first < headers) return Verdict::HeaderSplit;
   std::vector<uint8_t> copy(h, h + sizeof(wire::FrameHeader) + body);
   std::memset(copy.data() + offsetof(wire::FrameHeader, header_crc), 0, 4);
   if (engine::crc32c(0, copy.data(), copy.size()) != le32(h + offsetof(wire::FrameHeader, header_crc)))
     return Verdict::BadHeaderCrc;
-  if (body == sizeof(wire::DataBody) &&
-      le32(h + sizeof(wire::FrameHeader) + offsetof(wire::DataBody, payload_len)) != n - headers)
+  if (data && le32(h + sizeof(wire::FrameHeader) + offsetof(wire::DataBody, payload_len)) != n - headers)
     return Verdict::BadLength;
   return Verdict::Ok;
 }
@@ -77,7 +80,7 @@ Verdict expected(const std::vector<uint8_t>& f, uint32_t first, uint16_t link) {
 // unless it set what the writers always clear (reserved fields, an ack's flags).
 void check_round_trip(const std::vector<uint8_t>& f, uint16_t link, const wire::Parsed& p) {
   const uint8_t* h = f.data() + link;
-  uint8_t again[wire::kDataHeaderBytes];
+  uint8_t again[wire::kDataHeaderBytes + 2 * wire::kSealBytes];
   size_t len;
   bool cleared_something;
   const wire::Origin from{p.group, p.epoch, p.src};
@@ -85,28 +88,38 @@ void check_round_trip(const std::vector<uint8_t>& f, uint16_t link, const wire::
   uint32_t header_reserved;
   std::memcpy(&header_reserved, h + offsetof(wire::FrameHeader, reserved), sizeof header_reserved);
   if (p.type == FrameType::Failed) {
-    wire::write_failed(again, from, p.failed);
+    wire::write_failed(again, from, p.failed, p.flags);
     len = wire::kFailedBytes;
     const uint8_t* r = h + sizeof(wire::FrameHeader) + offsetof(wire::FailedBody, reserved);
-    cleared_something = p.flags != 0 || r[0] != 0 || r[1] != 0 || r[2] != 0;
+    cleared_something = r[0] != 0 || r[1] != 0 || r[2] != 0;
   } else if (p.type == FrameType::Hello) {
-    wire::write_hello(again, from, p.hello);
+    wire::write_hello(again, from, p.hello, p.flags);
     len = wire::kHelloBytes;
-    cleared_something = p.flags != 0 || h[sizeof(wire::FrameHeader) + offsetof(wire::HelloBody, reserved)] != 0;
+    cleared_something = h[sizeof(wire::FrameHeader) + offsetof(wire::HelloBody, reserved)] != 0;
   } else if (p.type == FrameType::Ack) {
-    wire::write_ack(again, from, p.ack);
+    wire::write_ack(again, from, p.ack, p.flags);
     len = wire::kAckHeaderBytes;
-    cleared_something = p.flags != 0 || h[sizeof(wire::FrameHeader) + offsetof(wire::AckBody, reserved)] != 0 ||
+    cleared_something = h[sizeof(wire::FrameHeader) + offsetof(wire::AckBody, reserved)] != 0 ||
                         h[sizeof(wire::FrameHeader) + offsetof(wire::AckBody, reserved) + 1] != 0;
   } else {
     wire::write_data(again, from, p.data, p.flags, p.type);
     len = wire::kDataHeaderBytes;
+    if (p.sealed) {  // the payload's seal, which parse() reads
+      wire::write_payload_seal(again, p.payload_seal);
+      len += wire::kSealBytes;
+    }
     cleared_something = h[sizeof(wire::FrameHeader) + offsetof(wire::DataBody, reserved)] != 0 ||
                         h[sizeof(wire::FrameHeader) + offsetof(wire::DataBody, reserved) + 1] != 0;
   }
+  // The frame's own seal is not read by parse(), only located: right after
+  // what was written back.
+  if (p.sealed != ((p.flags & wire::kFlagSealed) != 0) || (p.sealed && p.seal_at != len))
+    fail("a sealed frame's seal is not where the format puts it", Verdict::Ok, Verdict::Ok);
+  const size_t written = len;
+  if (p.sealed) len += wire::kSealBytes;
   if (p.payload_offset != link + len) fail("payload_offset is not past the headers", Verdict::Ok, Verdict::Ok);
   cleared_something = cleared_something || header_reserved != 0;
-  if (!cleared_something && std::memcmp(again, h, len) != 0)
+  if (!cleared_something && std::memcmp(again, h, written) != 0)
     fail("an accepted header does not survive parse + write", Verdict::Ok, Verdict::Ok);
 }
 

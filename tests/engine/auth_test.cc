@@ -1,0 +1,205 @@
+// The pieces of authenticated groups, alone: the anti-replay window, seals
+// made and opened (every byte of a sealed frame matters; another key,
+// epoch, group or sender opens nothing; a counter opens once), payload
+// seals, and group keys read as an attacker would plant them.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "engine/auth/epoch_keys.h"
+#include "engine/auth/frame_auth.h"
+#include "engine/auth/replay_window.h"
+#include "engine/group_spec.h"
+#include "engine/wire.h"
+
+namespace lanecast::engine::auth {
+namespace {
+
+using Check = ReplayWindow::Check;
+
+TEST(ReplayWindow, EachCounterOnceInAnyOrderWithinTheWindow) {
+  ReplayWindow w;
+  const uint64_t base = uint64_t{1} << 40;
+  EXPECT_EQ(w.check(base), Check::New);
+  w.accept(base);
+  EXPECT_EQ(w.check(base), Check::Replayed);
+  for (uint64_t c : {base + 5, base + 2, base + 1, base + 4}) {  // reordered
+    ASSERT_EQ(w.check(c), Check::New) << c - base;
+    w.accept(c);
+  }
+  for (uint64_t c : {base, base + 1, base + 2, base + 4, base + 5}) EXPECT_EQ(w.check(c), Check::Replayed);
+  EXPECT_EQ(w.check(base + 3), Check::New);  // never seen: still taken
+  // Far ahead: everything the window left behind is stale, seen or not.
+  const uint64_t far = base + 10 * ReplayWindow::kSpan;
+  w.accept(far);
+  EXPECT_EQ(w.check(base + 3), Check::Stale);
+  EXPECT_EQ(w.check(far - ReplayWindow::kSpan), Check::Stale);
+  EXPECT_EQ(w.check(far - ReplayWindow::kSpan + 1), Check::New);
+  EXPECT_EQ(w.check(far), Check::Replayed);
+}
+
+// Bits of blocks that come back into the ring are cleared when the window
+// moves: a counter one ring-length ahead of one that was seen is new.
+TEST(ReplayWindow, MovingOnClearsWhatComesIntoTheWindow) {
+  ReplayWindow w;
+  for (uint64_t c = 0; c < 64 * ReplayWindow::kBlocks; c += 7) {
+    ASSERT_EQ(w.check(c), Check::New) << c;
+    w.accept(c);
+  }
+  const uint64_t next = 64 * ReplayWindow::kBlocks + 7;  // the same ring slot as 7
+  EXPECT_EQ(w.check(next), Check::New);
+  w.accept(next);
+  EXPECT_EQ(w.check(next), Check::Replayed);
+  EXPECT_EQ(w.check(next + 64), Check::New);
+}
+
+std::shared_ptr<const AuthKey> key_of(char digit) {
+  return AuthKey::from_hex(std::string(64, digit), "test");
+}
+
+// A sealed ack, as a node writes it: header, body, seal.
+std::vector<uint8_t> sealed_ack(FrameAuth& a, uint32_t src, uint32_t cum) {
+  std::vector<uint8_t> f(wire::kAckHeaderBytes + wire::kSealBytes);
+  wire::AckBody b{};
+  b.cum_ack = cum;
+  wire::write_ack(f.data(), {7, 9, src}, b, wire::kFlagSealed);
+  a.seal_frame(f.data(), wire::frame_seal_at(wire::FrameType::Ack));
+  return f;
+}
+
+TEST(FrameAuth, EveryByteOfASealedFrameMatters) {
+  const EpochKeys keys = derive_epoch_keys(*key_of('a'), 7, 9);
+  FrameAuth sender(keys, 1, 4), receiver(keys, 2, 4);
+  const uint16_t seal_at = wire::frame_seal_at(wire::FrameType::Ack);
+  std::vector<uint8_t> f = sealed_ack(sender, 1, 33);
+  for (size_t i = 0; i < f.size(); ++i) {
+    std::vector<uint8_t> bad = f;
+    bad[i] ^= 0x10;
+    EXPECT_NE(receiver.open_frame(bad.data(), seal_at, 1), FrameAuth::Verdict::Ok) << "byte " << i;
+  }
+  EXPECT_EQ(receiver.open_frame(f.data(), seal_at, 2), FrameAuth::Verdict::BadTag) << "another sender's";
+  EXPECT_EQ(receiver.open_frame(f.data(), seal_at, 1), FrameAuth::Verdict::Ok);
+  EXPECT_EQ(receiver.open_frame(f.data(), seal_at, 1), FrameAuth::Verdict::Replayed);
+  // The next frame opens; the first, sent again, still does not.
+  std::vector<uint8_t> g = sealed_ack(sender, 1, 34);
+  EXPECT_EQ(receiver.open_frame(g.data(), seal_at, 1), FrameAuth::Verdict::Ok);
+  EXPECT_EQ(receiver.open_frame(f.data(), seal_at, 1), FrameAuth::Verdict::Replayed);
+}
+
+TEST(FrameAuth, AnotherKeyEpochOrGroupOpensNothing) {
+  const auto key = key_of('a');
+  const EpochKeys mine = derive_epoch_keys(*key, 7, 9);
+  FrameAuth sender(mine, 1, 4);
+  const uint16_t seal_at = wire::frame_seal_at(wire::FrameType::Ack);
+  for (const EpochKeys& other : {derive_epoch_keys(*key_of('b'), 7, 9), derive_epoch_keys(*key, 7, 10),
+                                 derive_epoch_keys(*key, 8, 9)}) {
+    FrameAuth receiver(other, 2, 4);
+    const std::vector<uint8_t> f = sealed_ack(sender, 1, 1);
+    EXPECT_EQ(receiver.open_frame(f.data(), seal_at, 1), FrameAuth::Verdict::BadTag);
+  }
+}
+
+TEST(FrameAuth, APayloadSealIsTheSealersOverItsBytes) {
+  const EpochKeys keys = derive_epoch_keys(*key_of('c'), 1, 1);
+  FrameAuth root(keys, 0, 3), receiver(keys, 2, 3);
+  std::vector<uint8_t> bytes(1400);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7);
+  const wire::Seal s = root.seal_payload(bytes.data(), static_cast<uint32_t>(bytes.size()));
+  EXPECT_TRUE(receiver.payload_ok(bytes.data(), 1400, 0, s));
+  EXPECT_FALSE(receiver.payload_ok(bytes.data(), 1400, 1, s)) << "sealed by another member";
+  EXPECT_FALSE(receiver.payload_ok(bytes.data(), 1399, 0, s)) << "cut short";
+  bytes[700] ^= 1;
+  EXPECT_FALSE(receiver.payload_ok(bytes.data(), 1400, 0, s)) << "one bit changed";
+  // Two seals of the same bytes never share a nonce.
+  bytes[700] ^= 1;
+  const wire::Seal t = root.seal_payload(bytes.data(), 1400);
+  EXPECT_NE(s.counter, t.counter);
+  EXPECT_NE(0, std::memcmp(s.tag, t.tag, sizeof s.tag));
+}
+
+// ---------------------------------------------------------------- keys
+
+class KeyFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/lanecast-keys-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+  std::string write(const std::string& name, const std::string& text, mode_t mode) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    chmod(path.c_str(), mode);
+    return path;
+  }
+  static void expect_refused(const std::string& path, const std::string& why) {
+    try {
+      AuthKey::from_file(path);
+      ADD_FAILURE() << path << " was taken";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  }
+  std::string dir_;
+  const std::string hex_ = std::string(32, 'e') + std::string(32, '0');
+};
+
+TEST_F(KeyFiles, AFileOnlyItsOwnerReadsIsTaken) {
+  const auto k = AuthKey::from_file(write("good", hex_ + "\n", 0600));
+  EXPECT_EQ(k->hex(), hex_);
+  EXPECT_EQ(AuthKey::from_file(write("ro", hex_, 0400))->fingerprint(), k->fingerprint());
+  EXPECT_EQ(k->fingerprint().size(), 16u);
+  EXPECT_EQ(k->fingerprint().find("ee"), std::string::npos) << "the fingerprint says nothing of the key";
+}
+
+TEST_F(KeyFiles, WhatAnotherUserCouldReadOrPlantIsRefused) {
+  expect_refused(write("loose", hex_, 0644), "group or others");
+  expect_refused(write("group", hex_, 0640), "group or others");
+  const std::string target = write("target", hex_, 0600);
+  const std::string link = dir_ + "/link";
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  expect_refused(link, "symbolic link");
+  expect_refused(dir_, "not a regular file");
+  const std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  expect_refused(fifo, "not a regular file");
+  const std::string foreign = write("foreign", hex_, 0600);
+  if (geteuid() == 0) {
+    ASSERT_EQ(chown(foreign.c_str(), 65534, 65534), 0);
+    expect_refused(foreign, "owned by uid 65534");
+  }
+  expect_refused(write("short", std::string(62, 'a'), 0600), "62 characters");
+  expect_refused(write("nothex", std::string(63, 'a') + "g", 0600), "not hex");
+  expect_refused(write("huge", std::string(5000, 'a'), 0600), "longer than a key file");
+  expect_refused(dir_ + "/absent", "No such file");
+}
+
+TEST_F(KeyFiles, TheEnvironmentGivesOneKeyOrNone) {
+  unsetenv("LANECAST_GROUP_KEY");
+  unsetenv("LANECAST_GROUP_KEY_FILE");
+  EXPECT_EQ(AuthKey::from_environment(), nullptr);
+  setenv("LANECAST_GROUP_KEY", hex_.c_str(), 1);
+  EXPECT_EQ(AuthKey::from_environment()->hex(), hex_);
+  setenv("LANECAST_GROUP_KEY_FILE", write("k", hex_, 0600).c_str(), 1);
+  EXPECT_THROW(AuthKey::from_environment(), std::invalid_argument);
+  unsetenv("LANECAST_GROUP_KEY");
+  EXPECT_EQ(AuthKey::from_environment()->hex(), hex_);
+  unsetenv("LANECAST_GROUP_KEY_FILE");
+  // A group spec's own key first, then its key file, then the environment.
+  GroupSpec spec;
+  spec.key_file = write("k2", std::string(64, '1'), 0600);
+  EXPECT_EQ(resolve_key(spec)->hex(), std::string(64, '1'));
+  spec.key = key_of('2');
+  EXPECT_EQ(resolve_key(spec)->hex(), std::string(64, '2'));
+}
+
+}  // namespace
+}  // namespace lanecast::engine::auth
