@@ -9,6 +9,7 @@
 #include "apps/common/options.h"
 #include "apps/common/stop_signals.h"
 #include "apps/daemon/daemon_command.h"
+#include "apps/key/key_command.h"
 #include "apps/plan/plan_command.h"
 #include "apps/replay/replay_command.h"
 #include "apps/run/run_command.h"
@@ -34,6 +35,8 @@ const char* kHelp =
     "  replay    a capture (pcap, pcapng) to every member as a stream, paced against\n"
     "            absolute time; every member's deliveries checked, recorded to pcap\n"
     "  record    this process as a member, writing what it delivers to a pcap file\n"
+    "  key       --new FILE | --fingerprint FILE: a group key, with which every frame\n"
+    "            of a group is sealed (docs/security.md)\n"
     "  testbed   up|down|status: a shaped testbed of network namespaces, one per node\n"
     "            (veths to Linux bridges, tbf on every link; root); `bench --testbed N`\n"
     "            runs a member process in each\n"
@@ -62,6 +65,7 @@ int main(int argc, char** argv) {
     if (cmd == "replay") return lanecast::apps::replay_main(argc - 1, argv + 1);
     if (cmd == "record") return lanecast::apps::record_main(argc - 1, argv + 1);
     if (cmd == "testbed") return lanecast::apps::testbed_main(argc - 1, argv + 1);
+    if (cmd == "key") return lanecast::apps::key_main(argc - 1, argv + 1);
     std::fprintf(stderr, "lanecast: unknown command '%s' (see lanecast --help)\n", argv[1]);
     return 2;
   } catch (const lanecast::apps::Stopped& e) {

@@ -194,5 +194,23 @@ expect 2 "--window-bytes 100 is out of range; allowed 4K..16G" replay --pcap x -
 expect 2 "--dir DIR is required" stat
 expect 3 "no stats at /nonexistent/stats" stat --dir /nonexistent --once
 
+# Group keys: made without overwriting or following a link, refused when
+# others could read them, and a keyed group's frames sealed (bench says so).
+keys=$(mktemp -d)
+expect 0 "a new group key in $keys/k \(fingerprint [0-9a-f]{16}\)" key --new "$keys/k"
+expect 2 "never overwritten" key --new "$keys/k"
+ln -s "$keys/k" "$keys/link"
+expect 2 "never overwritten" key --new "$keys/link"
+expect 2 "it is a symbolic link" key --fingerprint "$keys/link"
+expect 0 "^[0-9a-f]{16}$" key --fingerprint "$keys/k"
+expect 2 "give one of --new FILE and --fingerprint FILE" key
+cp "$keys/k" "$keys/loose" && chmod 644 "$keys/loose"
+expect 2 "group or others may read or write it" bench --nodes 2 --sizes 1K --iters 1 --key-file "$keys/loose"
+expect 2 "a group key of 3 characters" env LANECAST_GROUP_KEY=abc "$bin" run --config "$groups/static2.toml" --rank 0
+expect 0 "# sealed: every frame, with the group key [0-9a-f]{16}" \
+  bench --nodes 4 --algo chain,mcast_chain --sizes 2,100K --iters 3 --loss 0.02 --key-file "$keys/k"
+expect 2 "with --config: every member must hold the key" bench --config "$groups/static2.toml" --rank 0 --key-file "$keys/k"
+rm -rf "$keys"
+
 echo "cli: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]
