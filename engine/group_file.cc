@@ -40,13 +40,13 @@ constexpr int64_t kMaxOverhead = 1024;
 constexpr uint64_t kMaxMessage = uint64_t{4} << 30;
 
 constexpr std::array<std::string_view, 2> kTopKeys = {"group", "member"};
-constexpr std::array<std::string_view, 30> kGroupKeys = {
+constexpr std::array<std::string_view, 31> kGroupKeys = {
     "name", "id", "epoch", "bootstrap", "bootstrap_timeout_ms", "lanes", "algo", "segment",
     "max_message", "window", "peer_timeout_ms", "port_rate_mbit", "port_overhead",
     "site_latency_us", "use_sites", "emulate_latency", "multicast", "mcast_root_delay_us",
     "mcast_sync_seed", "mcast_loss", "mcast_loss_seed", "mcast_repair", "stream_fanout", "stream_window",
     "stream_window_bytes", "stream_window_messages", "streams_per_member", "stream_delivery_bytes", "stream_report_us",
-    "key_file"};
+    "key_file", "stream_evict_after_ms"};
 constexpr std::array<std::string_view, 4> kMemberKeys = {"rank", "site", "lanes", "macs"};
 constexpr std::array<std::string_view, 3> kBootstraps = {"static", "discovery", "pmix"};
 
@@ -309,6 +309,12 @@ class GroupFileReader {
     if (auto v = integer(g, "streams_per_member", "group.streams_per_member", 1, kMaxStreamsPerMember))
       s.streams_per_member = static_cast<uint32_t>(*v);
     if (auto v = read_bytes(g, "stream_delivery_bytes", 4096, uint64_t{1} << 34)) s.delivery_bytes = *v;
+    if (auto v = number(g, "stream_evict_after_ms", "group.stream_evict_after_ms", true)) {
+      if (*v > kMaxTimeoutMs)
+        fail(*g.get("stream_evict_after_ms"), "group.stream_evict_after_ms is " + number_text(*v) +
+                                                  ", out of range; allowed 0 (never) .. 3600000");
+      s.evict_after_ms = *v;
+    }
     if (auto v = number(g, "stream_report_us", "group.stream_report_us", true)) {
       if (*v > 1e6) fail(*g.get("stream_report_us"), "group.stream_report_us is " + number_text(*v) + ", out of range; allowed 0..1000000");
       s.report_us = *v;

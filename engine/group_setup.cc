@@ -112,6 +112,8 @@ StreamOptions resolve_streams(StreamOptions o, const std::string& algo, uint32_t
     throw std::invalid_argument("streams: streams_per_member must be 1.." + std::to_string(kMaxStreamsPerMember) +
                                 ", not " + std::to_string(o.streams_per_member));
   if (!(o.report_us >= 0 && o.report_us <= 1e6)) throw std::invalid_argument("streams: report_us must be 0..1e6");
+  if (!(o.evict_after_ms >= 0 && o.evict_after_ms <= kMaxTimeoutMs))
+    throw std::invalid_argument("streams: evict_after_ms must be 0 (never) .. " + std::to_string(kMaxTimeoutMs) + " ms");
   return o;
 }
 

@@ -91,6 +91,14 @@ struct StreamOptions {
   // (or after window_batches/8 batches), and every millisecond while the
   // stream is busy (a report is a datagram: a lost one is followed by the next).
   double report_us = 200;
+  // Slow members (docs/streams.md). 0: a member whose application does not
+  // take its messages holds the publisher back within the window, for as
+  // long as it takes - nothing is lost. Else: a member whose delivery ring
+  // stays full this long evicts itself from the stream - it stops
+  // delivering (its application is told: stream_status()), keeps forwarding
+  // to the members below it, no longer holds anyone back, and tells every
+  // other member (StreamStats::evicted_members).
+  double evict_after_ms = 0;
 };
 
 // One member of the group.

@@ -79,6 +79,7 @@ enum class ErrorKind : uint8_t {
   Mismatch,     // the root's frames disagree with what this member posted (root, size, algorithm)
   Internal,     // the algorithm asked for something impossible (a bug)
   GroupBroken,  // a member of a group of processes is gone: re-form the group
+  Evicted,      // this member was evicted from a stream for not taking its messages (StreamOptions::evict_after_ms)
 };
 
 struct Status {
@@ -301,6 +302,8 @@ class Member {
     uint64_t frames_held = 0;    // kept here until the members below deliver them
     Rank slowest = kNoRank;      // of this member and those below it in the tree: furthest behind
     uint64_t slowest_lag = 0;    // ... by this many frames of what this member holds
+    bool evicted = false;        // this member left the stream for being slow (StreamOptions::evict_after_ms)
+    uint32_t evicted_members = 0;  // members that left it so, as heard here
   };
   std::vector<StreamStats> streams() const;
   // Frames to and from each other member (every lane): first transmissions

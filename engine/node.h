@@ -167,6 +167,7 @@ class Node final : public PollTask {
   // Why this member's streams stopped (OpError::None while they run), and the
   // peer it names.
   OpError stream_error() const { return static_cast<OpError>(stream_error_.load(std::memory_order_acquire)); }
+  bool stream_evicted() const { return stream_evicted_.load(std::memory_order_acquire); }
   algos::Rank stream_error_peer() const { return stream_error_peer_.load(std::memory_order_acquire); }
   uint64_t max_stream_message() const;
   // Streams carry messages below 2 GiB: a message's length with the heads
@@ -351,7 +352,10 @@ class Node final : public PollTask {
   bool form_batch(stream::StreamState& s, uint64_t now);
   void hold_batch(stream::StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_t len, uint32_t crc,
                   const wire::Seal& seal, uint32_t records, uint64_t first_msg, uint64_t now);
-  void deliver_stream(stream::StreamState& s);
+  void deliver_stream(stream::StreamState& s, uint64_t now);
+  void evict_self(stream::StreamState& s, uint64_t now);
+  void tell_eviction(stream::StreamState& s, uint64_t now);
+  void handle_stream_eviction(const wire::Parsed& p);
   bool deliver_message(stream::StreamState& s, const uint8_t* rec, uint32_t* used);
   void update_marks(stream::StreamState& s, uint64_t now);
   void note_delivered(stream::StreamState& s, uint64_t bytes);
@@ -465,6 +469,7 @@ class Node final : public PollTask {
   bool streams_busy_ = false;         // a stream has work: keep the core polling
   bool streams_failed_ = false;
   std::atomic<uint8_t> stream_error_{0};
+  std::atomic<bool> stream_evicted_{false};  // this member left a stream for being slow
   std::atomic<uint32_t> stream_error_peer_{algos::kNoRank};
 
   static constexpr uint16_t kBurst = 32;

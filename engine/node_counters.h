@@ -80,6 +80,9 @@ struct NodeCounters {
   Counter rx_stream_bad;          // stream frames that break the format, or from outside the tree
   Counter rx_stream_given_up;     // the parent gave up a batch this member lacks: its streams fail
   Counter stream_gap_timeouts;    // a gap no retransmission filled within the peer timeout: streams fail
+  Counter stream_evicted;         // this member left a stream: its delivery ring stayed full past evict_after_ms
+  Counter stream_batches_skipped; // batches it then let pass without delivering them
+  Counter stream_evictions_heard; // other members that left a stream so
 
   uint64_t rx_malformed_total() const {
     uint64_t t = 0;
@@ -158,6 +161,9 @@ struct NodeCounters {
     f("rx_stream_bad", rx_stream_bad.get());
     f("rx_stream_given_up", rx_stream_given_up.get());
     f("stream_gap_timeouts", stream_gap_timeouts.get());
+    f("stream_evicted", stream_evicted.get());
+    f("stream_batches_skipped", stream_batches_skipped.get());
+    f("stream_evictions_heard", stream_evictions_heard.get());
   }
 };
 

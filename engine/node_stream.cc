@@ -247,25 +247,37 @@ void Node::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_
 // Delivers what is in order: every message of every batch held from
 // deliver_next on, a message in pieces once all its pieces are here. Stops
 // at a gap, or when the delivery ring is full (the rest waits for the
-// application).
-void Node::deliver_stream(StreamState& s) {
+// application: since when it waits with nothing taken is noted for the
+// slow-member policy). A member that left the stream for being slow
+// delivers nothing more: the batches that arrived in order only move it on.
+void Node::deliver_stream(StreamState& s, uint64_t now) {
   s.missing = StreamState::kNoBatch;
+  bool took = false;
   while (s.deliver_next < s.received_end) {
     BatchSlot& b = s.slot_of(s.deliver_next);
     if (b.payload == nullptr || b.batch != s.deliver_next) {  // a gap: wait for it
       s.missing = s.deliver_next;
-      return;
+      break;
     }
     const uint8_t* base = rte_pktmbuf_mtod(b.payload, const uint8_t*);
-    if (s.deliver_offset >= b.len) {
+    if (s.evicted || s.deliver_offset >= b.len) {
+      if (s.evicted) counters_.stream_batches_skipped.add();
       ++s.deliver_next;
       s.deliver_offset = 0;
       continue;
     }
     uint32_t used = 0;
-    if (!deliver_message(s, base + s.deliver_offset, &used)) return;
+    const uint64_t seq = s.deliver_seq;
+    const bool went = deliver_message(s, base + s.deliver_offset, &used);
+    took = took || s.deliver_seq != seq;
+    if (!went) {
+      if (used != 0) s.full_since_ns = 0;                            // a piece is missing
+      else if (took || s.full_since_ns == 0) s.full_since_ns = now;  // the ring is full
+      return;
+    }
     s.deliver_offset += used;
   }
+  s.full_since_ns = 0;
 }
 
 // One message from the record at `rec`: handed to the handler or written to
@@ -454,12 +466,18 @@ void Node::pump_streams(uint64_t now) {
       while (form_batch(s, now)) {
       }
     if (s.deliver_next < s.received_end) {
-      deliver_stream(s);
+      deliver_stream(s, now);
+      const uint64_t evict_ns = static_cast<uint64_t>(cfg_.streams.evict_after_ms * 1e6);
+      if (evict_ns > 0 && !s.evicted && s.full_since_ns != 0 && now > s.full_since_ns + evict_ns) evict_self(s, now);
       update_marks(s, now);
       // Still behind: a full ring the application is draining, or a gap.
       if (s.deliver_next < s.received_end) stream_due_ns_ = std::min(stream_due_ns_, now + delay);
       watch_gap(s, now);
       if (streams_failed_) return;
+    }
+    if (s.evicted && s.evict_notice_next < cfg_.nodes) {
+      tell_eviction(s, now);
+      stream_due_ns_ = std::min(stream_due_ns_, now + delay);
     }
     if (s.pub == nullptr) {
       const bool news = s.subtree_mark > s.reported;
@@ -524,7 +542,7 @@ void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, u
   counters_.stream_batches_rx.add();
   hold_batch(*s, batch, detach_payload(m, p.payload_offset), d.payload_len, d.payload_crc, p.payload_seal,
              static_cast<uint32_t>(d.total_len), d.offset, now);
-  deliver_stream(*s);
+  deliver_stream(*s, now);
   update_marks(*s, now);
 }
 
@@ -583,6 +601,56 @@ void Node::watch_gap(StreamState& s, uint64_t now) {
     counters_.stream_gap_timeouts.add();
     fail_streams(now, OpError::NoProgress, s.tree.parent());
   }
+}
+
+// Slow members (StreamOptions::evict_after_ms): this member's application
+// took none of its messages for the deadline, with the ring full. Rather
+// than hold the publisher back any longer it leaves the stream: it delivers
+// nothing more (its application learns it from stream_status()), still
+// forwards every batch to the members below it and reports their progress,
+// and tells every other member.
+void Node::evict_self(StreamState& s, uint64_t now) {
+  s.evicted = true;
+  s.mirror.evicted.store(true, std::memory_order_release);
+  stream_evicted_.store(true, std::memory_order_release);
+  counters_.stream_evicted.add();
+  deliver_stream(s, now);  // what is here already moves it on
+}
+
+// The notice, to each other member in turn (datagrams: one that finds the
+// lane's batch full waits for the next turn).
+void Node::tell_eviction(StreamState& s, uint64_t now) {
+  for (; s.evict_notice_next < cfg_.nodes; ++s.evict_notice_next) {
+    const Rank to = s.evict_notice_next;
+    if (to == cfg_.rank) continue;
+    if (!room(0, link_bytes_ + hdr_data_, now)) return;
+    uint8_t* at;
+    rte_mbuf* h = alloc_frame(addrs_[to], hdr_data_, &at);
+    if (h == nullptr) return;
+    wire::DataBody b{};
+    b.op = s.index;
+    b.root = s.publisher;
+    b.segment = cfg_.rank;
+    b.segment_bytes = cfg_.segment_bytes;
+    wire::write_data(at, origin(), b, wire::kFlagStream | wire::kFlagSignal | wire::kFlagEvicted | seal_flag_,
+                     wire::FrameType::Datagram);
+    put_payload_seal(at, wire::Seal{});
+    tx_push(0, h);
+  }
+}
+
+void Node::handle_stream_eviction(const wire::Parsed& p) {
+  const wire::DataBody& d = p.data;
+  StreamState* s = find_stream(d.root, d.op);
+  if (s == nullptr || d.segment != p.src) {  // a member tells of itself only
+    counters_.rx_stream_bad.add();
+    return;
+  }
+  if (s->heard_evicted.empty()) s->heard_evicted.assign(cfg_.nodes, false);  // once per stream, control path
+  if (s->heard_evicted[p.src]) return;  // a copy of the notice
+  s->heard_evicted[p.src] = true;
+  counters_.stream_evictions_heard.add();
+  s->mirror.evicted_members.fetch_add(1, std::memory_order_relaxed);
 }
 
 // ---------------------------------------------------------------- frames

@@ -54,6 +54,10 @@ inline constexpr uint16_t kFlagStream = 8;
 // or the publisher, carried unchanged by every forwarder) and every frame
 // then its own seal, a tag over everything from the frame header to it.
 inline constexpr uint16_t kFlagSealed = 16;
+// On a stream's datagram (with kFlagStream): the member `segment` names left
+// the stream `op` of publisher `root` for being slow (StreamOptions::
+// evict_after_ms); every other member hears it.
+inline constexpr uint16_t kFlagEvicted = 32;
 
 
 struct FrameHeader {

@@ -268,6 +268,8 @@ std::vector<Member::StreamStats> Member::streams() const {
     s.frames_held = m.batches_held.load(std::memory_order_relaxed);
     s.slowest = m.slowest.load(std::memory_order_relaxed);
     s.slowest_lag = m.slowest_lag.load(std::memory_order_relaxed);
+    s.evicted = m.evicted.load(std::memory_order_acquire);
+    s.evicted_members = m.evicted_members.load(std::memory_order_relaxed);
     out.push_back(s);
   }
   return out;
@@ -284,7 +286,14 @@ std::vector<Member::PeerStats> Member::peers() const {
 }
 
 Status Member::stream_status() const {
-  return status_of(node_->stream_error(), node_->stream_error_peer(), "streams");
+  Status s = status_of(node_->stream_error(), node_->stream_error_peer(), "streams");
+  if (s.ok() && node_->stream_evicted()) {
+    s.error = ErrorKind::Evicted;
+    s.message = "streams: this member left a stream for being slow - its application took none of its messages "
+                "for " + std::to_string(node_->config().streams.evict_after_ms) +
+                " ms (StreamOptions::evict_after_ms); streams() says which";
+  }
+  return s;
 }
 
 }  // namespace lanecast

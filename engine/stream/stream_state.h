@@ -55,6 +55,8 @@ struct StreamMirror {
   std::atomic<uint64_t> batches_held{0};     // received here, not yet let go
   std::atomic<uint32_t> slowest{UINT32_MAX}; // the member furthest behind below this one
   std::atomic<uint64_t> slowest_lag{0};      // batches it is behind what this member holds
+  std::atomic<bool> evicted{false};          // this member left the stream for being slow
+  std::atomic<uint32_t> evicted_members{0};  // members that left it so, as heard here
 };
 
 struct StreamState {
@@ -75,6 +77,13 @@ struct StreamState {
   uint64_t missing = kNoBatch;
   uint64_t gap = kNoBatch;     // the gap watched, since gap_since_ns
   uint64_t gap_since_ns = 0;
+  // Slow members (StreamOptions::evict_after_ms): since when the delivery
+  // ring has been full with nothing taken (0: it is not), whether this
+  // member left the stream, the next member to tell, and who was heard to.
+  uint64_t full_since_ns = 0;
+  bool evicted = false;
+  uint32_t evict_notice_next = 0;
+  std::vector<bool> heard_evicted;
   std::vector<uint64_t> child_mark;  // each child's subtree delivered every batch below
   std::vector<uint32_t> child_slowest;  // ... and the member of it furthest behind
   uint64_t subtree_mark = 0;   // min of ours and the children's

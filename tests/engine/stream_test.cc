@@ -302,6 +302,52 @@ TEST(Streams, TheLargestMessageFitsTheWindow) {
   }
 }
 
+// A member whose application takes none of its messages (member 2 never
+// calls next()): by default it holds the publisher back - nothing is
+// dropped, publish() says WouldBlock once the window is full; with
+// evict_after_ms the member leaves the stream after that long with its ring
+// full, the others get every message, and every member hears who left.
+TEST(Streams, ASlowMemberHoldsThePublisherBackUnlessTheGroupEvictsIt) {
+  for (const double evict_ms : {0.0, 100.0}) {
+    SCOPED_TRACE("evict_after_ms " + std::to_string(evict_ms));
+    GroupOptions o = options(4, 1);  // a chain: member 2 forwards to member 3
+    o.streams.evict_after_ms = evict_ms;
+    auto g = engine().create_local_group(o);
+    const std::vector<uint32_t> sizes{64};
+    std::vector<Check> checks(4);
+    for (auto& c : checks) c.next_seq.assign(4, 0);
+    for (Rank r : {0u, 1u, 3u}) g->member(r).on_message([&, r](const StreamMessage& m) { checks[r].take(m, sizes); });
+    Publisher p = g->member(0).open_stream(0);
+    constexpr uint64_t kMessages = 40000;
+    uint64_t published = 0;
+    for (; published < kMessages; ++published)
+      if (p.publish_for(message(0, published, sizes), 500ms) != PublishResult::Ok) break;
+    if (evict_ms == 0) {
+      EXPECT_LT(published, kMessages) << "the slow member held the publisher back";
+      EXPECT_EQ(g->member(2).stream_status().error, ErrorKind::None);
+      continue;
+    }
+    ASSERT_EQ(published, kMessages) << p.status().message;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (p.stable() < kMessages && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    for (Rank r : {0u, 1u, 3u}) {
+      EXPECT_EQ(checks[r].error, "") << "rank " << r;
+      EXPECT_EQ(checks[r].delivered, kMessages) << "rank " << r;
+    }
+    EXPECT_EQ(g->member(2).stream_status().error, ErrorKind::Evicted) << g->member(2).stream_status().message;
+    ASSERT_EQ(g->member(2).streams().size(), 1u);
+    EXPECT_TRUE(g->member(2).streams()[0].evicted);
+    for (Rank r : {0u, 1u, 3u}) {
+      const auto heard_by = std::chrono::steady_clock::now() + 5s;
+      while (g->member(r).streams()[0].evicted_members == 0 && std::chrono::steady_clock::now() < heard_by)
+        std::this_thread::sleep_for(1ms);
+      EXPECT_EQ(g->member(r).streams()[0].evicted_members, 1u) << "rank " << r;
+      EXPECT_FALSE(g->member(r).streams()[0].evicted);
+      EXPECT_TRUE(g->member(r).stream_status().ok());
+    }
+  }
+}
+
 TEST(Streams, RefusesWhatItCannotDo) {
   auto g = engine().create_local_group(options(3, 1));
   EXPECT_THROW(g->member(0).open_stream(1), std::invalid_argument);  // streams_per_member is 1
