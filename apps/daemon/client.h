@@ -23,7 +23,7 @@
 #include <string>
 
 #include "apps/daemon/shm_layout.h"
-#include "engine/stream/delivery_reader.h"
+#include "ipc/delivery_reader.h"
 
 namespace lanecast::daemon {
 

@@ -28,7 +28,7 @@
 #include <cstdint>
 
 #include "engine/stream/batch_format.h"
-#include "engine/stream/record_ring.h"
+#include "ipc/record_ring.h"
 
 namespace lanecast::daemon {
 

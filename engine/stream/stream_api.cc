@@ -11,7 +11,7 @@
 #include "engine/node.h"
 #include "engine/poller.h"
 #include "engine/stream/back_off.h"
-#include "engine/stream/delivery_reader.h"
+#include "ipc/delivery_reader.h"
 
 namespace lanecast {
 
