@@ -14,7 +14,9 @@
 #include <span>
 #include <vector>
 
+#include "ipc/client_file.h"
 #include "ipc/delivery_reader.h"
+#include "ipc/notice_ring.h"
 #include "ipc/record_ring.h"
 
 namespace lanecast::ipc {
@@ -267,6 +269,89 @@ TEST(DeliveryReaderAgainstScribbles, AShortRecordIsSkippedAndCounted) {
   }
   EXPECT_LT(calls, 100);
   EXPECT_FALSE(reader.corrupt());
+}
+
+// The notice ring: the daemon's producer side against a scribbled tail, the
+// application's consumer side against records of the wrong size.
+TEST(NoticeRingAgainstScribbles, AScribbledTailStopsTheDaemonNotMovesIt) {
+  Block b(NoticeRing::capacity());
+  NoticeRing daemon(RecordRing::fresh(b.mem.get(), NoticeRing::capacity()));
+  NoticeRing app(RecordRing::shared(b.h, NoticeRing::capacity()));
+  ASSERT_TRUE(app.valid());
+  for (uint32_t i = 0; i < NoticeRing::kNotices; ++i) ASSERT_TRUE(daemon.push(Notice{Notice::Evicted, i, i}));
+  EXPECT_FALSE(daemon.push(Notice{}));  // full
+  EXPECT_FALSE(daemon.corrupt());
+  for (uint32_t i = 0; i < 10; ++i) {
+    const auto n = app.pop();
+    ASSERT_TRUE(n.has_value());
+    EXPECT_EQ(n->peer, i);
+  }
+  b.h->tail.store(~uint64_t{0} - 7);
+  EXPECT_FALSE(daemon.push(Notice{}));
+  EXPECT_TRUE(daemon.corrupt());
+
+  Block c(NoticeRing::capacity());
+  RecordRing raw = RecordRing::fresh(c.mem.get(), NoticeRing::capacity());
+  NoticeRing reader(RecordRing::shared(c.h, NoticeRing::capacity()));
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_NE(raw.reserve(i % 3 == 0 ? sizeof(Notice) : 3, 0), nullptr);
+    raw.commit();
+  }
+  int got = 0;
+  for (int i = 0; i < 40; ++i) got += reader.pop().has_value();
+  EXPECT_EQ(got, 7);
+}
+
+// A client's whole file as the application receives it: every header word
+// that disagrees with the layout its sizes make is refused, and any file
+// accepted has its rings inside the mapping.
+TEST(ClientFileAgainstScribbles, AHeaderThatDisagreesWithItsLayoutIsRefused) {
+  const auto lay = client_layout(Role::Both, 8192, 16384);
+  ASSERT_TRUE(lay.has_value());
+  auto fresh = [&] {
+    std::unique_ptr<uint8_t, Block::Free> m(static_cast<uint8_t*>(::operator new(lay->bytes, std::align_val_t{64})));
+    std::memset(m.get(), 0, lay->bytes);
+    make_client_file(m.get(), *lay, {1, 0, 1, 1000});
+    return m;
+  };
+  {
+    auto m = fresh();
+    std::string why;
+    const auto v = open_client_file(m.get(), lay->bytes, &why);
+    ASSERT_TRUE(v.has_value()) << why;
+    EXPECT_EQ(v->id.max_message, 1000u);
+    EXPECT_FALSE(open_client_file(m.get(), lay->bytes - 64, &why).has_value());
+    EXPECT_FALSE(open_client_file(m.get(), lay->bytes + 64, &why).has_value());
+  }
+  const size_t fields[] = {offsetof(ClientHeader, magic),           offsetof(ClientHeader, version),
+                           offsetof(ClientHeader, file_bytes),      offsetof(ClientHeader, notice_offset),
+                           offsetof(ClientHeader, publish_offset),  offsetof(ClientHeader, delivery_offset),
+                           offsetof(ClientHeader, publish_capacity), offsetof(ClientHeader, delivery_capacity)};
+  for (const size_t f : fields)
+    for (const uint64_t v : kAdversarial) {
+      auto m = fresh();
+      uint64_t old;
+      std::memcpy(&old, m.get() + f, 8);
+      if (f == offsetof(ClientHeader, version)) {
+        const uint32_t v32 = static_cast<uint32_t>(v);
+        if (v32 == kFormatVersion) continue;
+        std::memcpy(m.get() + f, &v32, 4);
+      } else {
+        if (v == old) continue;
+        std::memcpy(m.get() + f, &v, 8);
+      }
+      std::string why;
+      EXPECT_FALSE(open_client_file(m.get(), lay->bytes, &why).has_value()) << "field at " << f << " = " << v;
+    }
+  // Ring headers whose magic or capacity disagree with the layout.
+  for (const uint64_t ring : {lay->notice, lay->publish, lay->delivery})
+    for (const size_t f : {offsetof(RecordRingHeader, magic), offsetof(RecordRingHeader, capacity)}) {
+      auto m = fresh();
+      const uint64_t v = 1 << 20;
+      std::memcpy(m.get() + ring + f, &v, 8);
+      std::string why;
+      EXPECT_FALSE(open_client_file(m.get(), lay->bytes, &why).has_value()) << ring << " " << f;
+    }
 }
 
 }  // namespace
