@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets in build-fuzz (clang, ASan + UBSan, every
 # finding fatal), checks that the committed seed corpus is what
 # make_fuzz_corpus writes, and fuzzes each target for SECONDS (default 60),
-# both at once (one core each). Any crash, sanitizer report, leak, failed
+# all at once. Any crash, sanitizer report, leak, failed
 # check or input slower than 30 s fails the run; the input is kept in
 # build-fuzz/findings/ and the target's log in build-fuzz/fuzz-<target>.log.
 # Ends with a line "N passed, N failed" (targets).
@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 seconds=${1:-60}
-targets=(wire_fuzz node_fuzz)
+targets=(wire_fuzz node_fuzz shm_fuzz)
 
 if [[ ! -f build-fuzz/build.ninja ]]; then
   # -O1 -g1 (after debugoptimized's -O2 -g): compiles about twice as fast
