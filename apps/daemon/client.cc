@@ -56,8 +56,10 @@ std::unique_ptr<Client> Client::connect(const ClientOptions& o) {
   h.delivery_bytes = o.delivery_bytes;
   // As given: the daemon judges the name (and says why it refuses one).
   std::memcpy(h.name, o.name.data(), std::min(o.name.size(), sizeof h.name));
-  if (::send(c->fd_, &h, sizeof h, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof h))
-    throw std::runtime_error(std::string("daemon: cannot send hello: ") + std::strerror(errno));
+  // A daemon that refused the connection before the hello arrived has its
+  // answer waiting even when the hello cannot go: read it either way.
+  const bool sent = ::send(c->fd_, &h, sizeof h, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof h);
+  const int send_errno = errno;
   ipc::Welcome w;
   int fd = -1;
   pollfd p{c->fd_, POLLIN, 0};
@@ -70,6 +72,7 @@ std::unique_ptr<Client> Client::connect(const ClientOptions& o) {
   }
   if (got != static_cast<ssize_t>(sizeof w)) {
     if (fd >= 0) ::close(fd);
+    if (!sent) throw std::runtime_error(std::string("daemon: cannot send hello: ") + std::strerror(send_errno));
     throw std::runtime_error("daemon at " + sock + " did not answer" + (got < 0 ? std::string(": ") + std::strerror(errno) : ""));
   }
   w.reason[sizeof w.reason - 1] = '\0';

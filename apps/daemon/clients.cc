@@ -94,7 +94,9 @@ void ClientTable::refuse(Local& c, Refusal why, const std::string& text) {
   std::snprintf(w.reason, sizeof w.reason, "%s", text.c_str());
   ipc::send_with_fd(c.fd, &w, sizeof w, -1);
   ++counters_.refused[static_cast<size_t>(why)];
-  ::shutdown(c.fd, SHUT_RDWR);
+  // Only this side's writing ends: a client whose hello is still on its way
+  // can send it and then read the answer (drop() reads what came).
+  ::shutdown(c.fd, SHUT_WR);
   if (!c.ready) --unanswered_;
   c.ready = false;
   c.gone = true;
