@@ -16,6 +16,7 @@ packages=(
   libpmix-dev openmpi-bin       # the PMIx bootstrap; mpirun for its test (tests/net/pmix_test.sh)
   libpcap-dev                   # lanecast replay and record (pcap, pcapng)
   iproute2 python3 tcpdump        # tests; tools/plot_plan.py also wants python3-matplotlib
+  passwd util-linux             # tests/security: groupadd and gpasswd, setpriv (clients as other users)
 )
 # The sanitizer build (tools/test.sh --sanitize) needs nothing more: GCC's
 # ASan and UBSan runtimes come with build-essential. The fuzzers need clang,

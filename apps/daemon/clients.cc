@@ -216,8 +216,8 @@ uint32_t ClientTable::poll_control(uint64_t now_ns) {
     }
     if (c.ready) c.view.header->heartbeat_ns.store(now_ns, std::memory_order_relaxed);
   }
-  std::vector<pollfd> fds;
-  fds.reserve(clients_.size() + 1);
+  std::vector<pollfd>& fds = pollfds_;  // kept: no allocation per poll once it has grown
+  fds.clear();
   for (const auto& c : clients_) fds.push_back(pollfd{c->closing ? -1 : c->fd, POLLIN, 0});
   fds.push_back(pollfd{listen_fd_, POLLIN, 0});
   if (::poll(fds.data(), fds.size(), 0) <= 0) return work;

@@ -16,6 +16,8 @@
 // is published. Every refusal is counted under its reason.
 #pragma once
 
+#include <poll.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -127,6 +129,7 @@ class ClientTable {
   uint32_t unanswered_ = 0;
   bool stopping_ = false;
   std::vector<std::unique_ptr<Local>> clients_;
+  std::vector<pollfd> pollfds_;
   ClientTableCounters counters_;
 };
 
