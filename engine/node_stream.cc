@@ -301,7 +301,7 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
     if (handler) {
       handler_(dh, rec + kHeadBytes, piece);
     } else {
-      uint8_t* dst = delivery_.reserve(static_cast<uint32_t>(sizeof dh + piece), 0);
+      uint8_t* dst = delivery_.reserve(sizeof dh + piece, 0);
       if (dst == nullptr) {
         counters_.stream_delivery_full.add();
         *used = 0;
@@ -353,7 +353,7 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
   if (handler) {
     dst = reassembly_.data();
   } else {
-    dst = delivery_.reserve(static_cast<uint32_t>(sizeof dh + h.message_len), 0);
+    dst = delivery_.reserve(sizeof dh + uint64_t{h.message_len}, 0);
     if (dst == nullptr) {
       counters_.stream_delivery_full.add();
       *used = 0;

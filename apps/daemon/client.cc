@@ -1,19 +1,19 @@
 #include "apps/daemon/client.h"
 
-#include "engine/stream/back_off.h"
-
-#include <fcntl.h>
 #include <poll.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+
+#include "engine/stream/back_off.h"
+#include "ipc/fd_passing.h"
+#include "ipc/protocol.h"
 
 namespace lanecast::daemon {
 namespace {
@@ -26,6 +26,18 @@ uint64_t mono_ns() {
 
 }  // namespace
 
+const char* describe(Closed c) {
+  switch (c) {
+    case Closed::No: return "open";
+    case Closed::Evicted: return "evicted by the daemon (too slow, or its memory made no sense)";
+    case Closed::DaemonStopping: return "the daemon is shutting down";
+    case Closed::DaemonGone: return "the daemon is gone (its socket hung up)";
+    case Closed::DaemonSilent: return "the daemon's heartbeat stands still (hung?)";
+    case Closed::Corrupt: return "a ring the daemon writes makes no sense";
+  }
+  return "?";
+}
+
 std::unique_ptr<Client> Client::connect(const ClientOptions& o) {
   const std::string sock = o.dir + "/control.sock";
   sockaddr_un addr{};
@@ -33,64 +45,71 @@ std::unique_ptr<Client> Client::connect(const ClientOptions& o) {
   if (sock.size() >= sizeof addr.sun_path) throw std::runtime_error("daemon directory path too long: " + o.dir);
   std::memcpy(addr.sun_path, sock.c_str(), sock.size() + 1);
   std::unique_ptr<Client> c(new Client());
+  c->silent_after_ns_ = static_cast<uint64_t>(std::max<int64_t>(0, o.daemon_silent_after.count()));
   c->fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (c->fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
   if (::connect(c->fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
     throw std::runtime_error("no lanecast daemon at " + sock + ": " + std::strerror(errno));
-  Hello h;
+  ipc::Hello h;
   h.role = static_cast<uint8_t>(o.role);
   h.publish_bytes = o.publish_bytes;
   h.delivery_bytes = o.delivery_bytes;
-  std::strncpy(h.name, o.name.c_str(), sizeof h.name - 1);
-  if (::send(c->fd_, &h, sizeof h, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof h))
-    throw std::runtime_error(std::string("daemon: cannot send hello: ") + std::strerror(errno));
-  Welcome w;
+  // As given: the daemon judges the name (and says why it refuses one).
+  std::memcpy(h.name, o.name.data(), std::min(o.name.size(), sizeof h.name));
+  // A daemon that refused the connection before the hello arrived has its
+  // answer waiting even when the hello cannot go: read it either way.
+  const bool sent = ::send(c->fd_, &h, sizeof h, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof h);
+  const int send_errno = errno;
+  ipc::Welcome w;
+  int fd = -1;
   pollfd p{c->fd_, POLLIN, 0};
-  if (::poll(&p, 1, 10'000) != 1 || ::recv(c->fd_, &w, sizeof w, 0) != static_cast<ssize_t>(sizeof w))
-    throw std::runtime_error("daemon at " + sock + " did not answer");
-  w.file[sizeof w.file - 1] = '\0';
-  if (w.status != 0) throw std::runtime_error(std::string("daemon refused: ") + w.file);
-  const int f = ::open(w.file, O_RDWR | O_CLOEXEC);
-  if (f < 0) throw std::runtime_error(std::string("cannot open ") + w.file + ": " + std::strerror(errno));
-  struct stat st{};
-  if (::fstat(f, &st) != 0 || static_cast<uint64_t>(st.st_size) != w.file_bytes) {
-    ::close(f);
-    throw std::runtime_error(std::string(w.file) + " is not the size the daemon said");
+  ssize_t got = -1;
+  if (::poll(&p, 1, 10'000) == 1) {
+    got = ipc::recv_with_fd(c->fd_, &w, sizeof w, &fd);
+    // A daemon that refused before it read the hello reset the connection
+    // when it closed; its answer is still there to read.
+    if (got < 0 && errno == ECONNRESET) got = ipc::recv_with_fd(c->fd_, &w, sizeof w, &fd);
   }
-  c->map_bytes_ = w.file_bytes;
-  c->map_ = ::mmap(nullptr, c->map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
-  ::close(f);
-  if (c->map_ == MAP_FAILED) {
-    c->map_ = nullptr;
-    throw std::runtime_error(std::string("mmap ") + w.file + ": " + std::strerror(errno));
+  if (got != static_cast<ssize_t>(sizeof w)) {
+    if (fd >= 0) ::close(fd);
+    if (!sent) throw std::runtime_error(std::string("daemon: cannot send hello: ") + std::strerror(send_errno));
+    throw std::runtime_error("daemon at " + sock + " did not answer" + (got < 0 ? std::string(": ") + std::strerror(errno) : ""));
   }
-  auto* base = static_cast<uint8_t*>(c->map_);
-  c->header_ = reinterpret_cast<ClientHeader*>(base);
-  if (c->header_->magic != kClientMagic || c->header_->version != kLayoutVersion)
-    throw std::runtime_error(std::string(w.file) + " is not a lanecast client file of this version");
-  c->control_ = reinterpret_cast<ControlRing*>(base + c->header_->control_offset);
-  if (c->header_->publish_offset)
-    c->publish_ = engine::stream::RecordRing(reinterpret_cast<engine::stream::RecordRingHeader*>(base + c->header_->publish_offset));
-  if (c->header_->delivery_offset)
-    c->delivery_ = engine::stream::DeliveryReader(reinterpret_cast<engine::stream::RecordRingHeader*>(base + c->header_->delivery_offset));
+  w.reason[sizeof w.reason - 1] = '\0';
+  if (w.status != 0) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error(std::string("daemon refused (") + ipc::refusal_name(static_cast<ipc::Refusal>(w.status)) +
+                             "): " + w.reason);
+  }
+  if (fd < 0) throw std::runtime_error("daemon at " + sock + " sent no memory with its welcome");
+  std::string why;
+  c->mem_ = ipc::SharedMemory::adopt(fd, w.file_bytes, &why);
+  if (!c->mem_) throw std::runtime_error("the daemon's memory: " + why);
+  c->mem_->close_fd();
+  auto view = ipc::open_client_file(c->mem_->data(), c->mem_->size(), &why);
+  if (!view) throw std::runtime_error("the daemon's memory: " + why);
+  if (view->layout.role != o.role) throw std::runtime_error("the daemon's memory is laid out for another role");
+  c->view_ = *view;
   return c;
 }
 
 Client::~Client() {
-  if (map_ != nullptr) ::munmap(map_, map_bytes_);
   if (fd_ >= 0) ::close(fd_);  // the daemon sees it close and lets the client go
 }
 
 Publish Client::publish(std::span<const std::byte> message) {
-  if (!publish_.valid() || header_->evicted.load(std::memory_order_acquire) ||
-      header_->daemon_stopping.load(std::memory_order_acquire))
-    return Publish::Closed;
-  if (message.size() > header_->max_message || message.size() > publish_.max_record()) return Publish::TooLarge;
-  uint8_t* at = publish_.reserve(static_cast<uint32_t>(message.size()), 0);
-  if (at == nullptr) return Publish::WouldBlock;
+  if (!view_.publish.valid() || gone_ != Closed::No || evicted() || daemon_stopping()) return Publish::Closed;
+  if (message.size() > view_.id.max_message) return Publish::TooLarge;
+  uint8_t* at = view_.publish.reserve(message.size(), 0);
+  if (at == nullptr) {
+    if (view_.publish.corrupt()) {
+      gone_ = Closed::Corrupt;
+      return Publish::Closed;
+    }
+    return Publish::WouldBlock;
+  }
   if (!message.empty()) std::memcpy(at, message.data(), message.size());
-  publish_.commit();
-  ++written_;
+  view_.publish.commit();
   return Publish::Ok;
 }
 
@@ -98,33 +117,55 @@ Publish Client::publish_for(std::span<const std::byte> message, std::chrono::nan
   const uint64_t deadline = mono_ns() + static_cast<uint64_t>(std::max<int64_t>(0, timeout.count()));
   for (uint32_t tries = 0;; ++tries) {
     const Publish r = publish(message);
-    if (r != Publish::WouldBlock || mono_ns() >= deadline) return r;
+    if (r != Publish::WouldBlock) return r;
+    if (closed() != Closed::No) return Publish::Closed;
+    if (mono_ns() >= deadline) return r;
     engine::stream::back_off(tries);
   }
 }
 
-bool Client::next(Message& out) { return delivery_.next(out); }
+bool Client::next(Message& out) {
+  if (view_.delivery.next(out)) return true;
+  if (view_.delivery.corrupt()) gone_ = Closed::Corrupt;
+  return false;
+}
 
 bool Client::next_for(Message& out, std::chrono::nanoseconds timeout) {
   const uint64_t deadline = mono_ns() + static_cast<uint64_t>(std::max<int64_t>(0, timeout.count()));
   for (uint32_t tries = 0;; ++tries) {
     if (next(out)) return true;
-    if (mono_ns() >= deadline || evicted() || daemon_stopping()) return false;
+    if (closed() != Closed::No || mono_ns() >= deadline) return false;
     engine::stream::back_off(tries);
   }
 }
 
-std::optional<Notice> Client::notice() {
-  Notice n;
-  if (control_->pop(n)) return n;
-  return std::nullopt;
+std::optional<Notice> Client::notice() { return view_.notices.pop(); }
+
+bool Client::daemon_hung_up() {
+  pollfd p{fd_, POLLIN, 0};
+  if (::poll(&p, 1, 0) != 1) return false;
+  if (p.revents & (POLLHUP | POLLERR)) return true;
+  // The daemon says nothing after its welcome: readable means its end closed.
+  char b;
+  const ssize_t n = ::recv(fd_, &b, 1, MSG_DONTWAIT | MSG_PEEK);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
-bool Client::evicted() const { return header_->evicted.load(std::memory_order_acquire) != 0; }
-bool Client::daemon_stopping() const { return header_->daemon_stopping.load(std::memory_order_acquire) != 0; }
-uint32_t Client::rank() const { return header_->rank; }
-uint32_t Client::client_id() const { return header_->client_id; }
-uint64_t Client::max_message() const { return header_->max_message; }
-uint64_t Client::published() const { return header_->published.load(std::memory_order_acquire); }
+Closed Client::closed() {
+  if (gone_ != Closed::No) return gone_;
+  if (evicted()) return Closed::Evicted;
+  if (daemon_stopping()) return Closed::DaemonStopping;
+  if (daemon_hung_up()) return gone_ = Closed::DaemonGone;
+  if (silent_after_ns_ != 0) {
+    const uint64_t beat = view_.header->heartbeat_ns.load(std::memory_order_relaxed);
+    const uint64_t now = mono_ns();
+    if (beat != 0 && now > beat && now - beat > silent_after_ns_) return Closed::DaemonSilent;
+  }
+  return Closed::No;
+}
+
+bool Client::evicted() const { return view_.header->evicted.load(std::memory_order_acquire) != 0; }
+bool Client::daemon_stopping() const { return view_.header->daemon_stopping.load(std::memory_order_acquire) != 0; }
+uint64_t Client::published() const { return view_.header->published.load(std::memory_order_acquire); }
 
 }  // namespace lanecast::daemon

@@ -7,11 +7,19 @@
 //   c->publish(bytes);                       // Ok, or WouldBlock: try again
 //   lanecast::daemon::Message m;
 //   while (c->next_for(m, 10ms)) use(m.data);
+//   if (c->closed() != Closed::No) puts(describe(c->closed()));
 //
 // One thread at a time per Client. Every message published by any client of
 // any member's daemon reaches every subscriber of every member, in each
 // daemon's order, exactly once - unless the subscriber falls so far behind
 // that its daemon evicts it (evicted(); the daemon's --evict-after).
+//
+// The library checks what the daemon sends as the daemon checks what it
+// gets (ipc/): the memory it is handed must be a sealed memfd laid out as
+// its header's sizes say, and a ring that stops making sense closes the
+// client instead of sending it astray. The waits (next_for, publish_for)
+// watch the daemon: its socket hanging up (it died, even by SIGKILL) or its
+// heartbeat standing still (it hangs) ends them with the reason.
 #pragma once
 
 #include <chrono>
@@ -22,17 +30,24 @@
 #include <span>
 #include <string>
 
-#include "apps/daemon/shm_layout.h"
-#include "engine/stream/delivery_reader.h"
+#include "ipc/client_file.h"
+#include "ipc/notice_ring.h"
+#include "ipc/shared_memory.h"
 
 namespace lanecast::daemon {
+
+using ipc::Notice;
+using ipc::Role;
 
 struct ClientOptions {
   std::string dir;             // the daemon's directory (its --dir)
   Role role = Role::Both;
   uint64_t publish_bytes = 0;  // ring sizes; 0: the daemon's defaults
   uint64_t delivery_bytes = 0;
-  std::string name;            // shown by `lanecast stat`
+  std::string name;            // shown by `lanecast stat`: at most 31 printable ASCII bytes
+  // A daemon whose heartbeat is older than this is taken for hung (Closed::
+  // DaemonSilent) while it stays so; 0: never. It beats every millisecond.
+  std::chrono::nanoseconds daemon_silent_after = std::chrono::seconds(10);
 };
 
 struct Message {
@@ -45,38 +60,57 @@ struct Message {
 
 enum class Publish : uint8_t { Ok, WouldBlock, TooLarge, Closed };
 
+// Why a client can go on no longer (No: it can).
+enum class Closed : uint8_t {
+  No,
+  Evicted,         // the daemon dropped it: too slow, or its memory made no sense
+  DaemonStopping,  // the daemon is shutting down
+  DaemonGone,      // the daemon's socket hung up: it exited or was killed
+  DaemonSilent,    // the daemon's heartbeat stands still (for daemon_silent_after)
+  Corrupt,         // a ring the daemon writes makes no sense
+};
+const char* describe(Closed c);
+
 class Client {
  public:
-  // Throws std::runtime_error saying why (no daemon there, refused, ...).
+  // Throws std::runtime_error saying why (no daemon there, refused and why,
+  // a file that does not check out, ...).
   static std::unique_ptr<Client> connect(const ClientOptions& o);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
+  // Never waits, no system call. Closed: closed() says why.
   Publish publish(std::span<const std::byte> message);
+  // Waits up to `timeout` for room, watching the daemon as it waits.
   Publish publish_for(std::span<const std::byte> message, std::chrono::nanoseconds timeout);
+  // The next message, if one is there; no system call.
   bool next(Message& out);
+  // Waits up to `timeout`; false at the timeout or when the client is
+  // closed (closed() != No says why).
   bool next_for(Message& out, std::chrono::nanoseconds timeout);
   // The daemon's notices (a failed stream, eviction, shutdown), oldest first.
   std::optional<Notice> notice();
+  // Why the client can go on no longer, looking now: its own state, the
+  // daemon's flags, its socket (one poll), its heartbeat.
+  Closed closed();
 
   bool evicted() const;
   bool daemon_stopping() const;
-  uint32_t rank() const;        // the daemon's member
-  uint32_t client_id() const;
-  uint64_t max_message() const;
+  uint32_t rank() const { return view_.id.rank; }  // the daemon's member
+  uint32_t client_id() const { return view_.id.client_id; }
+  uint64_t max_message() const { return view_.id.max_message; }
   uint64_t published() const;   // messages this client's daemon took from it
+  uint64_t skipped() const { return view_.delivery.skipped(); }  // delivery records too short for a message
 
  private:
   Client() = default;
+  bool daemon_hung_up();
   int fd_ = -1;
-  void* map_ = nullptr;
-  size_t map_bytes_ = 0;
-  ClientHeader* header_ = nullptr;
-  ControlRing* control_ = nullptr;
-  engine::stream::RecordRing publish_;
-  engine::stream::DeliveryReader delivery_;  // lends each message until the next next()
-  uint64_t written_ = 0;
+  std::optional<ipc::SharedMemory> mem_;
+  ipc::ClientView view_;
+  Closed gone_ = Closed::No;  // for good: the socket hung up, or a ring broke
+  uint64_t silent_after_ns_ = 0;
 };
 
 }  // namespace lanecast::daemon

@@ -1,227 +1,243 @@
 #include "apps/daemon/clients.h"
 
-#include <fcntl.h>
 #include <poll.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <new>
-#include <stdexcept>
+
+#include "ipc/delivered_head.h"
+#include "ipc/fd_passing.h"
+#include "ipc/shared_memory.h"
 
 namespace lanecast::daemon {
 
-using engine::stream::RecordRing;
+using ipc::Refusal;
 
 struct ClientTable::Local {
   uint32_t id = 0;
   int fd = -1;
-  bool ready = false;  // the hello was answered
+  uint64_t accepted_ns = 0;
+  PeerCredentials cred;
+  bool ready = false;    // welcomed: it has its memory
+  bool gone = false;     // refused, cut off or hung up with nothing left: dropped at the next poll
+  bool closing = false;  // hung up: what it committed is still published, then it goes
+  bool evicted = false;
   std::string name;
-  Role role = Role::Both;
-  int pid = 0;
-  std::string file;
-  void* map = nullptr;
-  size_t bytes = 0;
-  ClientHeader* h = nullptr;
-  ControlRing* control = nullptr;
-  RecordRing publish, delivery;
+  ipc::Role role = ipc::Role::Both;
+  std::optional<ipc::SharedMemory> mem;
+  ipc::DaemonView view;  // made from the daemon's layout; the daemon's positions live here
   uint64_t last_offer = 0;     // the last delivery it took
   uint64_t blocked_since = 0;  // its ring has been full since (0: not full)
-  bool evicted = false;
-  bool closing = false;        // hung up: its committed messages are still published, then it goes
   uint64_t messages_in = 0, bytes_in = 0, messages_out = 0, bytes_out = 0;
-  bool publishes() const { return static_cast<uint8_t>(role) & static_cast<uint8_t>(Role::Publisher); }
-  bool subscribes() const { return static_cast<uint8_t>(role) & static_cast<uint8_t>(Role::Subscriber); }
+  uint64_t too_large = 0, publish_failed = 0;
+  bool publishes() const { return ready && ipc::publishes(role); }
+  bool subscribes() const { return ready && ipc::subscribes(role); }
+  bool active() const { return ready && !gone && !evicted; }
 };
 
-namespace {
-
-std::runtime_error sys_error(const std::string& what) { return std::runtime_error(what + ": " + std::strerror(errno)); }
-
-}  // namespace
-
-ClientTable::ClientTable(std::string dir, const ClientDefaults& d, uint32_t rank, uint32_t group_size,
-                         uint64_t max_message)
-    : dir_(std::move(dir)), defaults_(d), rank_(rank), group_size_(group_size), max_message_(max_message) {
-  if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) throw sys_error("cannot make " + dir_);
-  const std::string sock = dir_ + "/control.sock";
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (sock.size() >= sizeof addr.sun_path) throw std::runtime_error("--dir path too long for a socket: " + dir_);
-  std::memcpy(addr.sun_path, sock.c_str(), sock.size() + 1);
-  listen_fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (listen_fd_ < 0) throw sys_error("socket");
-  // A socket file left by a daemon that died: taken over only if nobody answers on it.
-  if (::access(sock.c_str(), F_OK) == 0) {
-    const int probe = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    const bool alive = probe >= 0 && ::connect(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-    if (probe >= 0) ::close(probe);
-    if (alive) {
-      ::close(listen_fd_);
-      throw std::runtime_error("another daemon serves " + dir_ + " (its control.sock answers)");
-    }
-    ::unlink(sock.c_str());
-  }
-  if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listen_fd_, 64) != 0) {
-    const auto e = sys_error("cannot listen on " + sock);
-    ::close(listen_fd_);
-    throw e;
-  }
+uint64_t ClientTableCounters::refused_total() const {
+  uint64_t n = 0;
+  for (const uint64_t r : refused) n += r;
+  return n;
 }
+
+ClientTable::ClientTable(int listen_fd, const AccessPolicy& access, const ClientLimits& limits, uint32_t rank,
+                         uint32_t group_size, uint64_t max_message)
+    : listen_fd_(listen_fd), access_(access), limits_(limits), rank_(rank), group_size_(group_size),
+      max_message_(max_message) {}
 
 ClientTable::~ClientTable() {
   stopping();
   while (!clients_.empty()) drop(clients_.size() - 1);
-  if (listen_fd_ >= 0) {
-    ::close(listen_fd_);
-    ::unlink((dir_ + "/control.sock").c_str());
-  }
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+}
+
+size_t ClientTable::size() const {
+  return static_cast<size_t>(
+      std::count_if(clients_.begin(), clients_.end(), [](const auto& c) { return c->ready && !c->gone; }));
 }
 
 void ClientTable::accept_new(uint64_t now_ns) {
-  (void)now_ns;
-  for (;;) {
+  // Bounded: a flood of connections is taken a batch per poll.
+  for (int k = 0; k < 64; ++k) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) return;
-    if (clients_.size() >= defaults_.max_clients) {
-      Welcome w;
-      w.status = EBUSY;
-      std::snprintf(w.file, sizeof w.file, "the daemon serves %u clients already (--max-clients)", defaults_.max_clients);
-      ::send(fd, &w, sizeof w, MSG_NOSIGNAL | MSG_DONTWAIT);
-      ::close(fd);
-      ++counters_.refused;
-      continue;
-    }
     auto c = std::make_unique<Local>();
     c->fd = fd;
     c->id = next_id_++;
+    c->accepted_ns = now_ns;
     ucred cred{};
     socklen_t len = sizeof cred;
-    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) c->pid = cred.pid;
+    const bool known = ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof cred;
+    c->cred = PeerCredentials{cred.pid, cred.uid, cred.gid};
+    Local& l = *c;
     clients_.push_back(std::move(c));
+    ++unanswered_;
+    if (!known || !access_.allows(l.cred)) {
+      refuse(l, Refusal::Credentials,
+             "uid " + std::to_string(l.cred.uid) + " may not use this daemon (it serves " + access_.describe() + ")");
+    } else if (static_cast<size_t>(std::count_if(clients_.begin(), clients_.end(),
+                                                 [](const auto& x) { return !x->gone; })) > limits_.max_clients) {
+      refuse(l, Refusal::TooManyClients,
+             "the daemon serves " + std::to_string(limits_.max_clients) + " connections already (--max-clients)");
+    }
   }
 }
 
-// The hello of a new client: its file, laid out and mapped, and the answer.
+void ClientTable::refuse(Local& c, Refusal why, const std::string& text) {
+  ipc::Welcome w;
+  w.status = static_cast<int32_t>(why);
+  std::snprintf(w.reason, sizeof w.reason, "%s", text.c_str());
+  ipc::send_with_fd(c.fd, &w, sizeof w, -1);
+  ++counters_.refused[static_cast<size_t>(why)];
+  // Only this side's writing ends: a client whose hello is still on its way
+  // can send it and then read the answer (drop() reads what came).
+  ::shutdown(c.fd, SHUT_WR);
+  if (!c.ready) --unanswered_;
+  c.ready = false;
+  c.gone = true;
+}
+
+// The hello of a new client: its memory, laid out and mapped, and the answer.
 void ClientTable::answer(Local& c) {
-  Hello h;
-  const ssize_t n = ::recv(c.fd, &h, sizeof h, MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-  Welcome w;
-  auto refuse = [&](const std::string& why) {
-    w.status = EINVAL;
-    std::snprintf(w.file, sizeof w.file, "%s", why.c_str());
-    ::send(c.fd, &w, sizeof w, MSG_NOSIGNAL | MSG_DONTWAIT);
-    ++counters_.refused;
-    ::shutdown(c.fd, SHUT_RDWR);  // dropped at the next poll
-    c.ready = true;
-  };
-  if (n != static_cast<ssize_t>(sizeof h)) return refuse("malformed hello");
-  if (h.version != kLayoutVersion) return refuse("client library of another version");
-  if (h.role < 1 || h.role > 3) return refuse("unknown role");
-  const uint64_t pub = h.publish_bytes ? h.publish_bytes : defaults_.publish_bytes;
-  const uint64_t del = h.delivery_bytes ? h.delivery_bytes : defaults_.delivery_bytes;
-  if (pub < 4096 || del < 4096 || pub > (uint64_t{1} << 32) || del > (uint64_t{1} << 32))
-    return refuse("ring sizes must be 4 KiB .. 4 GiB");
-  h.name[sizeof h.name - 1] = '\0';
-  c.name = h.name;
-  c.role = static_cast<Role>(h.role);
-  const ClientFileLayout lay(c.role, pub, del);
-  c.file = dir_ + "/client-" + std::to_string(c.id);
-  const int f = ::open(c.file.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  // Every page is made real now (posix_fallocate): if the shared-memory
-  // mount has no room, this is a refusal, not a SIGBUS in the daemon's loop.
-  const int why = f < 0 ? errno : ::posix_fallocate(f, 0, static_cast<off_t>(lay.bytes));
-  if (why != 0) {
-    if (f >= 0) ::close(f);
-    ::unlink(c.file.c_str());
-    return refuse(std::string("cannot make its file: ") + std::strerror(why));
-  }
-  void* map = ::mmap(nullptr, lay.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
-  ::close(f);
-  if (map == MAP_FAILED) {
-    ::unlink(c.file.c_str());
-    return refuse(std::string("cannot map its file: ") + std::strerror(errno));
-  }
-  c.map = map;
-  c.bytes = lay.bytes;
-  auto* base = static_cast<uint8_t*>(map);
-  c.h = new (base) ClientHeader{};
-  c.h->magic = kClientMagic;
-  c.h->version = kLayoutVersion;
-  c.h->client_id = c.id;
-  c.h->rank = rank_;
-  c.h->group_size = group_size_;
-  c.h->role = h.role;
-  c.h->control_offset = lay.control;
-  c.h->publish_offset = lay.publish;
-  c.h->delivery_offset = lay.delivery;
-  c.h->max_message = std::min<uint64_t>(max_message_, pub / 2 - 64);
-  c.control = new (base + lay.control) ControlRing();
-  if (lay.publish) c.publish = RecordRing(RecordRing::init(base + lay.publish, pub));
-  if (lay.delivery) c.delivery = RecordRing(RecordRing::init(base + lay.delivery, del));
-  c.last_offer = offers_;  // it takes messages from the next one on
+  // One byte more than a hello: a longer message is no hello either. Any
+  // descriptor a client attaches is not taken (no control buffer: the
+  // kernel closes it).
+  uint8_t buf[sizeof(ipc::Hello) + 1];
+  const ssize_t n = ::recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+  if (n != static_cast<ssize_t>(sizeof(ipc::Hello))) return refuse(c, Refusal::BadHello, "malformed hello");
+  ipc::Hello h;
+  std::memcpy(&h, buf, sizeof h);
+  if (h.version != ipc::kFormatVersion)
+    return refuse(c, Refusal::Version,
+                  "client library of format " + std::to_string(h.version) + ", the daemon speaks " +
+                      std::to_string(ipc::kFormatVersion));
+  if (!ipc::valid_role(h.role)) return refuse(c, Refusal::BadRole, "unknown role");
+  const size_t name_len = strnlen(h.name, sizeof h.name);
+  if (name_len == sizeof h.name || !ipc::valid_client_name(std::string_view(h.name, name_len)))
+    return refuse(c, Refusal::BadName, "a client's name is at most 31 bytes of printable ASCII");
+  c.name.assign(h.name, name_len);
+  c.role = static_cast<ipc::Role>(h.role);
+  const uint64_t pub = ipc::publishes(c.role) ? (h.publish_bytes ? h.publish_bytes : limits_.publish_bytes) : 0;
+  const uint64_t del = ipc::subscribes(c.role) ? (h.delivery_bytes ? h.delivery_bytes : limits_.delivery_bytes) : 0;
+  // A delivery ring must hold the stream's largest message, or that
+  // message could never be handed over.
+  const uint64_t min_delivery = min_delivery_ring(max_message_);
+  if ((pub != 0 && (pub < ipc::kMinRing || pub > limits_.max_ring)) ||
+      (del != 0 && (del < min_delivery || del > limits_.max_ring)))
+    return refuse(c, Refusal::RingSize,
+                  "ring sizes: publish " + std::to_string(ipc::kMinRing) + ".." + std::to_string(limits_.max_ring) +
+                      ", delivery " + std::to_string(min_delivery) + ".." + std::to_string(limits_.max_ring) +
+                      " bytes (--max-ring; a delivery ring holds the largest message twice)");
+  const auto lay = ipc::client_layout(c.role, pub, del);
+  if (!lay) return refuse(c, Refusal::RingSize, "ring sizes out of range");
+  if (memory_ + lay->bytes > limits_.max_memory)
+    return refuse(c, Refusal::MemoryTotal,
+                  "the daemon's clients hold " + std::to_string(memory_) + " of " + std::to_string(limits_.max_memory) +
+                      " bytes (--max-client-memory); this one asks " + std::to_string(lay->bytes));
+  std::string why;
+  const std::string label = "lanecast-client-" + std::to_string(c.id);
+  auto mem = ipc::SharedMemory::create(label.c_str(), lay->bytes, &why);
+  if (!mem) return refuse(c, Refusal::NoMemory, "no memory for its rings: " + why);
+  c.view = ipc::make_client_file(mem->data(), *lay, {c.id, rank_, group_size_, max_message_});
+  ipc::Welcome w;
   w.client_id = c.id;
-  w.file_bytes = lay.bytes;
-  std::snprintf(w.file, sizeof w.file, "%s", c.file.c_str());
-  if (::send(c.fd, &w, sizeof w, MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(sizeof w)) {
-    ::shutdown(c.fd, SHUT_RDWR);
-    return;
-  }
+  w.file_bytes = lay->bytes;
+  const bool sent = ipc::send_with_fd(c.fd, &w, sizeof w, mem->fd());
+  mem->close_fd();  // the mapping is all the daemon keeps
+  --unanswered_;
+  c.mem = std::move(mem);
   c.ready = true;
+  c.last_offer = offers_;  // it takes messages from the next one on
+  memory_ += lay->bytes;
   ++counters_.connected;
+  if (!sent) hung_up(c);
+}
+
+void ClientTable::hung_up(Local& c) {
+  if (c.publishes() && !c.gone && !c.evicted) {
+    c.view.publish.producer_gone();
+    if (!c.view.publish.empty()) {
+      c.closing = true;
+      return;
+    }
+  }
+  c.gone = true;
+}
+
+void ClientTable::cut_off(Local& c, CutOff why) {
+  ++counters_.cut_off[static_cast<size_t>(why)];
+  c.view.header->evicted.store(1, std::memory_order_release);
+  c.evicted = true;
+  c.gone = true;
+  ::shutdown(c.fd, SHUT_RDWR);  // it sees its socket hang up
 }
 
 void ClientTable::drop(size_t i) {
   Local& c = *clients_[i];
-  if (c.map != nullptr) ::munmap(c.map, c.bytes);
-  if (!c.file.empty()) ::unlink(c.file.c_str());
-  if (c.fd >= 0) ::close(c.fd);
-  if (c.h != nullptr) ++counters_.disconnected;
-  clients_.erase(clients_.begin() + static_cast<std::ptrdiff_t>(i));
-  if (next_publisher_ > clients_.size()) next_publisher_ = 0;
+  if (c.ready) {
+    memory_ -= c.mem->size();
+    ++counters_.disconnected;
+  } else if (!c.gone) {
+    --unanswered_;
+  }
+  if (c.fd >= 0) {
+    // Closing a socket with unread bytes resets the peer's end, and the peer
+    // would lose the answer it was sent (a refusal): read them first.
+    char b[256];
+    for (int k = 0; k < 16 && ::recv(c.fd, b, sizeof b, MSG_DONTWAIT) > 0; ++k) {
+    }
+    ::close(c.fd);
+  }
+  clients_.erase(clients_.begin() + static_cast<std::ptrdiff_t>(i));  // unmaps its memory
+  if (next_publisher_ >= clients_.size()) next_publisher_ = 0;
 }
 
 uint32_t ClientTable::poll_control(uint64_t now_ns) {
-  std::vector<pollfd> fds;
-  fds.reserve(clients_.size() + 1);
-  fds.push_back(pollfd{listen_fd_, POLLIN, 0});
-  for (const auto& c : clients_) fds.push_back(pollfd{c->closing ? -1 : c->fd, POLLIN, 0});
   uint32_t work = 0;
-  // Clients that hung up go once what they committed is published.
   for (size_t k = clients_.size(); k-- > 0;) {
     Local& c = *clients_[k];
-    if (c.closing && (c.h == nullptr || !c.publishes() || c.evicted || c.publish.empty())) {
+    if (c.closing && (c.evicted || c.view.publish.empty() || c.view.publish.corrupt())) c.gone = true;
+    if (c.gone) {
       drop(k);
-      fds.erase(fds.begin() + static_cast<std::ptrdiff_t>(k) + 1);
       ++work;
+      continue;
     }
+    if (!c.ready && now_ns - c.accepted_ns > limits_.hello_timeout_ns) {
+      refuse(c, Refusal::HelloTimeout, "no hello within --hello-timeout");
+      drop(k);
+      ++work;
+      continue;
+    }
+    if (c.ready) c.view.header->heartbeat_ns.store(now_ns, std::memory_order_relaxed);
   }
+  std::vector<pollfd>& fds = pollfds_;  // kept: no allocation per poll once it has grown
+  fds.clear();
+  for (const auto& c : clients_) fds.push_back(pollfd{c->closing ? -1 : c->fd, POLLIN, 0});
+  fds.push_back(pollfd{listen_fd_, POLLIN, 0});
   if (::poll(fds.data(), fds.size(), 0) <= 0) return work;
-  // Walk backwards: drop() moves the ones after.
-  for (size_t k = clients_.size(); k-- > 0;) {
-    const short ev = fds[k + 1].revents;
+  for (size_t k = 0; k < clients_.size(); ++k) {
+    const short ev = fds[k].revents;
     if (ev == 0) continue;
     ++work;
     Local& c = *clients_[k];
-    if (!c.ready && (ev & POLLIN)) {
+    if (!c.ready) {
       answer(c);
       continue;
     }
+    // A welcomed client has nothing more to say; whatever it sends is
+    // read and dropped (one message per poll), its hang-up ends it.
     char b[64];
     const ssize_t n = ::recv(c.fd, b, sizeof b, MSG_DONTWAIT);
-    if (n == 0 || (ev & (POLLHUP | POLLERR)) || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
-      if (c.h != nullptr && c.publishes() && !c.evicted && !c.publish.empty()) c.closing = true;
-      else drop(k);
-    }
+    if (n == 0 || (ev & (POLLHUP | POLLERR)) || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+      hung_up(c);
   }
-  if (fds[0].revents & POLLIN) {
+  if (fds.back().revents & POLLIN) {
     accept_new(now_ns);
     ++work;
   }
@@ -234,16 +250,12 @@ uint32_t ClientTable::drain_publishers(Publisher& pub, uint32_t budget) {
   for (size_t step = 0; step < n && done < budget; ++step) {
     const size_t i = (next_publisher_ + step) % n;
     Local& c = *clients_[i];
-    if (!c.ready || c.h == nullptr || !c.publishes() || c.evicted) continue;
+    if (!c.publishes() || c.gone || c.evicted) continue;
     uint32_t mine = 0;
     while (done < budget && mine < 64) {
-      const engine::stream::RecordView r = c.publish.peek();
+      const ipc::RecordView r = c.view.publish.peek();
       if (r.data == nullptr) {
-        if (c.publish.corrupt()) {
-          ++counters_.corrupt;
-          c.evicted = true;  // never read again; dropped when it hangs up
-          c.h->evicted.store(1, std::memory_order_release);
-        }
+        if (c.view.publish.corrupt()) cut_off(c, CutOff::PublishRing);
         break;
       }
       const PublishResult res = pub.publish(std::span(reinterpret_cast<const std::byte*>(r.data), r.len));
@@ -251,86 +263,99 @@ uint32_t ClientTable::drain_publishers(Publisher& pub, uint32_t budget) {
         next_publisher_ = i;  // it goes first next time
         return done;
       }
-      c.publish.pop();
+      c.view.publish.pop();
+      ++done;
+      ++mine;
       if (res == PublishResult::Ok) {
         ++c.messages_in;
         c.bytes_in += r.len;
-        c.h->published.store(c.messages_in, std::memory_order_release);
+        c.view.header->published.store(c.messages_in, std::memory_order_release);
+      } else if (res == PublishResult::TooLarge) {
+        ++c.too_large;
+        ++counters_.publish_too_large;
+      } else {
+        ++c.publish_failed;
+        ++counters_.publish_failed;
+        return done;  // the stream failed: the daemon's loop sees it
       }
-      ++done;
-      ++mine;
-      if (res == PublishResult::Failed) return done;
     }
   }
   if (n > 0) next_publisher_ = (next_publisher_ + 1) % n;
   return done;
 }
 
+void ClientTable::notify(Local& c, const ipc::Notice& n) {
+  if (!c.ready || c.gone) return;
+  if (c.view.notices.push(n)) return;
+  if (c.view.notices.corrupt()) cut_off(c, CutOff::NoticeRing);
+  else ++counters_.notices_lost;
+}
+
 void ClientTable::evict(Local& c, uint64_t now_ns) {
   c.evicted = true;
-  c.h->evicted.store(1, std::memory_order_release);
-  c.control->push(Notice{Notice::Evicted, UINT32_MAX, now_ns});
+  c.view.header->evicted.store(1, std::memory_order_release);
+  notify(c, ipc::Notice{ipc::Notice::Evicted, UINT32_MAX, now_ns});
   ++counters_.evictions;
 }
 
 bool ClientTable::deliver(const StreamMessage& m, uint64_t now_ns) {
   const uint64_t offer = offers_ + 1;
   bool all = true;
-  const uint32_t len = static_cast<uint32_t>(sizeof(engine::stream::DeliveredHead) + m.data.size());
+  const uint64_t len = sizeof(ipc::DeliveredHead) + m.data.size();
   for (auto& cp : clients_) {
     Local& c = *cp;
-    if (!c.ready || c.h == nullptr || !c.subscribes() || c.evicted || c.last_offer >= offer) continue;
-    uint8_t* at = c.delivery.reserve(len, 0);
+    if (!c.subscribes() || c.gone || c.evicted || c.closing || c.last_offer >= offer) continue;
+    uint8_t* at = c.view.delivery.reserve(len, 0);
     if (at == nullptr) {
+      if (c.view.delivery.corrupt()) {
+        cut_off(c, CutOff::DeliveryRing);
+        continue;
+      }
       if (c.blocked_since == 0) {
         c.blocked_since = now_ns;
         ++counters_.full_waits;
-      } else if (now_ns - c.blocked_since > defaults_.evict_after_ns) {
+      } else if (now_ns - c.blocked_since > limits_.evict_after_ns) {
         evict(c, now_ns);
         continue;
       }
       all = false;
       continue;
     }
-    const engine::stream::DeliveredHead dh{m.seq, m.timestamp_ns, m.publisher, m.stream, 0};
+    const ipc::DeliveredHead dh{m.seq, m.timestamp_ns, m.publisher, m.stream, 0};
     std::memcpy(at, &dh, sizeof dh);
     if (!m.data.empty()) std::memcpy(at + sizeof dh, m.data.data(), m.data.size());
-    c.delivery.commit();
+    c.view.delivery.commit();
     c.blocked_since = 0;
     c.last_offer = offer;
     ++c.messages_out;
     c.bytes_out += m.data.size();
-    c.h->delivered.store(c.messages_out, std::memory_order_release);
+    c.view.header->delivered.store(c.messages_out, std::memory_order_release);
   }
   if (all) offers_ = offer;
   return all;
 }
 
-void ClientTable::notify_all(const Notice& n) {
-  for (auto& c : clients_)
-    if (c->control != nullptr) c->control->push(n);
-}
-
-void ClientTable::heartbeat(uint64_t now_ns) {
-  for (auto& c : clients_)
-    if (c->h != nullptr) c->h->heartbeat_ns.store(now_ns, std::memory_order_relaxed);
+void ClientTable::notify_all(const ipc::Notice& n) {
+  for (auto& c : clients_) notify(*c, n);
 }
 
 void ClientTable::stopping() {
+  if (stopping_) return;
+  stopping_ = true;
   const uint64_t now = clock_ns();
-  for (auto& c : clients_)
-    if (c->h != nullptr) {
-      c->h->daemon_stopping.store(1, std::memory_order_release);
-      c->control->push(Notice{Notice::ShuttingDown, UINT32_MAX, now});
-    }
+  for (auto& c : clients_) {
+    if (!c->ready || c->gone) continue;
+    c->view.header->daemon_stopping.store(1, std::memory_order_release);
+    notify(*c, ipc::Notice{ipc::Notice::ShuttingDown, UINT32_MAX, now});
+  }
 }
 
 std::vector<ClientInfo> ClientTable::clients() const {
   std::vector<ClientInfo> out;
   for (const auto& c : clients_)
-    if (c->h != nullptr)
-      out.push_back(ClientInfo{c->id, c->name, c->role, c->pid, c->messages_in, c->bytes_in, c->messages_out,
-                               c->bytes_out, c->evicted});
+    if (c->ready && !c->gone)
+      out.push_back(ClientInfo{c->id, c->name, c->role, c->cred.pid, c->cred.uid, c->messages_in, c->bytes_in,
+                               c->messages_out, c->bytes_out, c->too_large, c->publish_failed, c->evicted});
   return out;
 }
 

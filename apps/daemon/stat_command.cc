@@ -34,7 +34,8 @@ const char* kStatUsage =
     "Shows the counters of the `lanecast daemon` serving DIR (its --dir; by default\n"
     "/dev/shm/lanecast-GROUP-rRANK): every counter that is not zero, its value and its\n"
     "rate per second since the last refresh, refreshed every S seconds until\n"
-    "interrupted (or N times). The same counters are in the daemon's --prometheus file.\n"
+    "interrupted (or N times). The same counters are in the daemon's --prometheus file;\n"
+    "when the stats file could not hold them all, a note line says how many are missing.\n"
     "\n";
 
 }  // namespace
@@ -75,6 +76,7 @@ int stat_main(int argc, char** argv) {
     std::printf("lanecast stat: group %s, rank %u of %u, daemon pid %d, counters %.1f s old (%s/stats)\n",
                 s.group.c_str(), s.rank, s.group_size, s.pid,
                 now > s.updated_ns ? static_cast<double>(now - s.updated_ns) / 1e9 : 0.0, c.dir.c_str());
+    if (const std::string note = daemon::stats_cut_note(s); !note.empty()) std::printf("%s\n", note.c_str());
     std::printf("%-78s %16s %14s\n", "counter", "value", last_ns ? "per_s" : "");
     const double dt = last_ns && s.updated_ns > last_ns ? static_cast<double>(s.updated_ns - last_ns) / 1e9 : 0;
     for (const auto& [name, v] : s.entries) {

@@ -26,6 +26,15 @@ inline void make_message(std::vector<std::byte>& m, uint32_t id, uint64_t seq, s
   for (size_t i = kHead; i < m.size(); ++i) m[i] = pattern(id, seq, i);
 }
 
+// True when the bytes start as such a message does (its magic): a message
+// of this format, intact or not.
+inline bool is_example(std::span<const std::byte> m) {
+  uint32_t magic;
+  if (m.size() < kHead) return false;
+  std::memcpy(&magic, m.data(), 4);
+  return magic == kMagic;
+}
+
 // False when the bytes are not such a message; else its id and number.
 inline bool read_message(std::span<const std::byte> m, uint32_t* id, uint64_t* seq) {
   uint32_t magic;

@@ -3,10 +3,12 @@
 // (apps/daemon/client.h) and shared memory.
 //
 //   stream_publisher --dir /dev/shm/lanecast-feed-r0 --id 1 --count 100000 [--size 64] [--rate 50000]
+//                    [--name NAME] [--ring BYTES]
 //
 // Publishes `count` messages of `size` bytes (numbered, checkable by
 // stream_subscriber), at `rate` per second (0: as fast as the daemon takes
-// them), and says how long it took.
+// them), and says how long it took - or why it could not (the daemon
+// refused it, went away, or closed its stream).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -30,8 +32,11 @@ int main(int argc, char** argv) {
     else if (k == "--count") count = std::strtoull(v.c_str(), nullptr, 10);
     else if (k == "--size") size = std::strtoull(v.c_str(), nullptr, 10);
     else if (k == "--rate") rate = std::strtod(v.c_str(), nullptr);
+    else if (k == "--name") o.name = v;
+    else if (k == "--ring") o.publish_bytes = std::strtoull(v.c_str(), nullptr, 10);
     else {
-      std::fprintf(stderr, "usage: stream_publisher --dir DIR --id N --count N [--size B] [--rate PER_S]\n");
+      std::fprintf(stderr, "usage: stream_publisher --dir DIR --id N --count N [--size B] [--rate PER_S] [--name NAME] "
+                           "[--ring BYTES]\n");
       return 2;
     }
   }
@@ -39,7 +44,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "stream_publisher: --dir DIR (the daemon's) is required\n");
     return 2;
   }
-  o.name = "publisher-" + std::to_string(id);
+  if (o.name.empty()) o.name = "publisher-" + std::to_string(id);
   try {
     auto c = lanecast::daemon::Client::connect(o);
     std::vector<std::byte> m;
@@ -50,14 +55,15 @@ int main(int argc, char** argv) {
       const auto r = c->publish_for(m, std::chrono::seconds(30));
       if (r != lanecast::daemon::Publish::Ok) {
         std::fprintf(stderr, "stream_publisher %u: message %llu: %s\n", id, static_cast<unsigned long long>(s),
-                     r == lanecast::daemon::Publish::Closed ? "the daemon closed the stream"
+                     r == lanecast::daemon::Publish::Closed     ? lanecast::daemon::describe(c->closed())
                      : r == lanecast::daemon::Publish::TooLarge ? "too large for the daemon's stream"
                                                                 : "the daemon took nothing for 30 s");
         return 1;
       }
     }
-    // Wait until the daemon took everything from the ring.
-    for (int i = 0; i < 3000 && c->published() < count; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    // Wait until the daemon took everything from the ring (or went).
+    for (int i = 0; i < 3000 && c->published() < count && c->closed() == lanecast::daemon::Closed::No; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("stream_publisher %u: %llu messages of %llu bytes to rank %u's daemon in %.3f s (%.0f per s); "
                 "the daemon took %llu\n",

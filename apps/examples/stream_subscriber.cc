@@ -3,11 +3,14 @@
 // daemon and each publisher id, messages numbered 0, 1, 2, ... in order,
 // each with the bytes stream_publisher made.
 //
-//   stream_subscriber --dir DIR --members 3 --ids 1,2 --count 100000 [--timeout 60]
+//   stream_subscriber --dir DIR --members 3 --ids 1,2 --count 100000 [--timeout 60] [--name NAME]
+//                     [--ring BYTES] [--silent-after MS]
 //
 // Exits 0 once it holds `count` messages from each (member, id) of the
 // lists, every one in order and intact; 1 on a gap, a duplicate, a bad
-// message, eviction or the timeout (saying which).
+// message, eviction, the daemon going away or the timeout (saying which).
+// Messages not in stream_publisher's format (another application's) are
+// counted and passed over; one in that format with wrong bytes is an error.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +38,9 @@ int main(int argc, char** argv) {
     else if (k == "--count") count = std::strtoull(v.c_str(), nullptr, 10);
     else if (k == "--timeout") timeout = std::strtod(v.c_str(), nullptr);
     else if (k == "--name") name = v;
+    else if (k == "--ring") o.delivery_bytes = std::strtoull(v.c_str(), nullptr, 10);
+    else if (k == "--silent-after")
+      o.daemon_silent_after = std::chrono::milliseconds(std::strtoull(v.c_str(), nullptr, 10));
     else if (k == "--ids") {
       ids.clear();
       for (size_t at = 0; at <= v.size();) {
@@ -44,7 +50,8 @@ int main(int argc, char** argv) {
         at = comma + 1;
       }
     } else {
-      std::fprintf(stderr, "usage: stream_subscriber --dir DIR --members N --ids A,B --count N [--timeout S]\n");
+      std::fprintf(stderr, "usage: stream_subscriber --dir DIR --members N --ids A,B --count N [--timeout S] [--name NAME] "
+                           "[--ring BYTES] [--silent-after MS]\n");
       return 2;
     }
   }
@@ -52,7 +59,7 @@ int main(int argc, char** argv) {
   try {
     auto c = lanecast::daemon::Client::connect(o);
     std::map<std::pair<uint32_t, uint32_t>, uint64_t> next;  // (member, id) -> the number due
-    uint64_t complete = 0, other = 0;
+    uint64_t complete = 0, other = 0, foreign = 0;
     const uint64_t want = uint64_t{members} * ids.size();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
     lanecast::daemon::Message m;
@@ -64,13 +71,21 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "  member %u id %u: %llu\n", k.first, k.second, static_cast<unsigned long long>(n));
         return 1;
       }
-      if (c->evicted()) {
-        std::fprintf(stderr, "%s: evicted by the daemon (too slow)\n", name.c_str());
-        return 1;
+      if (!c->next_for(m, std::chrono::milliseconds(100))) {
+        if (const auto why = c->closed(); why != lanecast::daemon::Closed::No) {
+          std::fprintf(stderr, "%s: %s, with %llu of %llu (member, publisher) pairs complete\n", name.c_str(),
+                       lanecast::daemon::describe(why), static_cast<unsigned long long>(complete),
+                       static_cast<unsigned long long>(want));
+          return 1;
+        }
+        continue;
       }
-      if (!c->next_for(m, std::chrono::milliseconds(100))) continue;
       uint32_t id;
       uint64_t seq;
+      if (!lanecast::examples::is_example(m.data)) {
+        ++foreign;
+        continue;
+      }
       if (!lanecast::examples::read_message(m.data, &id, &seq)) {
         std::fprintf(stderr, "%s: message %llu of member %u is not intact\n", name.c_str(),
                      static_cast<unsigned long long>(m.seq), m.publisher);
@@ -87,9 +102,11 @@ int main(int argc, char** argv) {
       if (!listed) ++other;
       else if (due == count) ++complete;
     }
-    std::printf("%s: %llu messages from each of %u members x %zu publishers, in order and intact (%llu others)\n",
+    std::printf("%s: %llu messages from each of %u members x %zu publishers, in order and intact (%llu others, "
+                "%llu in other formats, %llu records skipped)\n",
                 name.c_str(), static_cast<unsigned long long>(count), members, ids.size(),
-                static_cast<unsigned long long>(other));
+                static_cast<unsigned long long>(other), static_cast<unsigned long long>(foreign),
+                static_cast<unsigned long long>(c->skipped()));
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "stream_subscriber: %s\n", e.what());

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ipc/delivered_head.h"  // DeliveredHead: what a delivery ring holds before a message
+
 namespace lanecast::engine::stream {
 
 struct RecordHead {
@@ -33,16 +35,5 @@ inline RecordHead read_head(const uint8_t* at) {
   return h;
 }
 inline void write_head(uint8_t* at, const RecordHead& h) { std::memcpy(at, &h, sizeof h); }
-
-// The first 16 bytes of a message as the daemon's and the engine's delivery
-// rings hold it (record_ring.h), before the message's bytes.
-struct DeliveredHead {
-  uint64_t seq;           // the publisher's sequence number, from 0
-  uint64_t timestamp_ns;  // the publisher's clock when it published
-  uint32_t publisher;     // its rank
-  uint16_t stream;        // its stream
-  uint16_t reserved;
-};
-static_assert(sizeof(DeliveredHead) == 24);
 
 }  // namespace lanecast::engine::stream

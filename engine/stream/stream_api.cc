@@ -11,7 +11,7 @@
 #include "engine/node.h"
 #include "engine/poller.h"
 #include "engine/stream/back_off.h"
-#include "engine/stream/delivery_reader.h"
+#include "ipc/delivery_reader.h"
 
 namespace lanecast {
 
@@ -49,7 +49,7 @@ class PublisherSide {
     if (published_ - stable_msgs >= opts_.window_messages ||
         (published_ > stable_msgs && published_bytes_ - stable_bytes + msg.size() > opts_.window_bytes))
       return PublishResult::WouldBlock;
-    uint8_t* at = ring_.reserve(static_cast<uint32_t>(8 + msg.size()), 0);
+    uint8_t* at = ring_.reserve(8 + msg.size(), 0);
     if (at == nullptr) return PublishResult::WouldBlock;
     const uint64_t ts = host_ns();
     std::memcpy(at, &ts, 8);

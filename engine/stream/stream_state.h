@@ -15,8 +15,8 @@
 
 #include "algos/topology/stream_tree.h"
 #include "engine/stream/aligned_bytes.h"
-#include "engine/stream/record_ring.h"
 #include "engine/wire.h"
+#include "ipc/record_ring.h"
 
 struct rte_mbuf;
 

@@ -1,8 +1,9 @@
-// The ring of records streams and the daemon share (engine/stream/
-// record_ring.h): records of every size come out as they went in, in order,
-// across the wrap; a full ring refuses; a producer's scribbles make it
-// corrupt instead of sending the consumer off the end. And the stream tree's
-// shape for each fanout.
+// The ring of records streams and the daemon share (ipc/record_ring.h):
+// records of every size come out as they went in, in order, across the
+// wrap; a full ring refuses; a producer's scribbles make it corrupt instead
+// of sending the consumer off the end (tests/security/shm_scribble_test.cc
+// has the rest of the hostile cases). And the stream tree's shape for each
+// fanout.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -12,7 +13,7 @@
 
 #include "algos/topology/stream_tree.h"
 #include "engine/stream/aligned_bytes.h"
-#include "engine/stream/record_ring.h"
+#include "ipc/record_ring.h"
 
 namespace lanecast::engine::stream {
 namespace {

@@ -5,9 +5,12 @@
 // and truncated, corrupt, foreign and forged ones. Deterministic: run.sh
 // checks that tests/fuzz/corpus is exactly what this program writes.
 //
-// group_file_fuzz's seeds are the shipped group files and broken ones.
+// group_file_fuzz's seeds are the shipped group files and broken ones. And
+// for shm_fuzz, a client's shared memory of the daemon (shm_input.h):
+// honest traffic both ways, then each kind of scribble the rings must
+// survive, placed on the words the layout (ipc/client_file.h) puts them at.
 //
-// usage: make_fuzz_corpus DIR   (writes DIR/wire_fuzz/*, DIR/node_fuzz/*, DIR/group_file_fuzz/*)
+// usage: make_fuzz_corpus DIR   (writes DIR/wire_fuzz/*, DIR/node_fuzz/*, DIR/group_file_fuzz/*, DIR/shm_fuzz/*)
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -20,7 +23,9 @@
 #include "drivers/ethernet.h"
 #include "engine/crc32c.h"
 #include "engine/wire.h"
+#include "ipc/client_file.h"
 #include "tests/fuzz/fuzz_input.h"
+#include "tests/fuzz/shm_input.h"
 
 namespace lanecast::fuzz {
 namespace {
@@ -330,6 +335,122 @@ std::vector<std::pair<std::string, Bytes>> group_file_seeds() {
   return s;
 }
 
+// --- shm_fuzz: a file of both rings, publish ring kShmRings[0], delivery kShmRings[4].
+constexpr uint8_t kShmShape = 3 | (0 << 2) | (4 << 5);
+
+std::vector<std::pair<std::string, Bytes>> shm_seeds() {
+  const auto lay = ipc::client_layout(ipc::Role::Both, kShmRings[0], kShmRings[4]);
+  if (!lay) throw std::runtime_error("shm seeds: no layout");
+  auto word = [](uint64_t ring, size_t field) { return static_cast<uint16_t>((ring + field) / 8); };
+  const uint16_t pub_head = word(lay->publish, offsetof(ipc::RecordRingHeader, head));
+  const uint16_t pub_cap = word(lay->publish, offsetof(ipc::RecordRingHeader, capacity));
+  const uint16_t pub_data = word(lay->publish, sizeof(ipc::RecordRingHeader));
+  const uint16_t del_head = word(lay->delivery, offsetof(ipc::RecordRingHeader, head));
+  const uint16_t del_tail = word(lay->delivery, offsetof(ipc::RecordRingHeader, tail));
+  const uint16_t del_data = word(lay->delivery, sizeof(ipc::RecordRingHeader));
+  const uint16_t note_tail = word(lay->notice, offsetof(ipc::RecordRingHeader, tail));
+  const uint16_t version = 1;  // the header's version and client id share word 1
+  auto start = [] { return Bytes{kShmShape, 100}; };
+  auto step = [](Bytes& b, ShmStep s, uint8_t n = 0) { b.push_back(shm_step(s, n)); };
+  auto put = [&](Bytes& b, uint16_t len) {
+    step(b, ShmStep::ClientPut);
+    put16(b, len);
+  };
+  auto give = [&](Bytes& b, uint16_t len) {
+    step(b, ShmStep::DaemonGive);
+    put16(b, len);
+  };
+  auto scribble = [&](Bytes& b, uint16_t w, uint8_t kind) {
+    step(b, ShmStep::Word);
+    put16(b, w);
+    b.push_back(kind);
+  };
+  auto honest = [&](Bytes& b) {
+    step(b, ShmStep::ClientOpen);
+    for (uint16_t len : {0, 17, 800}) put(b, len);
+    step(b, ShmStep::DaemonTake, 7);
+    for (uint16_t len : {0, 5, 1000, 4000}) give(b, len);
+    step(b, ShmStep::DaemonTell);
+    step(b, ShmStep::ClientTake, 7);
+  };
+  std::vector<std::pair<std::string, Bytes>> s;
+  {
+    Bytes b = start();
+    honest(b);
+    honest(b);
+    s.push_back({"honest", b});
+  }
+  {
+    Bytes b = start();
+    honest(b);
+    scribble(b, pub_cap, kWordHuge);  // the daemon's view never reads it again
+    put(b, 300);
+    step(b, ShmStep::DaemonTake, 3);
+    step(b, ShmStep::ClientOpen);     // the application's check refuses the file now
+    s.push_back({"publish_capacity_huge", b});
+  }
+  {
+    Bytes b = start();
+    honest(b);
+    scribble(b, pub_head, kWordHeadPlusCap);
+    step(b, ShmStep::DaemonTake, 3);
+    s.push_back({"publish_head_past_end", b});
+  }
+  {
+    Bytes b = start();
+    honest(b);
+    scribble(b, pub_head, kWordLow32);
+    step(b, ShmStep::DaemonTake, 3);
+    s.push_back({"publish_head_torn", b});
+  }
+  {
+    Bytes b = start();
+    step(b, ShmStep::ClientOpen);
+    put(b, 40);
+    scribble(b, pub_data, kWordSkip);
+    step(b, ShmStep::DaemonTake, 3);
+    s.push_back({"publish_skip_head", b});
+  }
+  {
+    Bytes b = start();
+    honest(b);
+    scribble(b, del_tail, kWordOnes);
+    give(b, 10);
+    s.push_back({"delivery_tail_ones", b});
+  }
+  {
+    Bytes b = start();
+    step(b, ShmStep::ClientOpen);
+    // A message (40 bytes of ring), then a record of 3 bytes the daemon
+    // never wrote - too short for a message's head - and the head moved past it.
+    give(b, 8);
+    step(b, ShmStep::Bytes, 7);
+    put16(b, static_cast<uint16_t>(del_data * 8 + 40));
+    for (uint8_t x : {3, 0, 0, 0, 0, 0, 0, 0}) b.push_back(x);
+    scribble(b, del_head, kWordRaw);
+    for (int i = 0; i < 8; ++i) b.push_back(i == 0 ? 56 : 0);
+    step(b, ShmStep::ClientTake, 3);
+    give(b, 8);  // the daemon's own head is 40, the application's tail 56: the daemon cuts it off
+    s.push_back({"delivery_short_record", b});
+  }
+  {
+    Bytes b = start();
+    honest(b);
+    scribble(b, note_tail, kWordTailMinus8);
+    step(b, ShmStep::DaemonTell);
+    step(b, ShmStep::ClientTake, 3);
+    s.push_back({"notice_tail_behind", b});
+  }
+  {
+    Bytes b = start();
+    scribble(b, version, kWordPlus8);
+    step(b, ShmStep::ClientOpen);
+    step(b, ShmStep::ClientTake, 3);
+    s.push_back({"header_version", b});
+  }
+  return s;
+}
+
 void write_all(const std::filesystem::path& dir, const std::vector<std::pair<std::string, Bytes>>& seeds) {
   std::filesystem::create_directories(dir);
   for (const auto& [name, bytes] : seeds) {
@@ -351,5 +472,6 @@ int main(int argc, char** argv) {
   lanecast::fuzz::write_all(dir / "wire_fuzz", lanecast::fuzz::wire_seeds());
   lanecast::fuzz::write_all(dir / "node_fuzz", lanecast::fuzz::node_seeds());
   lanecast::fuzz::write_all(dir / "group_file_fuzz", lanecast::fuzz::group_file_seeds());
+  lanecast::fuzz::write_all(dir / "shm_fuzz", lanecast::fuzz::shm_seeds());
   return 0;
 }
