@@ -139,6 +139,18 @@ bool Node::segment_valid(const wire::DataBody& d) const {
   return d.offset == s.offset && d.payload_len == s.length;
 }
 
+namespace {
+
+// Copies `len` bytes of an mbuf chain, from `offset` on, to dst.
+bool read_into(const rte_mbuf* m, uint32_t offset, uint32_t len, void* dst) {
+  const void* src = rte_pktmbuf_read(m, offset, len, dst);  // copies only when split
+  if (src == nullptr) return false;
+  if (src != dst) rte_memcpy(dst, src, len);
+  return true;
+}
+
+}  // namespace
+
 // The payload of a frame of the running broadcast, checked against its CRC
 // while it is copied into the application's buffer: one pass over the bytes.
 // A segment we already hold (a second copy) or the root's own is not copied,
@@ -147,19 +159,24 @@ bool Node::segment_valid(const wire::DataBody& d) const {
 // copy may sit in the buffer until the good copy overwrites them; the
 // broadcast completes only when every segment arrived intact.
 //
-// With a key, the payload's seal is checked too, over the bytes just copied
-// (still in cache): a forger's bytes with a CRC of their own stop here.
-// Each failure is counted under its reason.
+// With a key the payload's seal stands in for the CRC (it says more: the
+// bytes are the root's), checked over the bytes just copied, still in
+// cache: a forger's bytes with a CRC of their own stop here. Each failure is
+// counted under its reason.
 bool Node::take_payload(const rte_mbuf* m, const wire::Parsed& p) {
   const wire::DataBody& d = p.data;
   if (op_.sub.root == cfg_.rank || store_[d.segment].payload != nullptr) return true;
-  uint32_t crc;
   std::byte* dst = op_.sub.buffer + d.offset;
+  if (auth_ != nullptr) {
+    if (!read_into(m, p.payload_offset, d.payload_len, dst)) return false;  // parse() checked the length
+    return seal_ok(reinterpret_cast<const uint8_t*>(dst), d.payload_len, p);
+  }
+  uint32_t crc;
   if (!crc32c_mbuf_copy(m, p.payload_offset, d.payload_len, dst, &crc) || crc != d.payload_crc) {
     counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
     return false;
   }
-  return seal_ok(reinterpret_cast<const uint8_t*>(dst), d.payload_len, p);
+  return true;
 }
 
 // A payload's seal, by whoever made the bytes (the frame names them: the
@@ -170,14 +187,15 @@ bool Node::seal_ok(const uint8_t* bytes, uint32_t len, const wire::Parsed& p) {
   return false;
 }
 
-// The same for a payload that stays in its frame (kept for later): its CRC
-// and its seal, read where it lies (copied out only if the port split it).
+// The same for a payload that stays in its frame (kept for later): its CRC,
+// or with a key its seal, read where it lies (copied out only if the port
+// split it).
 bool Node::payload_sound(const rte_mbuf* m, const wire::Parsed& p) {
-  if (!wire::payload_crc_ok(m, p)) {
+  if (auth_ == nullptr) {
+    if (wire::payload_crc_ok(m, p)) return true;
     counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
     return false;
   }
-  if (auth_ == nullptr) return true;
   const void* bytes = rte_pktmbuf_read(m, p.payload_offset, p.data.payload_len, scratch_.data());
   return bytes != nullptr && seal_ok(static_cast<const uint8_t*>(bytes), p.data.payload_len, p);
 }
@@ -361,17 +379,6 @@ rte_mbuf* Node::detach_payload(rte_mbuf* m, uint32_t payload_offset) {
   return m;
 }
 
-namespace {
-
-// Copies the first `len` bytes of an mbuf chain to dst.
-bool read_into(const rte_mbuf* m, uint32_t len, void* dst) {
-  const void* src = rte_pktmbuf_read(m, 0, len, dst);  // copies only when split
-  if (src == nullptr) return false;
-  if (src != dst) rte_memcpy(dst, src, len);
-  return true;
-}
-
-}  // namespace
 
 // NodeConfig::test_copy_forwarded_payloads: the copying forward path the
 // zero-copy test must notice. Never on in production.
@@ -379,7 +386,7 @@ rte_mbuf* Node::copy_payload(rte_mbuf* payload) {
   rte_mbuf* fresh = rte_pktmbuf_alloc(pools_.payload);
   if (fresh == nullptr) return payload;
   void* dst = rte_pktmbuf_append(fresh, static_cast<uint16_t>(payload->pkt_len));
-  if (dst == nullptr || !read_into(payload, payload->pkt_len, dst)) {
+  if (dst == nullptr || !read_into(payload, 0, payload->pkt_len, dst)) {
     rte_pktmbuf_free(fresh);
     return payload;
   }
@@ -401,7 +408,7 @@ void Node::accept_segment(rte_mbuf* payload, Rank src, uint16_t lane, const wire
     e.crc = d.payload_crc;
     e.seal = seal;
     // Replayed from the stash (checked when stashed): copy it in now.
-    if (!in_buffer) read_into(payload, d.payload_len, op_.sub.buffer + d.offset);
+    if (!in_buffer) read_into(payload, 0, d.payload_len, op_.sub.buffer + d.offset);
     e.in_buffer = true;
     if (++op_.held == op_.plan->segments()) op_.held_ns = std::max(now, op_.start_ns);
   }

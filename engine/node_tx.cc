@@ -133,9 +133,16 @@ bool Node::materialize(SegmentIndex seg) {
     rte_pktmbuf_free(m);
     return false;
   }
-  const uint32_t crc = crc32c_copy(0, dst, op_.sub.buffer + s.offset, s.length);
-  // With a key the root seals the segment once; every forwarder carries the seal.
-  const wire::Seal seal = auth_ != nullptr ? auth_->seal_payload(static_cast<const uint8_t*>(dst), s.length) : wire::Seal{};
+  // With a key the root seals the segment once (the seal stands in for the
+  // CRC) and every forwarder carries the seal.
+  uint32_t crc = 0;
+  wire::Seal seal{};
+  if (auth_ != nullptr) {
+    std::memcpy(dst, op_.sub.buffer + s.offset, s.length);
+    seal = auth_->seal_payload(static_cast<const uint8_t*>(dst), s.length);
+  } else {
+    crc = crc32c_copy(0, dst, op_.sub.buffer + s.offset, s.length);
+  }
   store_[seg] = StoreEntry{m, crc, true, seal};
   counters_.root_copy_bytes.add(s.length);
   return true;

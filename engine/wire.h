@@ -53,6 +53,7 @@ inline constexpr uint16_t kFlagStream = 8;
 // a data or datagram frame holds the payload's seal (made once by the root
 // or the publisher, carried unchanged by every forwarder) and every frame
 // then its own seal, a tag over everything from the frame header to it.
+// The payload's seal stands in for its CRC: payload_crc is 0.
 inline constexpr uint16_t kFlagSealed = 16;
 // On a stream's datagram (with kFlagStream): the member `segment` names left
 // the stream `op` of publisher `root` for being slow (StreamOptions::
