@@ -16,12 +16,14 @@
 #include <vector>
 
 #include "algos/registry.h"
+#include "apps/common/fault_text.h"
 #include "apps/common/group_member.h"
 #include "apps/common/options.h"
 #include "apps/bench/multicast_text.h"
 #include "apps/bench/skew.h"
 #include "apps/common/pattern.h"
 #include "engine/clock.h"
+#include "engine/fault_keys.h"
 #include "engine/lanecast.h"
 #include "engine/member_internals.h"
 
@@ -68,6 +70,7 @@ struct BenchConfig {
   uint32_t fanout = 0;
   uint32_t stream_window = 1024;
   uint64_t stream_window_bytes = 4u << 20;
+  FaultOptions faults;  // --faults: injected on every member's port
 };
 
 struct Row {
@@ -230,6 +233,11 @@ OptionTable make_table(BenchConfig& c) {
          [&](std::string_view v) { c.stream_window = static_cast<uint32_t>(parse_uint(v, "--stream-window", 65536)); }});
   t.add({"stream-window-bytes", "BYTES", "4M", "--stream: bytes published and not yet delivered everywhere",
          [&](std::string_view v) { c.stream_window_bytes = parse_size(v, "--stream-window-bytes"); }});
+  t.add({"faults", "SPEC", "none",
+         "faults injected on the members' ports, e.g. 'loss=0.05,reorder=0.02,dup=0.01,corrupt=0.005,seed=7' "
+         "(keys below; ';' between rules): loss, bursts, reordering, duplication, corruption, delay - the protocol "
+         "repairs them; counted per member (--counters)",
+         [&](std::string_view v) { c.faults = parse_fault_text(v, "--faults"); }});
   t.add({"memory", "", "", "print engine memory per member (state, pools, fabric) and the process's peak RSS",
          [&](std::string_view) { c.memory = true; }});
   t.add({"json", "", "", "print results as a JSON array, one object per (algo, nodes, size)",
@@ -391,6 +399,7 @@ GroupOptions group_options(const BenchConfig& c, const std::string& algo, uint64
   go.streams.window_batches = c.stream_window;
   go.streams.window_bytes = c.stream_window_bytes;
   go.streams.delivery_bytes = std::max<uint64_t>(go.streams.delivery_bytes, c.stream_window_bytes);
+  go.faults = c.faults;
   return go;
 }
 
@@ -408,6 +417,7 @@ void print_header(const BenchConfig& c, const std::string& algo, uint32_t cores,
                 c.rate_mbit == 0 ? " (unlimited)" : "", c.latency_us, c.topology.empty() ? "" : " (topology file)",
                 c.loss, c.seed);
   }
+  if (!c.faults.rules.empty()) std::printf("# faults: %s\n", engine::describe_faults(c.faults).c_str());
   std::printf("# multicast: %s; forwarding: %s; idle cores: %s\n", multicast_text(caps, c.mcast).c_str(),
               caps.tx_chained ? "zero-copy (chained frames)" : "flattened (a copy per frame: the port takes no chains)",
               caps.rx_wakeup ? "sleep until a frame arrives" : "nap on a timer (the port cannot wake them)");
@@ -442,9 +452,9 @@ void print_counters(LocalGroup& g) {
     });
     const PortCounters p = g.port_counters(r);
     std::printf("\n  port: rx=%" PRIu64 " tx=%" PRIu64 " tx_full=%" PRIu64 " missed=%" PRIu64 " rx_errors=%" PRIu64
-                " tx_errors=%" PRIu64 " no_buffer=%" PRIu64 " lost_emulated=%" PRIu64 "\n",
+                " tx_errors=%" PRIu64 " no_buffer=%" PRIu64 " lost_emulated=%" PRIu64 "\n%s",
                 p.rx_frames, p.tx_frames, p.tx_full, p.rx_missed, p.rx_errors, p.tx_errors, p.rx_no_buffer,
-                p.rx_lost_emulated);
+                p.rx_lost_emulated, fault_counters_text(p).c_str());
   }
   const auto f = g.fabric_counters();
   std::printf("fabric: switched=%" PRIu64 " replicated=%" PRIu64 " not_joined=%" PRIu64 " lost=%" PRIu64
@@ -523,7 +533,7 @@ MemberSchedule schedule_of(const BenchConfig& c, const std::vector<std::string>&
 // options of the in-process fabric and of --config do not apply.
 TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table, const std::vector<std::string>& algos) {
   for (const char* o : {"nodes", "ports", "loss", "latency", "topology", "config", "rank", "json", "memory",
-                        "auto-rules"})
+                        "auto-rules", "faults"})
     if (table.given(o)) throw UsageError("--" + std::string(o) + " does not apply to --testbed");
   TestbedBenchConfig t;
   t.testbed.nodes = c.testbed_nodes;
@@ -585,7 +595,8 @@ int bench_main(int argc, char** argv) {
   BenchConfig c;
   OptionTable table = make_table(c);
   if (table.parse(argc, argv, 1)) {
-    std::cout << kUsage << "options:\n" << table.help() << "\nalgorithms:\n";
+    std::cout << kUsage << "options:\n" << table.help() << "\nfaults (--faults KEY=VALUE,...):\n" << fault_text_help()
+              << "\nalgorithms:\n";
     for (const auto& a : algos::algorithms())
       std::cout << "  " << a.name << std::string(a.name.size() < 22 ? 22 - a.name.size() : 1, ' ')
                 << a.summary << "\n";
@@ -628,6 +639,8 @@ int bench_main(int argc, char** argv) {
       if (table.given(o))
         throw UsageError("--" + std::string(o) + " with --config: every member must agree, so the group file says it "
                          "(multicast, mcast_root_delay_us, mcast_sync_seed, mcast_repair, mcast_loss; config/groups/README.md)");
+    if (table.given("faults"))
+      throw UsageError("--faults with --config: the group file says it ([group.faults]; config/groups/README.md)");
     if (c.stream)
       for (const char* o : {"fanout", "stream-window", "stream-window-bytes"})
         if (table.given(o))
