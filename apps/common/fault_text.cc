@@ -33,7 +33,7 @@ FaultOptions parse_fault_text(std::string_view text, std::string_view what) {
     const std::string rule_name = std::string(what) + (rules.size() > 1 ? " (rule " + std::to_string(i + 1) + ")" : "");
     const auto bad = [&](const std::string& why) { return UsageError(rule_name + ": " + why); };
     FaultRule r;
-    bool any = false;
+    bool any = false, selected = false;
     for (std::string_view item : split(rules[i], ',')) {
       if (item.empty()) throw bad("an empty item (two commas, or a comma at an end)");
       const size_t eq = item.find('=');
@@ -47,16 +47,20 @@ FaultOptions parse_fault_text(std::string_view text, std::string_view what) {
         seeded = true;
       } else if (key == "member") {
         r.member = parse_rank(value, where);
+        selected = true;
       } else if (key == "peer") {
         r.peer = parse_rank(value, where);
+        selected = true;
       } else if (key == "direction") {
         if (value != "receive" && value != "send") throw bad("direction '" + std::string(value) + "': receive or send");
         r.send = value == "send";
+        selected = true;
       } else if (key == "frames") {
         if (value != "all" && value != "unicast" && value != "multicast")
           throw bad("frames '" + std::string(value) + "': all, unicast or multicast");
         r.frames = value == "all" ? FaultRule::Frames::All : value == "unicast" ? FaultRule::Frames::Unicast
                                                                                 : FaultRule::Frames::Multicast;
+        selected = true;
       } else if (key == "burst") {
         // ENTER:LEAVE[:LOSS_BAD[:LOSS_GOOD]]
         const std::vector<std::string_view> p = split(value, ':');
@@ -79,12 +83,13 @@ FaultOptions parse_fault_text(std::string_view text, std::string_view what) {
         throw bad("unknown key '" + std::string(key) + "'; known: " + keys);
       }
     }
-    if (!any && !(seeded && rules.size() == 1)) throw bad("no fault given (e.g. loss=0.05)");
+    if (!any && selected) throw bad("no fault given for the frames it selects (e.g. loss=0.05)");
+    if (!any) continue;  // seed= alone
     const std::string problem = engine::fault_rule_problem(r, 0);
     if (!problem.empty()) throw bad(problem);
     for (size_t j = 0; j < out.rules.size(); ++j)
       if (engine::same_frames(out.rules[j], r)) throw bad("selects the same frames as rule " + std::to_string(j + 1));
-    if (any) out.rules.push_back(r);
+    out.rules.push_back(r);
   }
   return out;
 }

@@ -56,7 +56,7 @@ class FaultPort final : public Port {
   uint16_t lanes() const override { return in_.lanes(); }
   uint32_t max_frame_bytes() const override { return in_.max_frame_bytes(); }
   PeerAddress address() const override { return in_.address(); }
-  std::string name() const override { return in_.name(); }
+  std::string name() const override { return in_.name() + " (faults)"; }
   PortCaps caps() const override { return in_.caps(); }
   PortStats stats() const override;
   uint16_t link_header_bytes() const override { return in_.link_header_bytes(); }

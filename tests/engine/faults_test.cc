@@ -176,7 +176,7 @@ TEST(Faults, AStreamDeliversEveryMessageOnceInOrder) {
       b = static_cast<std::byte>(x);
     }
   };
-  constexpr uint64_t kMessages = 5000;
+  constexpr uint64_t kMessages = 3000;
   struct Tally {
     std::atomic<uint64_t> next{0};
     std::string error;
