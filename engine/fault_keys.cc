@@ -47,6 +47,9 @@ std::string fault_rule_problem(const FaultRule& r, uint32_t nodes) {
   }
   if (r.peer != UINT32_MAX && r.peer == r.member)
     return "peer " + std::to_string(r.peer) + " is the member itself; allowed: another rank";
+  if (r.send && r.peer != UINT32_MAX && r.frames == FaultRule::Frames::Multicast)
+    return "a send rule for peer " + std::to_string(r.peer) +
+           " sees no multicasts (they go to the group's address); allowed: frames all or unicast, or no peer";
   return "";
 }
 

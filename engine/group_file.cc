@@ -339,6 +339,8 @@ class GroupFileReader {
       if (r.peer != UINT32_MAX && r.peer == r.member)
         fail(*lt.get("peer"), "group.faults.link.peer " + std::to_string(r.peer) + " is the member itself; allowed: another rank");
       read_fault_values(lt, "group.faults.link", r.faults);
+      if (const std::string problem = engine::fault_rule_problem(r, 0); !problem.empty())
+        fail(lt, "[[group.faults.link]]: " + problem);
       for (size_t i = 0; i < spec.faults.rules.size(); ++i)
         if (engine::same_frames(spec.faults.rules[i], r))
           fail(lt, "[[group.faults.link]] selects the same frames as " + origin[i] +

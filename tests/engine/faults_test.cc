@@ -319,6 +319,10 @@ TEST(Faults, BadOptionsAreRefusedNamingWhatIsWrong) {
   outside.rules[0].member = 1;
   outside.rules[0].peer = 1;
   refused(outside, "peer 1 is the member itself");
+  outside.rules[0].peer = 2;
+  outside.rules[0].send = true;
+  outside.rules[0].frames = FaultRule::Frames::Multicast;
+  refused(outside, "a send rule for peer 2 sees no multicasts");
 }
 
 // [group.faults] in a group file: its keys and links, and each mistake
@@ -328,7 +332,7 @@ TEST(Faults, GroupFileFaults) {
       "[group]\nname = \"f\"\nepoch = 1\n"
       "[group.faults]\nseed = 9\nloss = 0.05\nreorder = 0.02\nreorder_gap = 5\ndup = 0.01\ncorrupt = 0.005\n"
       "delay_us = 20\njitter_us = 5\nburst_enter = 0.001\nburst_leave = 0.3\n"
-      "[[group.faults.link]]\nmember = 1\ndirection = \"send\"\npeer = 0\nframes = \"multicast\"\nloss = 0.5\n";
+      "[[group.faults.link]]\nmember = 1\ndirection = \"send\"\npeer = 0\nframes = \"unicast\"\nloss = 0.5\n";
   std::string members;
   for (int r = 0; r < 3; ++r)
     members += "[[member]]\nrank = " + std::to_string(r) + "\nlanes = [\"net_null" + std::to_string(r) +
@@ -347,7 +351,7 @@ TEST(Faults, GroupFileFaults) {
   EXPECT_EQ(link.member, 1u);
   EXPECT_TRUE(link.send);
   EXPECT_EQ(link.peer, 0u);
-  EXPECT_EQ(link.frames, FaultRule::Frames::Multicast);
+  EXPECT_EQ(link.frames, FaultRule::Frames::Unicast);
   EXPECT_EQ(link.faults.loss, 0.5);
 
   const auto refused = [&](const std::string& faults, const std::string& words) {
@@ -368,6 +372,8 @@ TEST(Faults, GroupFileFaults) {
   refused("[group.faults]\n[[group.faults.link]]\nmember = 7\nloss = 0.1\n",
           "f.toml:6: group.faults.link.member 7 is not a member; allowed 0..2");
   refused("[group.faults]\n[[group.faults.link]]\nmember = 1\npeer = 1\n", "f.toml:7: group.faults.link.peer 1 is the member itself");
+  refused("[group.faults]\n[[group.faults.link]]\ndirection = \"send\"\npeer = 1\nframes = \"multicast\"\nloss = 0.1\n",
+          "f.toml:5: [[group.faults.link]]: a send rule for peer 1 sees no multicasts");
   refused("[group.faults]\nloss = 0.1\n[[group.faults.link]]\ndup = 0.1\n",
           "f.toml:6: [[group.faults.link]] selects the same frames as the [group.faults] keys");
   refused("[group.faults]\n[[group.faults.link]]\npeer = 2\n[[group.faults.link]]\npeer = 2\n",
