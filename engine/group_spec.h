@@ -41,7 +41,7 @@ struct StreamOptions {
 // network does sooner or later - loss, bursts of loss, reordering,
 // duplication, corruption, delay - made to happen now, seeded and
 // repeatable, to test and soak what is above the ports (docs/engine.md,
-// "Faults"). Off unless a rule is given.
+// "Faults on purpose"). Off unless a rule is given.
 struct LinkFaults {
   double loss = 0;  // each frame lost on its own: 0 <= x < 1
   // Gilbert-Elliott bursts: a two-state chain stepped per frame of the link,
