@@ -160,6 +160,44 @@ TEST(ARetransmissionTimer, FiresOnTheDeadlineAFreshRoundTripShortened) {
                                                   << " us after the start: on the initial 10 ms timer";
 }
 
+// A member whose core does not run for longer than the peer timeout (a host
+// that stalled: both processes of a soak on one machine failed at the same
+// second) finds its peer silent when it looks again - but it sent nothing
+// meanwhile and heard nothing, through no fault of the peer. The silence is
+// counted while the member looks: it sends the lost frame again, and the
+// broadcast completes. (It failed: "rank 1 stopped acknowledging" on the
+// root, "nothing arrived before the deadline" on rank 1, at the first look.)
+TEST(ACoreStalledPastThePeerTimeout, DoesNotBlameThePeer) {
+  test::NodeHarness::Options o;
+  o.nodes = 2;
+  o.node.segment_bytes = 1400;
+  o.node.max_message_bytes = 8 * 1400;
+  o.wrap = [](uint32_t rank, drivers::Port& inner) -> std::unique_ptr<drivers::Port> {
+    return rank == 1 ? std::make_unique<DropOneSegment>(inner, 7) : nullptr;
+  };
+  test::NodeHarness h(o);
+  std::vector<std::byte> a(8 * 1400), b(8 * 1400);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::byte>(i * 5 + 1);
+  Submission s;
+  s.op = h.next_op();
+  s.root = 0;
+  s.algo = algos::Algo::Chain;
+  s.size = a.size();
+  s.buffer = a.data();
+  h.node(0).submit(s);
+  s.buffer = b.data();
+  h.node(1).submit(s);
+  h.skip_op();
+  h.run(20);                               // 7 frames arrive and are acknowledged; the last is lost
+  h.advance(o.node.peer_timeout_ns + 1'000'000'000);  // every core stops for 4 s
+  for (int i = 0; i < 100'000 && !(h.node(0).completions().ready(s.op) && h.node(1).completions().ready(s.op)); ++i)
+    h.step(10'000);
+  ASSERT_TRUE(h.node(0).completions().ready(s.op) && h.node(1).completions().ready(s.op));
+  EXPECT_EQ(h.node(0).completions().record(s.op).error, OpError::None) << "the root blamed rank 1 for its own stall";
+  EXPECT_EQ(h.node(1).completions().record(s.op).error, OpError::None) << "rank 1 blamed the root for its own stall";
+  EXPECT_TRUE(a == b);
+}
+
 // The cases: symmetric at 1 MiB, chain at 8 MiB, linear at 64 KiB;
 // paced to the link and not (the switch's buffer then holds the backlog).
 INSTANTIATE_TEST_SUITE_P(Engine, NoLossNoResend,
