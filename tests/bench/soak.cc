@@ -47,6 +47,7 @@ struct Settings {
   uint64_t msg_lo = 1, msg_hi = 4096;
   uint64_t seed = 1;
   std::string faults_text = "loss=0.05,reorder=0.02,dup=0.01,corrupt=0.005";
+  std::string algos = "all";
   FaultOptions faults;
   double timeout_s = 120;  // one broadcast, or the stream's last message, later than this: a hang
 };
@@ -192,6 +193,24 @@ void print_counters(LocalGroup& g) {
                                  "tx_acks", "stream_batches_tx"});
 }
 
+// Every member's nonzero counters, its port's and the fabric's: what a
+// failure looked like from each side.
+void print_members(LocalGroup& g) {
+  for (Rank r = 0; r < g.size(); ++r) {
+    std::printf("rank %u:", r);
+    node_counters(g.member(r)).for_each([](std::string_view name, uint64_t v) {
+      if (v) std::printf(" %.*s=%" PRIu64, static_cast<int>(name.size()), name.data(), v);
+    });
+    const PortCounters p = g.port_counters(r);
+    std::printf("\n  port: rx=%" PRIu64 " tx=%" PRIu64 " tx_full=%" PRIu64 "\n%s", p.rx_frames, p.tx_frames, p.tx_full,
+                apps::fault_counters_text(p).c_str());
+  }
+  const FabricCounters f = g.fabric_counters();
+  std::printf("fabric: switched=%" PRIu64 " lost=%" PRIu64 " queue_drops=%" PRIu64 " pool_drops=%" PRIu64
+              " unknown_destination=%" PRIu64 " replicated=%" PRIu64 " not_joined=%" PRIu64 "\n",
+              f.switched, f.lost, f.queue_drops, f.pool_drops, f.unknown_destination, f.replicated, f.not_joined);
+}
+
 double mib(uint64_t b) { return static_cast<double>(b) / 1048576.0; }
 
 // ---------------------------------------------------------------- main
@@ -215,6 +234,8 @@ apps::OptionTable make_table(Settings& s) {
          [&, range](std::string_view v) { range(v, "--sizes", &s.size_lo, &s.size_hi); }});
   t.add({"message-sizes", "LO:HI", "1:4K", "stream message sizes, log-uniform (at most 1M)",
          [&, range](std::string_view v) { range(v, "--message-sizes", &s.msg_lo, &s.msg_hi); }});
+  t.add({"algo", "LIST", "all", "the algorithms the broadcasts take in turn: 'all' or a list, e.g. 'chain,symmetric'",
+         [&](std::string_view v) { s.algos = std::string(v); }});
   t.add({"faults", "SPEC", s.faults_text, "faults on every member's port, as lanecast bench --faults takes them",
          [&](std::string_view v) { s.faults_text = std::string(v); }});
   t.add({"seed", "S", "1", "seed of the sizes, roots, bytes and (unless --faults says seed=) the faults",
@@ -242,7 +263,10 @@ int run(int argc, char** argv) {
   if (s.faults_text.find("seed=") == std::string::npos) s.faults.seed = s.seed;
 
   std::vector<std::string> algos;
-  for (const auto& a : algos::algorithms()) algos.emplace_back(a.name);
+  for (const auto& a : algos::algorithms())
+    if (s.algos == "all" || ("," + s.algos + ",").find("," + std::string(a.name) + ",") != std::string::npos)
+      algos.emplace_back(a.name);
+  if (algos.empty()) throw UsageError("--algo: no known algorithm in '" + s.algos + "'");
   GroupOptions go;
   go.nodes = s.nodes;
   go.algo = "chain";
@@ -356,6 +380,7 @@ int run(int argc, char** argv) {
   for (Rank r = 0; r < s.nodes; ++r)
     if (stream[r].failed.load()) std::printf("  rank %u: %s\n", r, stream[r].error.c_str());
   print_counters(*g);
+  if (!bytes_once || !stream_ok) print_members(*g);
   const double growth = rss_middle > 0 ? 100.0 * (static_cast<double>(rss_end) - static_cast<double>(rss_middle)) /
                                              static_cast<double>(rss_middle)
                                        : 0;
