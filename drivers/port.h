@@ -59,6 +59,19 @@ struct PortCaps {
   bool rx_wakeup = false;
 };
 
+// What a fault decorator (drivers/fault/) did to the frames of one way
+// (received or sent), by kind; zero for every other port.
+struct FaultStats {
+  uint64_t lost = 0;               // lost at random (Bernoulli)
+  uint64_t burst_lost = 0;         // lost in the Gilbert-Elliott model's bursts
+  uint64_t reordered = 0;          // held back and let out after later frames
+  uint64_t duplicated = 0;         // a second copy made (its own mbuf)
+  uint64_t corrupted_header = 0;   // a byte flipped in the protocol's header
+  uint64_t corrupted_payload = 0;  // a byte flipped past it
+  uint64_t delayed = 0;            // held for a delay (and jitter)
+  uint64_t no_buffer = 0;          // a duplicate or a corrupted copy not made: its pool was empty
+};
+
 // Counters a port keeps itself (the PMD's, or the ring port's own).
 struct PortStats {
   uint64_t rx_frames = 0, tx_frames = 0;
@@ -67,6 +80,7 @@ struct PortStats {
   uint64_t rx_errors = 0, tx_errors = 0;
   uint64_t rx_no_buffer = 0;  // the rx mempool was empty
   uint64_t rx_lost_emulated = 0;  // multicast frames a loss decorator dropped on purpose
+  FaultStats rx_faults, tx_faults;  // faults injected on purpose (drivers/fault/)
 };
 
 class Port {

@@ -169,8 +169,12 @@ PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes
 }
 
 PortCounters port_counters_of(const drivers::PortStats& s) {
-  return PortCounters{s.rx_frames, s.tx_frames,  s.tx_full,     s.rx_missed,
-                      s.rx_errors, s.tx_errors, s.rx_no_buffer, s.rx_lost_emulated};
+  const auto faults = [](const drivers::FaultStats& f) {
+    return FaultCounters{f.lost,          f.burst_lost,       f.reordered, f.duplicated,
+                         f.corrupted_header, f.corrupted_payload, f.delayed,  f.no_buffer};
+  };
+  return PortCounters{s.rx_frames, s.tx_frames,    s.tx_full,          s.rx_missed,           s.rx_errors,
+                      s.tx_errors, s.rx_no_buffer, s.rx_lost_emulated, faults(s.rx_faults), faults(s.tx_faults)};
 }
 
 GroupCaps group_caps_of(const Node& n, uint32_t segment_bytes) {

@@ -101,6 +101,57 @@ struct StreamOptions {
   double evict_after_ms = 0;
 };
 
+// Faults injected on members' ports on purpose (drivers/fault/): what a
+// network does sooner or later - loss, bursts of loss, reordering,
+// duplication, corruption, delay - made to happen now, seeded and
+// repeatable, to test and soak what is above the ports (docs/engine.md,
+// "Faults on purpose"). Off unless a rule is given.
+struct LinkFaults {
+  double loss = 0;  // each frame lost on its own: 0 <= x < 1
+  // Gilbert-Elliott bursts: a two-state chain stepped per frame of the link,
+  // good -> bad with burst_enter and back with burst_leave, losing
+  // burst_loss_good and burst_loss_bad of the frames in each state (Gilbert's
+  // model: 0 and 1; mean burst 1 / burst_leave frames). Off while
+  // burst_enter is 0; then burst_leave must be > 0.
+  double burst_enter = 0;      // 0..1
+  double burst_leave = 0;      // 0..1
+  double burst_loss_good = 0;  // 0 <= x < 1
+  double burst_loss_bad = 1;   // 0..1
+  // A frame held back until reorder_gap later frames of its link went by
+  // (or 200 us passed): 0 <= x < 1, gap 1..1000.
+  double reorder = 0;
+  uint32_t reorder_gap = 3;
+  double dup = 0;      // a second copy of the frame: 0 <= x < 1
+  double corrupt = 0;  // one byte of the frame past its link header flipped: 0 <= x < 1
+  // Every frame held this long plus a uniform 0..jitter_us (a link's frames
+  // stay in order): 0..1e6 each.
+  double delay_us = 0;
+  double jitter_us = 0;
+};
+
+// Which frames suffer `faults`. Of the rules that match a frame, the most
+// specific wins: a named peer before any peer, then unicast or multicast
+// before all frames, then a named member before every member; two rules may
+// not select the same frames.
+struct FaultRule {
+  uint32_t member = UINT32_MAX;  // whose port applies it; UINT32_MAX: every member's
+  bool send = false;             // false: frames the member receives; true: frames it sends
+  // The other end: frames received from it, or sent to it (multicasts go to
+  // the group's address, not to a peer). UINT32_MAX: any.
+  uint32_t peer = UINT32_MAX;
+  enum class Frames : uint8_t { All, Unicast, Multicast };
+  Frames frames = Frames::All;
+  LinkFaults faults;
+};
+
+struct FaultOptions {
+  // Each member's port draws from this seed and its rank, and each link from
+  // a stream of its own: a link's faults depend on the seed and that link's
+  // frames, not on timing.
+  uint64_t seed = 1;
+  std::vector<FaultRule> rules;  // none: no faults
+};
+
 // One member of the group.
 struct MemberSpec {
   uint32_t rank = 0;
@@ -162,6 +213,7 @@ struct GroupSpec {
   // environment (AuthKey::from_environment). None: frames carry no tags.
   std::shared_ptr<const AuthKey> key;
   std::string key_file;
+  FaultOptions faults;  // group.faults: injected on this member's port (none by default)
   std::string source;  // the file it was read from, if any
 };
 // The key a member of `spec` runs with (the order above); null for none.

@@ -17,6 +17,8 @@
 #include "engine/auth/epoch_keys.h"
 #include "engine/group_key.h"
 #include "drivers/lanes/port_per_lane.h"
+#include "engine/fault_keys.h"
+#include "engine/fault_setup.h"
 #include "engine/bootstrap/pmix_bootstrap.h"
 #include "engine/bootstrap/static_bootstrap.h"
 #include "engine/bootstrap/wire_discovery.h"
@@ -59,6 +61,7 @@ void validate(const GroupSpec& s, Rank me) {
   if (!(s.port_rate_mbit >= 0) || !std::isfinite(s.port_rate_mbit)) throw bad("port rate must be >= 0 Mbit/s");
   if (s.bootstrap != "static" && s.bootstrap != "discovery" && s.bootstrap != "pmix")
     throw bad("bootstrap must be static, discovery or pmix, not '" + s.bootstrap + "'");
+  engine::check_faults(s.faults, static_cast<uint32_t>(s.members.size()), where);
 }
 
 std::string ms(uint64_t from, uint64_t to) {
@@ -221,6 +224,7 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   if (spec.mcast_loss > 0)
     im.port = std::make_unique<drivers::MulticastLossPort>(std::move(im.port), spec.mcast_loss,
                                                             spec.mcast_loss_seed + me);
+  im.port = engine::fault_port(std::move(im.port), spec.faults, me, addrs, {im.payload_pool.get(), im.header_pool.get()});
   std::string clash;
   std::optional<engine::GroupKeyClaim> key = engine::GroupKeyClaim::claim(
       engine::group_key_of(spec.id, im.table), spec.lanes, &clash);

@@ -158,6 +158,7 @@ struct GroupOptions {
   // The group's secret (docs/security.md): with one, every frame is sealed
   // and frames that do not open are dropped and counted. Null: no seals.
   std::shared_ptr<const AuthKey> key;
+  FaultOptions faults;                      // injected on every member's port (engine/group_spec.h)
   FabricOptions fabric;                     // used when `ports` is empty
   // Latency between members, in the simulator's topology format
   // (docs/algorithms.md, config/topologies/): the fabric's per-pair latency,
@@ -344,6 +345,19 @@ struct FabricCounters {
   uint64_t pool_drops = 0;  // copies not made: mempool empty
 };
 
+// What GroupOptions::faults (GroupSpec::faults) did to a member's frames one
+// way, by kind.
+struct FaultCounters {
+  uint64_t lost = 0;               // lost at random
+  uint64_t burst_lost = 0;         // lost in Gilbert-Elliott bursts
+  uint64_t reordered = 0;          // held back, let out after later frames
+  uint64_t duplicated = 0;         // a second copy made
+  uint64_t corrupted_header = 0;   // a byte of lanecast's header flipped
+  uint64_t corrupted_payload = 0;  // a byte past it flipped
+  uint64_t delayed = 0;            // held for a delay (and jitter)
+  uint64_t no_buffer = 0;          // a duplicate or corrupted copy not made: its pool was empty
+};
+
 // A member's port as it counts itself (the PMD's rte_eth_stats, or the ring
 // port's own counters on the fabric).
 struct PortCounters {
@@ -353,6 +367,7 @@ struct PortCounters {
   uint64_t rx_errors = 0, tx_errors = 0;
   uint64_t rx_no_buffer = 0; // the rx mempool was empty
   uint64_t rx_lost_emulated = 0;  // multicast frames dropped on purpose (GroupOptions::mcast_loss)
+  FaultCounters rx_faults, tx_faults;  // faults injected on purpose (GroupOptions::faults), per way
 };
 
 // What the group's ports can do, as the engine adapts to it.

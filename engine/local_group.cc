@@ -16,6 +16,8 @@
 #include "drivers/fabric/fabric.h"
 #include "drivers/loss/multicast_loss_port.h"
 #include "engine/auth/epoch_keys.h"
+#include "engine/fault_keys.h"
+#include "engine/fault_setup.h"
 #include "engine/group_key.h"
 #include "engine/group_setup.h"
 #include "engine/lanecast.h"
@@ -76,6 +78,7 @@ void validate(const GroupOptions& o) {
   if (o.window == 0 || o.window > engine::reliable::SendChannel::kMaxWindow)
     throw std::invalid_argument("group: window must be 1.." + std::to_string(engine::reliable::SendChannel::kMaxWindow));
   if (!(o.mcast_loss >= 0 && o.mcast_loss < 1)) throw std::invalid_argument("group: multicast loss must be in [0, 1)");
+  engine::check_faults(o.faults, o.nodes, "group");
 }
 
 }  // namespace
@@ -99,6 +102,7 @@ struct LocalGroup::Impl {
   std::vector<std::pair<engine::Poller*, engine::PollTask*>> placement;
   std::optional<algos::autoselect::Rules> rules;  // from GroupOptions::auto_rules_file
   std::vector<std::unique_ptr<drivers::MulticastLossPort>> lossy;  // GroupOptions::mcast_loss
+  std::vector<std::unique_ptr<drivers::Port>> faulty;  // GroupOptions::faults (drivers/fault/)
   std::vector<drivers::Port*> ports;  // each node's port, as the node sees it
   engine::GroupKeyClaim key;          // the group's multicast addresses
 };
@@ -172,6 +176,11 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
       im.lossy.push_back(std::make_unique<drivers::MulticastLossPort>(*ports[r], o.mcast_loss, o.mcast_loss_seed + r));
       ports[r] = im.lossy.back().get();
     }
+  for (uint32_t r = 0; r < o.nodes; ++r)
+    if (auto p = engine::fault_port(*ports[r], o.faults, r, addrs, {im.payload_pool.get(), im.header_pool.get()})) {
+      im.faulty.push_back(std::move(p));
+      ports[r] = im.faulty.back().get();
+    }
   im.ports = ports;
   im.key = engine::GroupKeyClaim::claim_random(o.lanes);
 
@@ -230,6 +239,7 @@ LocalGroup::~LocalGroup() {
   engine_->unpark_all();
   // Nodes release their frames before the fabric and the pools go.
   impl_->nodes.clear();
+  impl_->faulty.clear();
   impl_->lossy.clear();
   impl_->fabric_task.reset();
   impl_->fabric.reset();

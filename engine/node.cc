@@ -232,7 +232,10 @@ uint32_t Node::poll_rx(uint64_t now) {
   // still sit in the kernel's backlog until the next transmit). So timers
   // wait until the queues are drained and two turns passed after a stall.
   // Bounded: a queue that never drains (a flood) cannot hold them off.
-  if (last_rx_poll_ns_ != 0 && now > last_rx_poll_ns_ + kStallNs) hold_turns_ = 2;
+  if (last_rx_poll_ns_ != 0 && now > last_rx_poll_ns_ + kStallNs) {
+    hold_turns_ = 2;
+    excuse_silence(last_rx_poll_ns_, now);
+  }
   last_rx_poll_ns_ = now;
   const bool blind = behind || hold_turns_ > 0;
   if (hold_turns_ > 0) --hold_turns_;

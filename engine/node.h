@@ -337,6 +337,7 @@ class Node final : public PollTask {
 
   // timers (node_timers.cc)
   void scan(uint64_t now);
+  void excuse_silence(uint64_t unseen_from, uint64_t now);
   void note_deadline(uint64_t at) {
     if (at < scan_due_ns_) scan_due_ns_ = at;
   }
@@ -437,6 +438,7 @@ class Node final : public PollTask {
   uint32_t timer_defers_ = 0;          // turns the due timers waited for a receive queue to drain
   uint64_t last_rx_poll_ns_ = 0;       // this member's last poll_rx (0: after a nap)
   uint32_t hold_turns_ = 0;            // turns the timers still wait after a stall
+  uint64_t excused_to_ns_ = 0;         // silences already excused up to here (excuse_silence)
   uint64_t last_scan_ns_ = 0;
   uint64_t owed_total_ = 0;     // sum of every channel's owed items
   uint64_t unacked_total_ = 0;  // frames in flight over every channel

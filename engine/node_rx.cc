@@ -103,6 +103,9 @@ void Node::handle_ack(Rank src, const wire::AckBody& ack, uint64_t now) {
   }
   unacked_total_ -= r.newly;
   stream_unacked_ -= r.newly_stream;
+  // A fresh RTT sample may have brought the channel's deadline before the
+  // next scan: the timer must still fire on time.
+  if (!c.tx.idle()) note_deadline(c.tx.deadline());
   if (r.newly > 0) lane_rto_ns_[ack.lane] = c.tx.timeout_ns();
   if (r.new_holes) counters_.fast_retransmits.add();
   if (c.tx.has_resend() && !c.in_resend) {

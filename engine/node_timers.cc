@@ -11,7 +11,25 @@
 
 namespace lanecast::engine {
 
+// The member was not looking from `unseen_from` to `now` (its host stalled,
+// or its core slept past its time): it heard nobody and sent nothing again
+// meanwhile, so that time is nobody's silence - or a host that stalled past
+// the peer timeout failed every broadcast it had running at its first look,
+// blaming a peer. Only long gaps count (a quarter of the peer timeout): a
+// member whose every turn is a few milliseconds of kernel transmits is
+// looking, and a dead peer must still be found.
+void Node::excuse_silence(uint64_t unseen_from, uint64_t now) {
+  unseen_from = std::max(unseen_from, excused_to_ns_);
+  if (now <= unseen_from || now - unseen_from < cfg_.peer_timeout_ns / 4) return;
+  const uint64_t unseen = now - unseen_from;
+  excused_to_ns_ = now;
+  for (uint32_t id : active_) channels_[id].tx.excuse_silence(unseen, now);
+  if (op_.active) op_.last_rx_ns = std::min(now, op_.last_rx_ns + unseen);
+}
+
 void Node::scan(uint64_t now) {
+  // A scan later than a stall past its time: the core slept past it.
+  if (scan_due_ns_ != UINT64_MAX && now > scan_due_ns_ + kStallNs) excuse_silence(scan_due_ns_, now);
   last_scan_ns_ = now;
   uint64_t next = UINT64_MAX;
   for (size_t i = 0; i < active_.size(); ++i) {

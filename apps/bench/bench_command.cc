@@ -17,12 +17,14 @@
 #include <vector>
 
 #include "algos/registry.h"
+#include "apps/common/fault_text.h"
 #include "apps/common/group_member.h"
 #include "apps/common/options.h"
 #include "apps/bench/multicast_text.h"
 #include "apps/bench/skew.h"
 #include "apps/common/pattern.h"
 #include "engine/clock.h"
+#include "engine/fault_keys.h"
 #include "engine/lanecast.h"
 #include "engine/member_internals.h"
 
@@ -70,6 +72,7 @@ struct BenchConfig {
   uint32_t stream_window = 1024;
   uint64_t stream_window_bytes = 4u << 20;
   std::string key_file;  // --key-file: the group's secret
+  FaultOptions faults;  // --faults: injected on every member's port
 };
 
 struct Row {
@@ -238,6 +241,11 @@ OptionTable make_table(BenchConfig& c) {
          "--testbed: written into every member's group file. With --config the group file's key_file (or "
          "LANECAST_GROUP_KEY_FILE) gives it",
          [&](std::string_view v) { c.key_file = std::string(v); }});
+  t.add({"faults", "SPEC", "none",
+         "faults injected on the members' ports, e.g. 'loss=0.05,reorder=0.02,dup=0.01,corrupt=0.005,seed=7' "
+         "(keys below; ';' between rules): loss, bursts, reordering, duplication, corruption, delay - the protocol "
+         "repairs them; counted per member (--counters)",
+         [&](std::string_view v) { c.faults = parse_fault_text(v, "--faults"); }});
   t.add({"memory", "", "", "print engine memory per member (state, pools, fabric) and the process's peak RSS",
          [&](std::string_view) { c.memory = true; }});
   t.add({"json", "", "", "print results as a JSON array, one object per (algo, nodes, size)",
@@ -400,6 +408,7 @@ GroupOptions group_options(const BenchConfig& c, const std::string& algo, uint64
   go.streams.window_bytes = c.stream_window_bytes;
   go.streams.delivery_bytes = std::max<uint64_t>(go.streams.delivery_bytes, c.stream_window_bytes);
   if (!c.key_file.empty()) go.key = AuthKey::from_file(c.key_file);
+  go.faults = c.faults;
   return go;
 }
 
@@ -419,6 +428,7 @@ void print_header(const BenchConfig& c, const std::string& algo, uint32_t cores,
   }
   if (caps.sealed)
     std::printf("# sealed: every frame, with the group key %s (docs/security.md)\n", caps.key_fingerprint.c_str());
+  if (!c.faults.rules.empty()) std::printf("# faults: %s\n", engine::describe_faults(c.faults).c_str());
   std::printf("# multicast: %s; forwarding: %s; idle cores: %s\n", multicast_text(caps, c.mcast).c_str(),
               caps.tx_chained ? "zero-copy (chained frames)" : "flattened (a copy per frame: the port takes no chains)",
               caps.rx_wakeup ? "sleep until a frame arrives" : "nap on a timer (the port cannot wake them)");
@@ -453,9 +463,9 @@ void print_counters(LocalGroup& g) {
     });
     const PortCounters p = g.port_counters(r);
     std::printf("\n  port: rx=%" PRIu64 " tx=%" PRIu64 " tx_full=%" PRIu64 " missed=%" PRIu64 " rx_errors=%" PRIu64
-                " tx_errors=%" PRIu64 " no_buffer=%" PRIu64 " lost_emulated=%" PRIu64 "\n",
+                " tx_errors=%" PRIu64 " no_buffer=%" PRIu64 " lost_emulated=%" PRIu64 "\n%s",
                 p.rx_frames, p.tx_frames, p.tx_full, p.rx_missed, p.rx_errors, p.tx_errors, p.rx_no_buffer,
-                p.rx_lost_emulated);
+                p.rx_lost_emulated, fault_counters_text(p).c_str());
   }
   const auto f = g.fabric_counters();
   std::printf("fabric: switched=%" PRIu64 " replicated=%" PRIu64 " not_joined=%" PRIu64 " lost=%" PRIu64
@@ -534,7 +544,7 @@ MemberSchedule schedule_of(const BenchConfig& c, const std::vector<std::string>&
 // options of the in-process fabric and of --config do not apply.
 TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table, const std::vector<std::string>& algos) {
   for (const char* o : {"nodes", "ports", "loss", "latency", "topology", "config", "rank", "json", "memory",
-                        "auto-rules"})
+                        "auto-rules", "faults"})
     if (table.given(o)) throw UsageError("--" + std::string(o) + " does not apply to --testbed");
   TestbedBenchConfig t;
   t.testbed.nodes = c.testbed_nodes;
@@ -600,7 +610,8 @@ int bench_main(int argc, char** argv) {
   BenchConfig c;
   OptionTable table = make_table(c);
   if (table.parse(argc, argv, 1)) {
-    std::cout << kUsage << "options:\n" << table.help() << "\nalgorithms:\n";
+    std::cout << kUsage << "options:\n" << table.help() << "\nfaults (--faults KEY=VALUE,...):\n" << fault_text_help()
+              << "\nalgorithms:\n";
     for (const auto& a : algos::algorithms())
       std::cout << "  " << a.name << std::string(a.name.size() < 22 ? 22 - a.name.size() : 1, ' ')
                 << a.summary << "\n";
@@ -646,6 +657,8 @@ int bench_main(int argc, char** argv) {
       if (table.given(o))
         throw UsageError("--" + std::string(o) + " with --config: every member must agree, so the group file says it "
                          "(multicast, mcast_root_delay_us, mcast_sync_seed, mcast_repair, mcast_loss; config/groups/README.md)");
+    if (table.given("faults"))
+      throw UsageError("--faults with --config: the group file says it ([group.faults]; config/groups/README.md)");
     if (c.stream)
       for (const char* o : {"fanout", "stream-window", "stream-window-bytes"})
         if (table.given(o))

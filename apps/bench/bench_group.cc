@@ -27,10 +27,12 @@
 
 #include "apps/bench/group_exchange.h"
 #include "apps/bench/skew.h"
+#include "apps/common/fault_text.h"
 #include "apps/common/group_member.h"
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
 #include "engine/clock.h"
+#include "engine/fault_keys.h"
 #include "engine/lanecast.h"
 #include "engine/member_internals.h"
 
@@ -119,6 +121,7 @@ int bench_group(const GroupBenchConfig& c) {
     if (g->caps().sealed)
       std::printf("# sealed: every frame, with the group key %s (docs/security.md)\n",
                   g->caps().key_fingerprint.c_str());
+    if (!spec.faults.rules.empty()) std::printf("# faults: %s\n", engine::describe_faults(spec.faults).c_str());
     std::printf("# osu_bcast style: a barrier before each broadcast; held_us = the largest of the members' average "
                 "times from posting to holding the message; acked_us = the root's, until every member acknowledged;\n"
                 "# span_us = the root's posting to the last member holding it; rank1_us and rankN_us (rank %u) the "
@@ -191,8 +194,9 @@ int bench_group(const GroupBenchConfig& c) {
     });
     const PortCounters p = g->port_counters();
     std::printf("\n  port: rx=%" PRIu64 " tx=%" PRIu64 " tx_full=%" PRIu64 " missed=%" PRIu64 " no_buffer=%" PRIu64
-                " lost_emulated=%" PRIu64 "\n",
-                p.rx_frames, p.tx_frames, p.tx_full, p.rx_missed, p.rx_no_buffer, p.rx_lost_emulated);
+                " lost_emulated=%" PRIu64 "\n%s",
+                p.rx_frames, p.tx_frames, p.tx_full, p.rx_missed, p.rx_no_buffer, p.rx_lost_emulated,
+                fault_counters_text(p).c_str());
     // What the member cost its host: on CPUs shared by several members, CPU
     // time per frame is the figure that noise from the others does not bend.
     rusage ru{};

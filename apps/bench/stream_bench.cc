@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <thread>
 
+#include "apps/common/fault_text.h"
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
 #include "engine/clock.h"
+#include "engine/fault_keys.h"
 #include "engine/member_internals.h"
 
 namespace lanecast::apps {
@@ -153,6 +155,7 @@ void print_header(const std::string& algo, uint32_t fanout, const GroupOptions& 
   if (go.ports.empty())
     std::printf("# fabric: rate %g Mbit/s%s, latency %g us, loss %g\n", go.fabric.rate_mbit,
                 go.fabric.rate_mbit == 0 ? " (unlimited)" : "", go.fabric.latency_us, go.fabric.loss);
+  if (!go.faults.rules.empty()) std::printf("# faults: %s\n", engine::describe_faults(go.faults).c_str());
   std::printf("# window: %u frames, %s, %u messages; %" PRIu64 " warm-up + %" PRIu64 " timed messages per size, %s\n",
               go.streams.window_batches, format_size(go.streams.window_bytes).c_str(), go.streams.window_messages,
               s.warmup, s.messages,
@@ -231,7 +234,7 @@ void print_counters(LocalGroup& g) {
     node_counters(g.member(r)).for_each([](std::string_view name, uint64_t v) {
       if (v) std::printf(" %.*s=%" PRIu64, static_cast<int>(name.size()), name.data(), v);
     });
-    std::printf("\n");
+    std::printf("\n%s", fault_counters_text(g.port_counters(r)).c_str());
   }
 }
 

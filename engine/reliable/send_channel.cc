@@ -111,8 +111,13 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
   if (base_ != old_base || r.newly > 0) {
     // A gap with a timeout in it says nothing of the path's pauses (the wait
     // was a loss, or ended by a retransmission): as Karn's rule for samples.
+    // The receiver's pause is counted from the oldest frame it now answered
+    // (if sent after the last progress): a frame the sender had only just
+    // sent, after a silence of its own while an older one was lost, was
+    // answered at once - that silence was the sender's, not a stall.
     if (timer_ns_ == last_progress_ns_) {
-      const uint64_t gap = now_ns > last_progress_ns_ ? now_ns - last_progress_ns_ : 0;
+      const uint64_t from = any ? std::max(last_progress_ns_, slot(oldest).sent_ns) : last_progress_ns_;
+      const uint64_t gap = now_ns > from ? now_ns - from : 0;
       ack_gap_ns_ = std::max(gap, ack_gap_ns_ - ack_gap_ns_ / 1024);
     }
     last_progress_ns_ = timer_ns_ = now_ns;

@@ -111,6 +111,9 @@ class SendChannel {
   // idle: the peer's silence is measured from here (a timeout restarts the
   // retransmission timer, not this).
   uint64_t last_progress_ns() const { return last_progress_ns_; }
+  // The member was not looking for `ns` (its core stalled): neither heard
+  // nor sent to the peer meanwhile, so that time is not the peer's silence.
+  void excuse_silence(uint64_t ns, uint64_t now_ns) { last_progress_ns_ = std::min(now_ns, last_progress_ns_ + ns); }
 
   // The broadcast these frames belong to failed and its data is gone. They
   // stay in flight, queued at once, to be re-sent as payload-less "abandoned"

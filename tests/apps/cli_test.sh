@@ -46,6 +46,17 @@ expect 2 "at most 4G per message" bench --sizes 64G
 expect 2 "more than half of this machine" bench --sizes 4G --nodes 64
 expect 2 "--loss" bench --loss 1.5
 expect 2 "--loss: 'abc' is not a number" bench --loss abc
+# --faults: each mistake named; the header says what is injected, --counters what it did.
+expect 0 "burst_enter +Gilbert-Elliott: good -> bad" bench --help
+expect 2 "--faults: unknown key 'los'" bench --faults los=0.1
+expect 2 "--faults: loss 1.5 is out of range; allowed 0 <= x < 1" bench --faults loss=1.5
+expect 2 "--faults: 'loss' is not key=value" bench --faults loss
+expect 2 "--faults \\(rule 2\\): direction 'up'" bench --faults 'loss=0.1;direction=up,dup=0.1'
+expect 2 "burst_leave is 0: a burst would never end" bench --faults burst_enter=0.1
+expect 2 "group: faults: rule 0: member 9 is not in the group \\(ranks 0..3\\)" bench --nodes 4 --faults member=9,loss=0.1
+expect 2 "--faults with --config" bench --config /nonexistent.toml --rank 0 --faults loss=0.1
+expect 0 "# faults: loss 0.05, dup 0.01 on frames every member receives; seed 3" bench --nodes 3 --sizes 1K,64K --iters 3 --faults loss=0.05,dup=0.01,seed=3
+expect 0 "faults received: lost=[0-9]+ .*duplicated=" bench --nodes 3 --sizes 64K --iters 3 --faults loss=0.1,dup=0.05 --counters
 expect 2 "--segment" bench --segment 0
 expect 2 "--segment" bench --segment 100000
 expect 2 "needs a value" bench --iters

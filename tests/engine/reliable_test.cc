@@ -170,6 +170,42 @@ TEST(SendChannel, NoTimeoutWhileAcksKeepComing) {
   EXPECT_GE(s.tx.srtt_ns(), 5000 * kUs) << "the RTT under load was learned";
 }
 
+// The timer waits at least twice the longest pause the receiver took to
+// answer lately. A frame lost at the window's base while the sender has
+// little to send (a forwarder waiting for its own upstream) is no such pause:
+// each new frame the sender gets to send is answered at once (selectively),
+// after a silence that was the sender's. Taken for the receiver's, each one
+// could double the timer (in a chain of 8 under 5% loss, lost frames waited
+// 40-90 ms for it; here, 200 ms). A receiver that does pause before answering
+// what it had is still waited for.
+TEST(SendChannel, TheSendersSilenceIsNotAPauseOfTheReceiver) {
+  Sender s(128);
+  s.tx.push(1, 0, 0);
+  uint64_t none[2] = {0, 0};
+  s.tx.on_ack(1, none, 20 * kUs);  // a round trip of 20 us: the RTO is its floor, 1 ms
+  ASSERT_EQ(s.tx.timeout_ns(), 1000 * kUs);
+  s.tx.push(1, 1, 30 * kUs);       // lost
+  uint64_t sack[2] = {0, 0};
+  for (uint32_t k = 0; k < 8; ++k) {
+    // Quiet until just before the timer would fire; then one more frame,
+    // answered 10 us later, selectively (frame 1 is still missing).
+    const uint64_t t = s.tx.deadline() - 10 * kUs;
+    s.tx.push(1, 2 + k, t);
+    sack[0] |= uint64_t{1} << k;  // bit k: seq 2 + k
+    const auto r = s.tx.on_ack(1, sack, t + 10 * kUs);
+    ASSERT_EQ(r.newly, 1u);
+    ASSERT_LT(t + 10 * kUs, s.tx.deadline());
+  }
+  EXPECT_LE(s.tx.timeout_ns(), 2000 * kUs) << "the sender's silences raised the timer to "
+                                           << s.tx.timeout_ns() / kUs << " us";
+  // The receiver pauses 3 ms before it answers frames it had: waited for.
+  const uint64_t t = s.tx.deadline() - 10 * kUs;
+  s.tx.push(1, 10, t);
+  sack[0] |= uint64_t{1} << 8;
+  s.tx.on_ack(1, sack, t + 3000 * kUs);
+  EXPECT_GE(s.tx.timeout_ns(), 6000 * kUs);
+}
+
 TEST(SendChannel, TimeoutSendsTheOldestFewAgainAndBacksOff) {
   RttParams p;
   p.initial_rto_ns = 100 * kUs;

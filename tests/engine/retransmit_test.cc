@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/wire.h"
 #include "tests/engine/node_harness.h"
+#include "tests/engine/port_decorator.h"
 
 namespace lanecast::engine {
 namespace {
@@ -96,6 +98,104 @@ TEST(AStalledCore, DoesNotTakeItsOwnStallForLoss) {
   EXPECT_EQ(h.node(0).counters().tx_retransmits.get(), 0u) << "the root took its own stall for loss";
   EXPECT_EQ(h.node(1).counters().rx_duplicate.get(), 0u);
   EXPECT_GT(h.node(0).counters().timers_deferred.get(), 0u);
+}
+
+// Drops the first copy of the data frame carrying segment `segment` that
+// reaches its node.
+class DropOneSegment final : public test::PortDecorator {
+ public:
+  DropOneSegment(drivers::Port& inner, uint32_t segment) : PortDecorator(inner), segment_(segment) {}
+  uint16_t rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) override {
+    const uint16_t n = in_.rx_burst(lane, frames, max);
+    uint16_t kept = 0;
+    for (uint16_t i = 0; i < n; ++i) {
+      wire::Parsed p;
+      if (!dropped_ && wire::parse(frames[i], in_.link_header_bytes(), &p) == wire::Verdict::Ok &&
+          p.type == wire::FrameType::Data && p.data.segment == segment_) {
+        dropped_ = true;
+        rte_pktmbuf_free(frames[i]);
+        continue;
+      }
+      frames[kept++] = frames[i];
+    }
+    return kept;
+  }
+  bool dropped() const { return dropped_; }
+
+ private:
+  uint32_t segment_;
+  bool dropped_ = false;
+};
+
+// A channel's first frames go out before any round trip was measured, on the
+// initial 10 ms timer; the acks that follow measure a round trip of a
+// fraction of a millisecond and shorten the timer to about 1.5 ms. The last
+// frame is lost, so only the timer finds it (no later frame reveals the
+// hole): it must fire on the shortened deadline, not on the 10 ms one the
+// node last looked at (it did: every loss of a broadcast's tail waited up
+// to 10 ms, or a doubled RTO, before it was sent again).
+TEST(ARetransmissionTimer, FiresOnTheDeadlineAFreshRoundTripShortened) {
+  test::NodeHarness::Options o;
+  o.nodes = 2;
+  o.node.segment_bytes = 1400;
+  o.node.max_message_bytes = 8 * 1400;
+  DropOneSegment* dropper = nullptr;
+  o.wrap = [&](uint32_t rank, drivers::Port& inner) -> std::unique_ptr<drivers::Port> {
+    if (rank != 1) return nullptr;
+    auto d = std::make_unique<DropOneSegment>(inner, 7);
+    dropper = d.get();
+    return d;
+  };
+  test::NodeHarness h(o);
+  std::vector<std::vector<std::byte>> bufs(2, std::vector<std::byte>(8 * 1400));
+  for (size_t i = 0; i < bufs[0].size(); ++i) bufs[0][i] = static_cast<std::byte>(i * 13 + 1);
+  const uint64_t start = h.now();
+  const auto recs = h.broadcast(0, algos::Algo::Chain, bufs, 100'000, 10'000);  // 10 us per step
+  ASSERT_TRUE(dropper->dropped());
+  ASSERT_EQ(recs[0].error, OpError::None);
+  ASSERT_EQ(recs[1].error, OpError::None);
+  EXPECT_TRUE(test::all_equal(bufs, 0));
+  EXPECT_EQ(h.node(0).counters().rto_timeouts.get(), 1u);
+  EXPECT_LT(recs[1].held_ns - start, 4'000'000u) << "the lost frame was sent again " << (recs[1].held_ns - start) / 1000
+                                                  << " us after the start: on the initial 10 ms timer";
+}
+
+// A member whose core does not run for longer than the peer timeout (a host
+// that stalled: both processes of a soak on one machine failed at the same
+// second) finds its peer silent when it looks again - but it sent nothing
+// meanwhile and heard nothing, through no fault of the peer. The silence is
+// counted while the member looks: it sends the lost frame again, and the
+// broadcast completes. (It failed: "rank 1 stopped acknowledging" on the
+// root, "nothing arrived before the deadline" on rank 1, at the first look.)
+TEST(ACoreStalledPastThePeerTimeout, DoesNotBlameThePeer) {
+  test::NodeHarness::Options o;
+  o.nodes = 2;
+  o.node.segment_bytes = 1400;
+  o.node.max_message_bytes = 8 * 1400;
+  o.wrap = [](uint32_t rank, drivers::Port& inner) -> std::unique_ptr<drivers::Port> {
+    return rank == 1 ? std::make_unique<DropOneSegment>(inner, 7) : nullptr;
+  };
+  test::NodeHarness h(o);
+  std::vector<std::byte> a(8 * 1400), b(8 * 1400);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::byte>(i * 5 + 1);
+  Submission s;
+  s.op = h.next_op();
+  s.root = 0;
+  s.algo = algos::Algo::Chain;
+  s.size = a.size();
+  s.buffer = a.data();
+  h.node(0).submit(s);
+  s.buffer = b.data();
+  h.node(1).submit(s);
+  h.skip_op();
+  h.run(20);                               // 7 frames arrive and are acknowledged; the last is lost
+  h.advance(o.node.peer_timeout_ns + 1'000'000'000);  // every core stops for 4 s
+  for (int i = 0; i < 100'000 && !(h.node(0).completions().ready(s.op) && h.node(1).completions().ready(s.op)); ++i)
+    h.step(10'000);
+  ASSERT_TRUE(h.node(0).completions().ready(s.op) && h.node(1).completions().ready(s.op));
+  EXPECT_EQ(h.node(0).completions().record(s.op).error, OpError::None) << "the root blamed rank 1 for its own stall";
+  EXPECT_EQ(h.node(1).completions().record(s.op).error, OpError::None) << "rank 1 blamed the root for its own stall";
+  EXPECT_TRUE(a == b);
 }
 
 // The cases: symmetric at 1 MiB, chain at 8 MiB, linear at 64 KiB;
