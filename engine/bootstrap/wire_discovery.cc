@@ -76,6 +76,14 @@ class WireDiscovery final : public Bootstrap {
     return table_;
   }
 
+  // With a key, the hellos refused on the way (`lanecast run` prints it
+  // with the join's steps): what a forger on the segment achieved.
+  std::string steps() const override {
+    if (!sealer_ || bad_tags_ + unsealed_ + stale_ == 0) return {};
+    return "hellos refused: " + std::to_string(unsealed_) + " unsealed, " + std::to_string(bad_tags_) +
+           " with a bad tag, " + std::to_string(stale_) + " stale";
+  }
+
  private:
   void send_hellos(uint64_t incarnation, bool heard_all) {
     wire::HelloBody h{};
