@@ -60,7 +60,6 @@
 #include "apps/common/options.h"
 #include "drivers/ethernet.h"
 #include "engine/auth/epoch_keys.h"
-#include "engine/auth/frame_auth.h"
 #include "engine/auth/sealer.h"
 #include "engine/crc32c.h"
 #include "engine/group_spec.h"
@@ -243,6 +242,7 @@ struct Seen {
   wire::AckBody ack{};
   wire::HelloBody hello{};
   uint32_t payload_at = 0, payload_len = 0;  // from the frame's start
+  wire::Seal seal{};                          // the frame's own, when sealed
   bool sealed() const { return (flags & wire::kFlagSealed) != 0; }
 };
 
@@ -262,6 +262,11 @@ std::optional<Seen> decode(const uint8_t* f, size_t len) {
   s.rank = h.src;
   const uint8_t* body = f + kLink + sizeof h;
   const size_t room = len - kLink - sizeof h;
+  if (s.sealed() && s.type >= wire::FrameType::Data && s.type <= wire::FrameType::Failed) {
+    const size_t at = kLink + wire::frame_seal_at(s.type);
+    if (len < at + sizeof s.seal) return std::nullopt;
+    std::memcpy(&s.seal, f + at, sizeof s.seal);
+  }
   switch (s.type) {
     case wire::FrameType::Data:
     case wire::FrameType::Datagram: {
@@ -314,6 +319,7 @@ struct Learned {
   uint16_t lanes = 1;
   std::optional<uint64_t> digest;  // of the group settings, from hellos
   std::map<uint32_t, Mac> macs;    // rank -> MAC
+  std::map<uint32_t, uint64_t> top_counter;  // rank -> the highest frame-seal counter seen (sealed groups)
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> last_seq;  // (src, dst) -> the last data seq
   std::map<uint32_t, uint32_t> sender_to;                      // dst -> who last sent it a segment
   std::optional<Broadcast> bc;
@@ -344,10 +350,12 @@ struct Learned {
       epoch = s.epoch;
       last_seq.clear();
       sender_to.clear();
+      top_counter.clear();
       bc.reset();
       stream.reset();
     }
     sealed = s.sealed();
+    if (sealed) top_counter[s.rank] = std::max(top_counter[s.rank], s.seal.counter);
     const std::optional<uint32_t> to = rank_of(s.dst);
     if (s.type != wire::FrameType::Data && s.type != wire::FrameType::Datagram) return true;
     const wire::DataBody& d = s.data;
@@ -562,22 +570,43 @@ class Forger {
   }
   uint16_t flags(Seal s) const { return s == Seal::WrongKey ? wire::kFlagSealed : 0; }
 
-  // The attacker's seals: the layout of the group's, its own key. One
-  // FrameAuth per rank it speaks as (the nonce holds the sealer's rank).
-  engine::auth::FrameAuth& auth_as(uint32_t rank) {
+  // The attacker's seals: the layout of the group's, the tags of the
+  // engine's own sealer, a key of its own (derived for the group and epoch
+  // as the members derive theirs) - and counters well ahead of the last
+  // each member was seen to use (a million: seconds of its frames), so that
+  // a receiver's window lets every such frame through to the tag (a counter
+  // it has seen or left behind would be refused before, as a replay).
+  const engine::auth::EpochKeys& wrong_keys() {
     if (keys_epoch_ != g_.epoch) {
-      sealers_.clear();
+      frame_sealer_.reset();
+      payload_sealer_.reset();
       keys_ = std::make_unique<engine::auth::EpochKeys>(engine::auth::derive_epoch_keys(*wrong_, *g_.group, *g_.epoch));
       keys_epoch_ = g_.epoch;
     }
-    auto& a = sealers_[rank];
-    if (!a) a = std::make_unique<engine::auth::FrameAuth>(*keys_, rank, std::max<uint32_t>(g_.nodes, rank + 1));
-    return *a;
+    return *keys_;
+  }
+  uint64_t counter_as(uint32_t rank) {
+    uint64_t& next = next_counter_[rank];
+    const auto seen = g_.top_counter.find(rank);
+    if (seen != g_.top_counter.end()) next = std::max(next, seen->second + (uint64_t{1} << 20));
+    return next++;
+  }
+  wire::Seal seal_payload(const uint8_t* bytes, uint32_t len, uint32_t as) {
+    if (!payload_sealer_) payload_sealer_ = std::make_unique<engine::auth::Sealer>(wrong_keys().payload);
+    wire::Seal seal{};
+    seal.counter = counter_as(as);
+    payload_sealer_->tag(bytes, len, as, seal.counter, seal.tag);
+    return seal;
   }
   // The frame's length; sealed under the wrong key first if asked.
   size_t seal(Seal s, uint8_t* f, wire::FrameType t, uint32_t as, uint32_t payload_len) {
     if (s != Seal::WrongKey) return kLink + headers(t) + payload_len;
-    auth_as(as).seal_frame(f, kLink, wire::frame_seal_at(t));
+    if (!frame_sealer_) frame_sealer_ = std::make_unique<engine::auth::Sealer>(wrong_keys().frame);
+    const uint16_t tagged = static_cast<uint16_t>(kLink + wire::frame_seal_at(t));
+    wire::Seal seal{};
+    seal.counter = counter_as(as);
+    frame_sealer_->tag(f, tagged, as, seal.counter, seal.tag);
+    std::memcpy(f + tagged, &seal, sizeof seal);
     return kLink + headers(t) + wire::seal_bytes(t) + payload_len;
   }
   static uint32_t headers(wire::FrameType t) {
@@ -631,7 +660,7 @@ class Forger {
     d.payload_crc = engine::crc32c(0, payload, d.payload_len);
     const uint16_t fl = static_cast<uint16_t>(flags(s) | (t == wire::FrameType::Data ? wire::kFlagAckNow : 0));
     wire::write_data(lc, {*g_.group, *g_.epoch, from}, d, fl, t);
-    if (s == Seal::WrongKey) wire::write_payload_seal(lc, auth_as(b.root).seal_payload(payload, d.payload_len));
+    if (s == Seal::WrongKey) wire::write_payload_seal(lc, seal_payload(payload, d.payload_len, b.root));
     return seal(s, f, t, from, d.payload_len);
   }
 
@@ -709,7 +738,7 @@ class Forger {
     own_bytes(payload + sizeof(engine::stream::RecordHead), len);
     d.payload_crc = engine::crc32c(0, payload, d.payload_len);
     wire::write_data(lc, {*g_.group, *g_.epoch, from}, d, static_cast<uint16_t>(flags(s) | wire::kFlagStream));
-    if (s == Seal::WrongKey) wire::write_payload_seal(lc, auth_as(publisher).seal_payload(payload, d.payload_len));
+    if (s == Seal::WrongKey) wire::write_payload_seal(lc, seal_payload(payload, d.payload_len, publisher));
     return seal(s, f, wire::FrameType::Data, from, d.payload_len);
   }
 
@@ -791,7 +820,8 @@ class Forger {
   std::shared_ptr<const AuthKey> wrong_;
   std::unique_ptr<engine::auth::EpochKeys> keys_;
   std::optional<uint32_t> keys_epoch_;
-  std::map<uint32_t, std::unique_ptr<engine::auth::FrameAuth>> sealers_;
+  std::unique_ptr<engine::auth::Sealer> frame_sealer_, payload_sealer_;
+  std::map<uint32_t, uint64_t> next_counter_;  // rank -> the next it seals under
   std::unique_ptr<engine::auth::Sealer> hello_sealer_;
   std::map<uint32_t, std::vector<uint32_t>> flips_;
 };

@@ -260,6 +260,19 @@ for k in data datagram ack failed stream; do
 done
 echo "# unsealed frames sent to members: $unsealed_sent, counted by them: $(total keyed rx_unsealed)"
 ((2 * $(total keyed rx_unsealed) >= unsealed_sent)) || fail "the members counted fewer than half the unsealed frames sent"
+# The same for frames under a wrong key: their counters were ahead of the
+# windows, so each met the tag. Readdressed genuine frames meet it too.
+wrong_sent=0
+for k in data datagram ack failed stream; do
+  wrong_sent=$((wrong_sent + $(sent live.attack "$k" wrong-key) + $(sent pcap.attack "$k" wrong-key)))
+done
+redirected=$(sent live.attack redirect)
+echo "# frames under a wrong key sent to members: $wrong_sent, readdressed: $redirected; bad tags counted: $(total keyed rx_bad_tag)"
+((2 * $(total keyed rx_bad_tag) >= wrong_sent)) || fail "the members counted fewer than half the wrong-key frames sent"
+# Beyond those, only a readdressed frame whose counter its new receiver had
+# not seen meets the tag (replays to their own receiver are refused by the
+# window first). Without the destination under the tag, those would open.
+(($(total keyed rx_bad_tag) > wrong_sent)) || fail "no readdressed frame was refused by its tag"
 # Forged hellos met the bootstrap: refused there, counted (run prints them).
 grep -h "hellos refused" "$work"/keyed.*.out | sed "s/^/#   /"
 grep -q "hellos refused: .* with a bad tag" "$work"/keyed.*.out ||
