@@ -202,9 +202,12 @@ counter_table() {  # NAME
 total() {
   awk -v c="$2" 'NR == 1 { for (i = 2; i <= NF; i++) col[$i] = i } $1 == "all" { print $col[c] }' "$work/$1.table"
 }
-show() {  # NAME: every member's output, prefixed
+show() {  # NAME: every member's output, prefixed (its verified sizes counted, not listed)
   local i
-  for ((i = 0; i < nodes; i++)); do sed "s/^/[$1 rank $i] /" "$work/$1.$i.out"; done
+  for ((i = 0; i < nodes; i++)); do
+    grep -v "^ *[0-9.]*[KM]\? *[0-9]* *[0-9.]* *[0-9.]* *yes$" "$work/$1.$i.out" | sed "s/^/[$1 rank $i] /"
+    echo "[$1 rank $i] ($(grep -c " yes$" "$work/$1.$i.out") sizes verified)"
+  done
 }
 
 # === 1. With a key ============================================================
@@ -279,7 +282,7 @@ grep -q "hellos refused: .* with a bad tag" "$work"/keyed.*.out ||
   fail "no member refused a forged hello while the group formed"
 (($(total keyed rx_failure_notices) == 0)) || fail "a member believed a failure notice"
 (($(total keyed ops_failed) == 0)) || fail "a broadcast failed"
-echo "# with a key: every broadcast verified ($rounds sizes x 2 by every member), nothing forged taken"
+echo "# with a key: every broadcast verified ($rounds sizes x 2 broadcasts, by every member), nothing forged taken"
 
 echo "# 1b. a stream with a key, attacked from before its group forms until it ends (at ${SECONDS} s)"
 sed 's/^id = .*/id = 33/' "$work/keyed.toml" >"$work/keyed_stream.toml"
@@ -330,7 +333,8 @@ if grep -q "differs from the root's\|sends a different broadcast\|rx_bad_ack=" "
   harm=$((harm + 1))
   echo "# 2a. forged segments (no key): members took the attacker's bytes, its plan, or its sequence numbers:"
   grep -h "^rank [0-9]*:" "$work"/forged.*.out |
-    awk '{ printf "#   %s %s", $1, $2; for (f = 3; f <= NF; f++) if ($f ~ /^rx_(bad_ack|duplicate)=/) printf " %s", $f; printf "\n" }'
+    awk '{ t = ""; for (f = 3; f <= NF; f++) if ($f ~ /^rx_(bad_ack|duplicate)=/) t = t " " $f }
+         t != "" { print "#   " $1 " " $2 t }'
   describe forged
 else
   echo "# 2a. forged segments (no key): no visible harm this time"
