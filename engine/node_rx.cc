@@ -203,16 +203,16 @@ bool Node::payload_sound(const rte_mbuf* m, const wire::Parsed& p) {
   return bytes != nullptr && seal_ok(static_cast<const uint8_t*>(bytes), p.data.payload_len, p);
 }
 
-// A group with a key: the frame's own seal - a tag by its sender, under a
-// counter that sender's window has not seen - or the frame goes, counted.
+// A group with a key: the frame's own seal - a tag by its sender over the
+// frame as it was addressed, under a counter that sender's window has not
+// seen - or the frame goes, counted.
 bool Node::open_sealed(rte_mbuf* m, const wire::Parsed& p) {
   if (!p.sealed) {
     counters_.rx_unsealed.add();
     rte_pktmbuf_free(m);
     return false;
   }
-  const auto* lc = rte_pktmbuf_mtod_offset(m, const uint8_t*, link_bytes_);
-  switch (auth_->open_frame(lc, p.seal_at, p.src)) {
+  switch (auth_->open_frame(rte_pktmbuf_mtod(m, const uint8_t*), link_bytes_, p.seal_at, p.src)) {
     case auth::FrameAuth::Verdict::Ok: return true;
     case auth::FrameAuth::Verdict::BadTag: counters_.rx_bad_tag.add(); break;
     case auth::FrameAuth::Verdict::Replayed: counters_.rx_replayed.add(); break;

@@ -541,13 +541,16 @@ uint32_t Node::flush_tx() {
 }
 
 // A group with a key: each frame gets its seal as its burst leaves, in the
-// order it goes, so a receiver's window sees counters nearly in order.
+// order it goes, so a receiver's window sees counters nearly in order. The
+// tag covers the link header: a frame opens only at the address it was sent
+// to (a group address: at every member).
 // Frames a full port left in the queue keep the seal they have.
 void Node::seal_queued(uint16_t lane) {
   TxQueue& q = tx_[lane];
   for (uint16_t i = q.sealed; i < q.count; ++i) {
-    uint8_t* lc = rte_pktmbuf_mtod_offset(q.frames[i], uint8_t*, link_bytes_);
-    auth_->seal_frame(lc, wire::frame_seal_at(static_cast<wire::FrameType>(lc[offsetof(wire::FrameHeader, type)])));
+    uint8_t* frame = rte_pktmbuf_mtod(q.frames[i], uint8_t*);
+    const auto type = static_cast<wire::FrameType>(frame[link_bytes_ + offsetof(wire::FrameHeader, type)]);
+    auth_->seal_frame(frame, link_bytes_, wire::frame_seal_at(type));
   }
   q.sealed = q.count;
 }

@@ -52,7 +52,8 @@ inline constexpr uint16_t kFlagStream = 8;
 // The frame carries seals (engine/auth/, docs/security.md): after the body,
 // a data or datagram frame holds the payload's seal (made once by the root
 // or the publisher, carried unchanged by every forwarder) and every frame
-// then its own seal, a tag over everything from the frame header to it.
+// then its own seal, a tag over everything from the link header to it (the
+// destination address too: a frame opens only where it was sent).
 // The payload's seal stands in for its CRC: payload_crc is 0.
 inline constexpr uint16_t kFlagSealed = 16;
 // On a stream's datagram (with kFlagStream): the member `segment` names left
@@ -177,8 +178,8 @@ struct Parsed {
   FailedBody failed;  // valid when type == Failed
   uint32_t payload_offset;  // from the start of the frame's data
   // Sealed frames (kFlagSealed): where the frame's seal starts, counted from
-  // the lanecast header (the tag covers everything before it), and the
-  // payload's seal of a data frame or datagram.
+  // the lanecast header (the tag covers everything before it, the link
+  // header included), and the payload's seal of a data frame or datagram.
   bool sealed = false;
   uint16_t seal_at = 0;
   Seal payload_seal{};

@@ -34,12 +34,13 @@ struct RunConfig {
   bool reform = false;
   bool show_endpoints = false;
   bool show_placement = false;
+  bool counters = false;
 };
 
 const char* kUsage =
     "usage: lanecast run --config FILE [--rank R] [--sizes LIST] [--iters K] [--root R]\n"
     "                    [--seed S] [--serve] [--reform] [--show-endpoints] [--show-placement]\n"
-    "                    [--cores C] [--yield-when-idle] [--progress cores|calls]\n"
+    "                    [--cores C] [--yield-when-idle] [--progress cores|calls] [--counters]\n"
     "\n"
     "Runs this process as member R of the group FILE describes (config/groups/):\n"
     "opens the member's port, finds the other members by the file's bootstrap\n"
@@ -84,6 +85,11 @@ OptionTable make_table(RunConfig& c) {
          "print where the member runs: each lane's port, the CPUs nearest it (hwloc) and the polling core that "
          "drives it (the nearest; a core per lane while there are cores, the member's state on lane 0's)",
          [&](std::string_view) { c.show_placement = true; }});
+  t.add({"counters", "", "",
+         "when the member leaves (done, failed or stopped), print its counters: frames by kind, resends, "
+         "drops by reason - with a group key the frames refused (rx_unsealed, rx_bad_tag, rx_replayed, "
+         "rx_stale_counter, rx_bad_payload_seal; docs/security.md) - and its port's",
+         [&](std::string_view) { c.counters = true; }});
   t.add({"yield-when-idle", "", "",
          "idle polling cores yield their CPU instead of spinning: for several members on one host's CPUs "
          "(a testbed), not for a core of one's own",
@@ -95,6 +101,19 @@ OptionTable make_table(RunConfig& c) {
          "as MPI progresses inside its calls: one thread instead of two, and between broadcasts nothing moves",
          [&](std::string_view v) { c.progress_in_calls = parse_progress(v); }});
   return t;
+}
+
+// One line of the member's nonzero counters, one of its port's.
+void print_counters(Group& g) {
+  std::printf("rank %u:", g.rank());
+  for (const auto& [name, v] : g.member().counters())
+    if (v != 0) std::printf(" %s=%llu", name.c_str(), static_cast<unsigned long long>(v));
+  const PortCounters p = g.port_counters();
+  std::printf("\n  port: rx=%llu tx=%llu tx_full=%llu missed=%llu no_buffer=%llu\n",
+              static_cast<unsigned long long>(p.rx_frames), static_cast<unsigned long long>(p.tx_frames),
+              static_cast<unsigned long long>(p.tx_full), static_cast<unsigned long long>(p.rx_missed),
+              static_cast<unsigned long long>(p.rx_no_buffer));
+  std::fflush(stdout);
 }
 
 std::atomic<bool> g_stop{false};
@@ -251,10 +270,12 @@ int run_main(int argc, char** argv) {
     std::printf("%10s  FAILED: %s\n", format_size(size).c_str(), r.error.c_str());
     std::fprintf(stderr, "lanecast run: rank %u: %s\n", g->rank(), r.error.c_str());
     std::fflush(stdout);
+    if (c.counters) print_counters(*g);  // the group that failed: what it refused, what it lost
     if (!c.reform || r.peer == kNoRank || current.members.size() <= 2) return 1;
     g = reform(engine, std::move(g), current, c, r.peer, pos);
     r = SizeResult{};
   }
+  if (c.counters) print_counters(*g);
   return 0;
 }
 

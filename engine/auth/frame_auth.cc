@@ -20,11 +20,12 @@ FrameAuth::FrameAuth(const EpochKeys& keys, uint32_t rank, uint32_t nodes)
   next_counter_ = uint64_t{r} << 31;  // below 2^63: a life never runs out
 }
 
-void FrameAuth::seal_frame(uint8_t* lc, uint16_t seal_at) {
+void FrameAuth::seal_frame(uint8_t* frame, uint16_t link, uint16_t seal_at) {
+  const size_t tagged = size_t{link} + seal_at;
   wire::Seal s;
   s.counter = next_counter_++;
-  frame_.tag(lc, seal_at, rank_, s.counter, s.tag);
-  std::memcpy(lc + seal_at, &s, sizeof s);
+  frame_.tag(frame, tagged, rank_, s.counter, s.tag);
+  std::memcpy(frame + tagged, &s, sizeof s);
 }
 
 wire::Seal FrameAuth::seal_payload(const uint8_t* bytes, uint32_t len) {
@@ -34,8 +35,9 @@ wire::Seal FrameAuth::seal_payload(const uint8_t* bytes, uint32_t len) {
   return s;
 }
 
-FrameAuth::Verdict FrameAuth::open_frame(const uint8_t* lc, uint16_t seal_at, uint32_t src) {
-  const wire::Seal s = read_seal(lc + seal_at);
+FrameAuth::Verdict FrameAuth::open_frame(const uint8_t* frame, uint16_t link, uint16_t seal_at, uint32_t src) {
+  const size_t tagged = size_t{link} + seal_at;
+  const wire::Seal s = read_seal(frame + tagged);
   ReplayWindow& w = windows_[src];
   // The window first: a replay costs no tag check (RFC 4303's order).
   switch (w.check(s.counter)) {
@@ -43,7 +45,7 @@ FrameAuth::Verdict FrameAuth::open_frame(const uint8_t* lc, uint16_t seal_at, ui
     case ReplayWindow::Check::Stale: return Verdict::Stale;
     case ReplayWindow::Check::New: break;
   }
-  if (!frame_.check(lc, seal_at, src, s.counter, s.tag)) return Verdict::BadTag;
+  if (!frame_.check(frame, tagged, src, s.counter, s.tag)) return Verdict::BadTag;
   w.accept(s.counter);
   return Verdict::Ok;
 }

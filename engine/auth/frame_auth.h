@@ -2,10 +2,13 @@
 // every frame it sends and opens every frame it receives, each under the
 // epoch's keys (epoch_keys.h).
 //
-//   frame seal    every frame: a tag over the lanecast header, the body and
-//                 (data) the payload seal, by the sender, under a counter of
-//                 its own that is also the frame's number for the
-//                 receiver's anti-replay window (one per sender).
+//   frame seal    every frame: a tag over the link header, the lanecast
+//                 header, the body and (data) the payload seal, by the
+//                 sender, under a counter of its own that is also the
+//                 frame's number for the receiver's anti-replay window (one
+//                 per sender, not per pair: so the destination address is
+//                 under the tag, or a frame sent to one member would open
+//                 at another that never saw its counter).
 //   payload seal  a data frame's payload: a tag over the bytes, made once by
 //                 whoever made them - the broadcast's root, the stream's
 //                 publisher - and carried unchanged by every member that
@@ -33,16 +36,18 @@ class FrameAuth {
   FrameAuth(const EpochKeys& keys, uint32_t rank, uint32_t nodes);
 
   // --- sending
-  // Seals a frame whose lanecast header is at `lc` (written with
-  // kFlagSealed): its tag over lc[0, seal_at), written at lc + seal_at.
-  void seal_frame(uint8_t* lc, uint16_t seal_at);
+  // Seals a frame that starts at `frame` with a link header of `link`
+  // bytes, its lanecast header written with kFlagSealed: its tag over
+  // frame[0, link + seal_at), written there. `seal_at` counts from the
+  // lanecast header (wire::frame_seal_at).
+  void seal_frame(uint8_t* frame, uint16_t link, uint16_t seal_at);
   wire::Seal seal_payload(const uint8_t* bytes, uint32_t len);
 
   // --- receiving
   enum class Verdict : uint8_t { Ok, BadTag, Replayed, Stale };
-  // Checks a sealed frame from `src` (< nodes) and, if good, takes its
-  // counter into src's window.
-  Verdict open_frame(const uint8_t* lc, uint16_t seal_at, uint32_t src);
+  // Checks a sealed frame from `src` (< nodes), laid out as seal_frame's,
+  // and, if good, takes its counter into src's window.
+  Verdict open_frame(const uint8_t* frame, uint16_t link, uint16_t seal_at, uint32_t src);
   bool payload_ok(const uint8_t* bytes, uint32_t len, uint32_t sealer, const wire::Seal& seal) const;
 
   size_t bytes() const { return sizeof *this + windows_.capacity() * sizeof(ReplayWindow); }

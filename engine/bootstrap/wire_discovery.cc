@@ -76,6 +76,14 @@ class WireDiscovery final : public Bootstrap {
     return table_;
   }
 
+  // With a key, the hellos refused on the way (`lanecast run` prints it
+  // with the join's steps): what a forger on the segment achieved.
+  std::string steps() const override {
+    if (!sealer_ || bad_tags_ + unsealed_ + stale_ == 0) return {};
+    return "hellos refused: " + std::to_string(unsealed_) + " unsealed, " + std::to_string(bad_tags_) +
+           " with a bad tag, " + std::to_string(stale_) + " stale";
+  }
+
  private:
   void send_hellos(uint64_t incarnation, bool heard_all) {
     wire::HelloBody h{};
@@ -101,27 +109,31 @@ class WireDiscovery final : public Bootstrap {
       if (sealer_) {
         wire::Seal seal{};
         seal.counter = counter_++;
-        sealer_->tag(at + link, seal_at, me_, seal.counter, seal.tag);
+        // Over the link header too: the source address is what a member
+        // learns from a hello, so it is under the tag.
+        sealer_->tag(at, link + seal_at, me_, seal.counter, seal.tag);
         std::memcpy(at + link + seal_at, &seal, sizeof seal);
       }
       if (port_.tx_burst(lane, &m, 1) != 1) rte_pktmbuf_free(m);
     }
   }
 
-  // With a key: a hello counts only if its seal opens, it is recent, and it
-  // is newer than what this rank said before - a replayed hello of an
-  // earlier life or formation, or a forged one, changes nothing here. Each
-  // refusal is counted for the message a time-out gives.
+  // With a key: a hello counts only if its seal opens (over the link header
+  // too: a genuine hello sent again from another address does not), it is
+  // recent, and it is newer than what this rank said before - a replayed
+  // hello of an earlier life or formation, or a forged one, changes nothing
+  // here. Each refusal is counted for the message a time-out gives.
   bool sealed_hello_ok(const rte_mbuf* m, const wire::Parsed& p, uint16_t lane) {
     if (!sealer_) return true;
     if (!p.sealed) {
       ++unsealed_;
       return false;
     }
-    const auto* lc = rte_pktmbuf_mtod_offset(m, const uint8_t*, port_.link_header_bytes());
+    const uint16_t link = port_.link_header_bytes();
+    const auto* frame = rte_pktmbuf_mtod(m, const uint8_t*);
     wire::Seal seal;
-    std::memcpy(&seal, lc + p.seal_at, sizeof seal);
-    if (!sealer_->check(lc, p.seal_at, p.src, seal.counter, seal.tag)) {
+    std::memcpy(&seal, frame + link + p.seal_at, sizeof seal);
+    if (!sealer_->check(frame, link + p.seal_at, p.src, seal.counter, seal.tag)) {
       ++bad_tags_;
       return false;
     }

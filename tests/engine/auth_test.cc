@@ -63,16 +63,27 @@ std::shared_ptr<const AuthKey> key_of(char digit) {
   return AuthKey::from_hex(std::string(64, digit), "test");
 }
 
-// A sealed ack, as a node writes it: header, body, seal.
-std::vector<uint8_t> sealed_ack(FrameAuth& a, uint32_t src, uint32_t cum) {
-  std::vector<uint8_t> f(wire::kAckHeaderBytes + wire::kSealBytes);
+// An Ethernet link header: destination, source, EtherType (as a port writes it).
+constexpr uint16_t kLink = 14;
+void write_link(uint8_t* at, uint8_t to, uint8_t from) {
+  const uint8_t h[kLink] = {2, 0, 0, 0, 0, to, 2, 0, 0, 0, 0, from, 0x88, 0xB5};
+  std::memcpy(at, h, kLink);
+}
+
+// A sealed ack from rank `src` to rank `to`, as a node writes it: link
+// header, lanecast header, body, seal.
+std::vector<uint8_t> sealed_ack(FrameAuth& a, uint32_t src, uint32_t cum, uint8_t to = 2) {
+  std::vector<uint8_t> f(kLink + wire::kAckHeaderBytes + wire::kSealBytes);
+  write_link(f.data(), to, static_cast<uint8_t>(src));
   wire::AckBody b{};
   b.cum_ack = cum;
-  wire::write_ack(f.data(), {7, 9, src}, b, wire::kFlagSealed);
-  a.seal_frame(f.data(), wire::frame_seal_at(wire::FrameType::Ack));
+  wire::write_ack(f.data() + kLink, {7, 9, src}, b, wire::kFlagSealed);
+  a.seal_frame(f.data(), kLink, wire::frame_seal_at(wire::FrameType::Ack));
   return f;
 }
 
+// The link header's bytes included: a frame sent to one member (its
+// destination address) does not open at another, nor from another source.
 TEST(FrameAuth, EveryByteOfASealedFrameMatters) {
   const EpochKeys keys = derive_epoch_keys(*key_of('a'), 7, 9);
   FrameAuth sender(keys, 1, 4), receiver(keys, 2, 4);
@@ -81,15 +92,29 @@ TEST(FrameAuth, EveryByteOfASealedFrameMatters) {
   for (size_t i = 0; i < f.size(); ++i) {
     std::vector<uint8_t> bad = f;
     bad[i] ^= 0x10;
-    EXPECT_NE(receiver.open_frame(bad.data(), seal_at, 1), FrameAuth::Verdict::Ok) << "byte " << i;
+    EXPECT_NE(receiver.open_frame(bad.data(), kLink, seal_at, 1), FrameAuth::Verdict::Ok) << "byte " << i;
   }
-  EXPECT_EQ(receiver.open_frame(f.data(), seal_at, 2), FrameAuth::Verdict::BadTag) << "another sender's";
-  EXPECT_EQ(receiver.open_frame(f.data(), seal_at, 1), FrameAuth::Verdict::Ok);
-  EXPECT_EQ(receiver.open_frame(f.data(), seal_at, 1), FrameAuth::Verdict::Replayed);
+  EXPECT_EQ(receiver.open_frame(f.data(), kLink, seal_at, 2), FrameAuth::Verdict::BadTag) << "another sender's";
+  EXPECT_EQ(receiver.open_frame(f.data(), kLink, seal_at, 1), FrameAuth::Verdict::Ok);
+  EXPECT_EQ(receiver.open_frame(f.data(), kLink, seal_at, 1), FrameAuth::Verdict::Replayed);
   // The next frame opens; the first, sent again, still does not.
   std::vector<uint8_t> g = sealed_ack(sender, 1, 34);
-  EXPECT_EQ(receiver.open_frame(g.data(), seal_at, 1), FrameAuth::Verdict::Ok);
-  EXPECT_EQ(receiver.open_frame(f.data(), seal_at, 1), FrameAuth::Verdict::Replayed);
+  EXPECT_EQ(receiver.open_frame(g.data(), kLink, seal_at, 1), FrameAuth::Verdict::Ok);
+  EXPECT_EQ(receiver.open_frame(f.data(), kLink, seal_at, 1), FrameAuth::Verdict::Replayed);
+}
+
+// A receiver's window is per sender: a frame the sender sent to rank 3,
+// readdressed to rank 2, carries a counter rank 2 never saw. Only the tag
+// can refuse it.
+TEST(FrameAuth, AFrameOpensOnlyAtTheAddressItWasSentTo) {
+  const EpochKeys keys = derive_epoch_keys(*key_of('a'), 7, 9);
+  FrameAuth sender(keys, 1, 4), receiver(keys, 2, 4);
+  const uint16_t seal_at = wire::frame_seal_at(wire::FrameType::Ack);
+  std::vector<uint8_t> to3 = sealed_ack(sender, 1, 5, /*to=*/3);
+  std::vector<uint8_t> to2 = sealed_ack(sender, 1, 6, /*to=*/2);
+  EXPECT_EQ(receiver.open_frame(to2.data(), kLink, seal_at, 1), FrameAuth::Verdict::Ok);
+  write_link(to3.data(), 2, 1);  // readdressed to rank 2
+  EXPECT_EQ(receiver.open_frame(to3.data(), kLink, seal_at, 1), FrameAuth::Verdict::BadTag);
 }
 
 TEST(FrameAuth, AnotherKeyEpochOrGroupOpensNothing) {
@@ -101,7 +126,7 @@ TEST(FrameAuth, AnotherKeyEpochOrGroupOpensNothing) {
                                  derive_epoch_keys(*key, 8, 9)}) {
     FrameAuth receiver(other, 2, 4);
     const std::vector<uint8_t> f = sealed_ack(sender, 1, 1);
-    EXPECT_EQ(receiver.open_frame(f.data(), seal_at, 1), FrameAuth::Verdict::BadTag);
+    EXPECT_EQ(receiver.open_frame(f.data(), kLink, seal_at, 1), FrameAuth::Verdict::BadTag);
   }
 }
 

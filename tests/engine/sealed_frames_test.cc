@@ -138,11 +138,13 @@ class Tamperer final : public test::PortDecorator {
 class SealedFrames : public ::testing::Test {
  protected:
   virtual bool keyed() const { return true; }
+  virtual uint32_t nodes() const { return 2; }
+  virtual uint32_t recorded() const { return 0; }  // whose frames the Recorder keeps
 
   void SetUp() override {
     test::NodeHarness::Options o;
-    o.nodes = 2;
-    o.extra_ports = 1;  // port 2: the attacker
+    o.nodes = nodes();
+    o.extra_ports = 1;  // port nodes(): the attacker
     o.node.group_id = kGroup;
     o.node.epoch = kEpoch;
     o.node.segment_bytes = kSeg;
@@ -152,11 +154,12 @@ class SealedFrames : public ::testing::Test {
     if (keyed())
       o.node.auth = std::make_shared<const auth::EpochKeys>(auth::derive_epoch_keys(*key_, kGroup, kEpoch));
     o.wrap = [this](uint32_t rank, drivers::Port& inner) -> std::unique_ptr<drivers::Port> {
-      if (rank == 0) {
+      if (rank == recorded()) {
         auto r = std::make_unique<Recorder>(inner, spare_);
         recorder_ = r.get();
         return r;
       }
+      if (rank != 1) return nullptr;
       auto t = std::make_unique<Tamperer>(inner, spare_);
       tamperer_ = t.get();
       return t;
@@ -182,8 +185,11 @@ class SealedFrames : public ::testing::Test {
     std::memset(p, 0, len);
     drivers::ethernet::write_header(p, h_->fabric().address(1), h_->fabric().address(0));
     fill(p + kLink);
+    send_from_attacker(m);
+  }
+  void send_from_attacker(rte_mbuf* m) {
     rte_mbuf* one[1] = {m};
-    ASSERT_EQ(h_->fabric().port(2).tx_burst(0, one, 1), 1);
+    ASSERT_EQ(h_->fabric().port(nodes()).tx_burst(0, one, 1), 1);
   }
   // A data frame of broadcast `op` from "rank 0": every CRC right, sealed
   // with `wrong` keys when given.
@@ -200,18 +206,21 @@ class SealedFrames : public ::testing::Test {
       if (wrong) {
         auth::FrameAuth forger(*wrong, 0, 2);
         wire::write_payload_seal(lc, forger.seal_payload(pay, kSeg));
-        forger.seal_frame(lc, wire::frame_seal_at(wire::FrameType::Data));
+        forger.seal_frame(lc - kLink, kLink, wire::frame_seal_at(wire::FrameType::Data));
       }
     });
   }
 
-  bool broadcast(std::vector<std::vector<std::byte>>& bufs) {
-    const auto recs = h_->broadcast(0, algos::Algo::Chain, bufs, 2'000'000);
-    return recs[0].op != 0 && recs[1].op != 0 && recs[0].error == OpError::None && recs[1].error == OpError::None;
+  bool broadcast(std::vector<std::vector<std::byte>>& bufs, algos::Rank root = 0,
+                 algos::Algo algo = algos::Algo::Chain) {
+    const auto recs = h_->broadcast(root, algo, bufs, 2'000'000);
+    for (const CompletionRecord& r : recs)
+      if (r.op == 0 || r.error != OpError::None) return false;
+    return true;
   }
-  std::vector<std::vector<std::byte>> message(uint8_t salt) {
-    std::vector<std::vector<std::byte>> bufs(2, std::vector<std::byte>(4 * kSeg));
-    for (size_t i = 0; i < bufs[0].size(); ++i) bufs[0][i] = static_cast<std::byte>(i * 31 + salt);
+  std::vector<std::vector<std::byte>> message(uint8_t salt, algos::Rank root = 0) {
+    std::vector<std::vector<std::byte>> bufs(nodes(), std::vector<std::byte>(4 * kSeg));
+    for (size_t i = 0; i < bufs[root].size(); ++i) bufs[root][i] = static_cast<std::byte>(i * 31 + salt);
     return bufs;
   }
 
@@ -261,8 +270,7 @@ TEST_F(SealedFrames, ReplayedFramesAreNeverTakenTwice) {
     for (rte_mbuf* f : recorder_->frames()) {
       rte_mbuf* copy = flat_copy(f, spare_);
       ASSERT_NE(copy, nullptr);
-      rte_mbuf* one[1] = {copy};
-      ASSERT_EQ(h_->fabric().port(2).tx_burst(0, one, 1), 1);
+      send_from_attacker(copy);
     }
     h_->run(100);
     auto next = message(static_cast<uint8_t>(10 + round));
@@ -301,6 +309,46 @@ TEST_P(KeyOrNot, APayloadChangedInFlightKeepingItsCrc) {
 
 INSTANTIATE_TEST_SUITE_P(SealedFrames, KeyOrNot, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "WithAKey" : "WithoutAKey"; });
+
+// Three members; rank 1 forwards rank 0's broadcasts to rank 2 (chain) and
+// its frames are captured.
+class ThreeMembers : public SealedFrames {
+ protected:
+  uint32_t nodes() const override { return 3; }
+  uint32_t recorded() const override { return 1; }
+};
+
+// Genuine frames sent again to a member they were not sent to. A receiver's
+// window is per sender, not per pair: rank 0 never saw the counters rank 1
+// used for rank 2, so only the tag can tell that these frames were not for
+// it - it covers the link header, destination included. (When it did not,
+// rank 0 took them: its channel from rank 1 moved past sequence numbers rank
+// 1 never sent it, and rank 1's next broadcast to rank 0 was acknowledged
+// and dropped as duplicates, never delivered.)
+TEST_F(ThreeMembers, FramesSentAgainToAnotherMemberAreRefused) {
+  const auto& c = h_->node(0).counters();
+  auto first = message(4);
+  ASSERT_TRUE(broadcast(first));
+  recorder_->stop();
+  const drivers::PeerAddress to2 = h_->fabric().address(2), to0 = h_->fabric().address(0);
+  uint64_t redirected = 0;
+  for (rte_mbuf* f : recorder_->frames()) {
+    if (std::memcmp(rte_pktmbuf_mtod(f, const uint8_t*), to2.bytes, 6) != 0) continue;
+    rte_mbuf* copy = flat_copy(f, spare_);
+    ASSERT_NE(copy, nullptr);
+    std::memcpy(rte_pktmbuf_mtod(copy, uint8_t*), to0.bytes, 6);  // the Ethernet destination: rank 0
+    send_from_attacker(copy);
+    ++redirected;
+  }
+  ASSERT_GE(redirected, 4u) << "rank 1 forwarded 4 segments to rank 2";
+  h_->run(100);
+  EXPECT_EQ(c.rx_bad_tag.get(), redirected);
+  EXPECT_EQ(c.rx_stale_op.get(), 0u) << "none of them taken";
+  auto next = message(5, 1);
+  ASSERT_TRUE(broadcast(next, 1, algos::Algo::Linear)) << "rank 1 to rank 0 on the channel the frames moved";
+  for (uint32_t r = 0; r < nodes(); ++r) EXPECT_EQ(next[r], next[1]) << "rank " << r;
+  EXPECT_EQ(c.ops_failed.get(), 0u);
+}
 
 }  // namespace
 }  // namespace lanecast::engine
