@@ -134,6 +134,13 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   // The group's secret, if any: every frame of this member is sealed with
   // keys derived from it (docs/security.md), the bootstrap's hellos too.
   const std::shared_ptr<const AuthKey> secret = resolve_key(spec);
+  // The static bootstrap's epoch is the file's, the same every run, and so
+  // would the keys be: frames recorded in one run would open in the next.
+  if (secret && spec.bootstrap == "static")
+    throw std::invalid_argument((spec.source.empty() ? "group '" + spec.name + "'" : spec.source) +
+                                ": a group with a key forms by discovery or pmix, not static: a static group's "
+                                "epoch is the same every run, so frames recorded in one run would open in the next "
+                                "(docs/security.md)");
   const MemberPlan plan = plan_member(spec, me, secret != nullptr);
   GroupSpec keyed = spec;  // what the bootstraps see: the key as resolved
   keyed.key = secret;

@@ -221,6 +221,8 @@ expect 2 "a group key of 3 characters" env LANECAST_GROUP_KEY=abc "$bin" run --c
 expect 0 "# sealed: every frame, with the group key [0-9a-f]{16}" \
   bench --nodes 4 --algo chain,mcast_chain --sizes 2,100K --iters 3 --loss 0.02 --key-file "$keys/k"
 expect 2 "with --config: every member must hold the key" bench --config "$groups/static2.toml" --rank 0 --key-file "$keys/k"
+expect 2 "a group with a key forms by discovery or pmix, not static" \
+  env LANECAST_GROUP_KEY_FILE="$keys/k" "$bin" run --config "$groups/static2.toml" --rank 0
 rm -rf "$keys"
 
 echo "cli: $pass passed, $fails failed"
