@@ -98,6 +98,11 @@ void Node::take_publishers(uint64_t now) {
   stream::PublisherShared* raw;
   while (publisher_queue_.pop(raw)) {
     publishers_.emplace_back(raw);  // set-up of a stream, not per message
+    if (streams_failed_) {  // opened after this member's streams failed: told now, as the others were
+      raw->error_peer.store(stream_error_peer_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+      raw->error.store(stream_error_.load(std::memory_order_relaxed), std::memory_order_release);
+      continue;
+    }
     const std::optional<uint16_t> slot = stream_slot(cfg_.rank, raw->index);
     StreamState* s = slot ? open_stream_state(*slot, cfg_.rank, raw->index, now) : nullptr;
     if (s == nullptr) {  // an index Member::open_stream refuses: the publisher's error

@@ -155,6 +155,24 @@ class HostileFrames : public ::testing::Test {
     }, /*from=*/0, to);
   }
 
+  // Rank 0, the parent of rank 1 in rank 0's stream 0, gives up batch
+  // `batch` (sends it again empty: abandoned) on channel sequence `seq`.
+  void inject_given_up(uint32_t seq, uint32_t batch) {
+    inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes), [&](uint8_t* p) {
+      wire::DataBody b{};
+      b.op = 0; b.root = 0; b.seq = seq; b.segment = batch; b.segment_bytes = kSeg;
+      wire::write_data(p + 14, {kGroup, kEpoch, 0}, b, wire::kFlagAbandoned | wire::kFlagStream);
+    }, /*from=*/0);
+  }
+  // What Member::open_stream hands a node: stream `index`'s ring (64 KiB).
+  static std::unique_ptr<stream::PublisherShared> publisher(uint16_t index) {
+    auto pub = std::make_unique<stream::PublisherShared>();
+    pub->index = index;
+    pub->ring_mem = stream::aligned_bytes(stream::RecordRing::bytes_for(1 << 16));
+    pub->ring = stream::RecordRing::init(pub->ring_mem.get(), 1 << 16);
+    return pub;
+  }
+
   std::unique_ptr<test::NodeHarness> h_;
   unsigned free_payload_ = 0, free_header_ = 0;
 };
@@ -524,13 +542,6 @@ TEST_F(HostileFrames, AStreamThatCannotCompleteFailsInsteadOfWaiting) {
   const Node& n = h_->node(1);
   std::vector<uint8_t> good;
   stream_record(good, 10, 10, 10);
-  const auto given_up = [&](uint32_t seq, uint32_t batch) {
-    inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes), [&](uint8_t* p) {
-      wire::DataBody b{};
-      b.op = 0; b.root = 0; b.seq = seq; b.segment = batch; b.segment_bytes = kSeg;
-      wire::write_data(p + 14, {kGroup, kEpoch, 0}, b, wire::kFlagAbandoned | wire::kFlagStream);
-    }, /*from=*/0);
-  };
   inject_stream_batch(0, 1, good, 1);  // batch 1 first: a gap at batch 0
   h_->run(20);
   h_->advance(1'000'000'000);          // half the peer timeout
@@ -538,7 +549,7 @@ TEST_F(HostileFrames, AStreamThatCannotCompleteFailsInsteadOfWaiting) {
   inject_stream_batch(1, 0, good, 1);  // the gap filled in time
   h_->run(20);
   EXPECT_EQ(n.counters().stream_msgs_delivered.get(), 2u);
-  given_up(2, 0);                      // a batch it has: nothing
+  inject_given_up(2, 0);               // a batch it has: nothing
   h_->run(20);
   EXPECT_EQ(n.stream_error(), OpError::None);
   inject_stream_batch(3, 3, good, 1);  // a gap at batch 2 that nothing fills
@@ -555,16 +566,31 @@ TEST_F(HostileFrames, AStreamThatCannotCompleteFailsInsteadOfWaiting) {
 
 TEST_F(HostileFrames, AStreamBatchTheParentGaveUpFailsTheStream) {
   const Node& n = h_->node(1);
-  inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes), [&](uint8_t* p) {
-    wire::DataBody b{};
-    b.op = 0; b.root = 0; b.seq = 0; b.segment = 0; b.segment_bytes = kSeg;
-    wire::write_data(p + 14, {kGroup, kEpoch, 0}, b, wire::kFlagAbandoned | wire::kFlagStream);
-  }, /*from=*/0);
+  inject_given_up(0, 0);
   h_->run(20);
   EXPECT_EQ(n.counters().rx_abandoned.get(), 1u);
   EXPECT_EQ(n.counters().rx_stream_given_up.get(), 1u);
   EXPECT_EQ(n.stream_error(), OpError::NoProgress);
   EXPECT_EQ(n.stream_error_peer(), 0u);
+}
+
+// A stream the application opens after the member's streams failed is told
+// at once (Publisher::status(), publish() says Failed), naming the same
+// peer: its messages would otherwise wait in its ring for a core that never
+// sends them, and publish() say Ok until the window filled - a silent
+// stall. Found by tests/fuzz/stream_fuzz (the given-up batch came in the
+// publishing member's first turn, before its core took the publisher).
+TEST_F(HostileFrames, AStreamOpenedAfterTheStreamsFailedIsTold) {
+  Node& n = h_->node(1);
+  inject_given_up(0, 0);
+  h_->run(20);
+  ASSERT_EQ(n.stream_error(), OpError::NoProgress);
+  auto pub = publisher(0);
+  const stream::PublisherShared* shared = pub.get();  // the node owns it from here
+  ASSERT_TRUE(n.open_publisher(std::move(pub)));
+  h_->run(20);
+  EXPECT_EQ(static_cast<OpError>(shared->error.load()), OpError::NoProgress);
+  EXPECT_EQ(shared->error_peer.load(), 0u);
 }
 
 // Three members in a chain (0 -> 1 -> 2): rank 0 is not rank 2's parent in
@@ -595,10 +621,7 @@ TEST_F(HostileStreamFrames, FramesFromOutsideTheTreeTakeNoSlot) {
   EXPECT_EQ(victim.counters().rx_stream_bad.get(), 4u);
   for (size_t i = 0; i < victim.stream_slots(); ++i) EXPECT_EQ(victim.stream_mirror(i), nullptr) << "slot " << i;
   // Rank 0's real stream 1 reaches rank 2 through rank 1.
-  auto pub = std::make_unique<stream::PublisherShared>();
-  pub->index = 1;
-  pub->ring_mem = stream::aligned_bytes(stream::RecordRing::bytes_for(1 << 16));
-  pub->ring = stream::RecordRing::init(pub->ring_mem.get(), 1 << 16);
+  auto pub = publisher(1);
   stream::RecordRing ring(pub->ring);
   const uint64_t stamp = 77;
   uint8_t* at = ring.reserve(8 + 5, 0);
