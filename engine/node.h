@@ -361,7 +361,11 @@ class Node final : public PollTask {
   void update_marks(stream::StreamState& s, uint64_t now);
   void note_delivered(stream::StreamState& s, uint64_t bytes);
   void release_batches(stream::StreamState& s, uint64_t below);
-  bool send_report(stream::StreamState& s, uint64_t now);
+  bool send_report(stream::StreamState& s, uint64_t now, uint16_t flags = 0);
+  bool report_to(algos::Rank parent, algos::Rank publisher, uint16_t index, uint64_t mark, uint32_t slowest,
+                 uint16_t flags, uint64_t now);
+  void tell_parents(uint64_t now);
+  void tell_failed(const wire::Parsed& p, uint64_t now);
   void handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, uint64_t now);
   void handle_stream_report(const wire::Parsed& p, uint64_t now);
   void stream_given_up(const wire::Parsed& p, uint64_t now);
@@ -470,6 +474,8 @@ class Node final : public PollTask {
   uint64_t stream_due_ns_ = UINT64_MAX;  // the next report or refresh
   bool streams_busy_ = false;         // a stream has work: keep the core polling
   bool streams_failed_ = false;
+  uint64_t streams_failed_ns_ = 0;    // when they failed: the parents are told for a while after
+  uint64_t streams_told_ns_ = 0;      // the parents were told last
   std::atomic<uint8_t> stream_error_{0};
   std::atomic<bool> stream_evicted_{false};  // this member left a stream for being slow
   std::atomic<uint32_t> stream_error_peer_{algos::kNoRank};

@@ -439,24 +439,33 @@ void Node::release_batches(StreamState& s, uint64_t below) {
 }
 
 // A report to the parent: a datagram (never acknowledged: the next one
-// carries everything this one did).
-bool Node::send_report(StreamState& s, uint64_t now) {
-  const Rank parent = s.tree.parent();
+// carries everything this one did). `flags` kFlagAbandoned: this member's
+// streams failed (tell_parents).
+bool Node::send_report(StreamState& s, uint64_t now, uint16_t flags) {
+  if (!report_to(s.tree.parent(), s.publisher, s.index, s.subtree_mark, s.subtree_slowest, flags, now)) return false;
+  s.reported = s.subtree_mark;
+  s.last_report_ns = now;
+  return true;
+}
+
+// `mark`: every batch below it delivered in this member's subtree;
+// `slowest`: who holds the mark back, for the publisher's counters.
+bool Node::report_to(Rank parent, Rank publisher, uint16_t index, uint64_t mark, uint32_t slowest, uint16_t flags,
+                     uint64_t now) {
   if (parent == algos::kNoRank || !room(0, link_bytes_ + hdr_data_, now)) return false;
   uint8_t* at;
   rte_mbuf* h = alloc_frame(addrs_[parent], hdr_data_, &at);
   if (h == nullptr) return false;
   wire::DataBody b{};
-  b.op = s.index;
-  b.root = s.publisher;
-  b.offset = s.subtree_mark;
-  b.segment = s.subtree_slowest;  // who holds the mark back, for the publisher's counters
+  b.op = index;
+  b.root = publisher;
+  b.offset = mark;
+  b.segment = slowest;
   b.segment_bytes = cfg_.segment_bytes;
-  wire::write_data(at, origin(), b, wire::kFlagStream | wire::kFlagSignal | seal_flag_, wire::FrameType::Datagram);
+  wire::write_data(at, origin(), b, static_cast<uint16_t>(flags | wire::kFlagStream | wire::kFlagSignal | seal_flag_),
+                   wire::FrameType::Datagram);
   put_payload_seal(at, wire::Seal{});
   tx_push(0, h);
-  s.reported = s.subtree_mark;
-  s.last_report_ns = now;
   counters_.stream_reports_tx.add();
   return true;
 }
@@ -467,7 +476,10 @@ void Node::pump_streams(uint64_t now) {
   if (publisher_queue_.read_available() > 0) take_publishers(now);
   streams_busy_ = false;
   stream_due_ns_ = UINT64_MAX;
-  if (streams_failed_) return;
+  if (streams_failed_) {
+    tell_parents(now);
+    return;
+  }
   const uint64_t delay = static_cast<uint64_t>(cfg_.streams.report_us * 1000);
   for (const uint16_t slot : streams_open_) {
     StreamState& s = *stream_slots_[slot];
@@ -501,6 +513,30 @@ void Node::pump_streams(uint64_t now) {
   }
 }
 
+// A member whose streams failed tells each stream's parent (a report
+// flagged abandoned), whose streams then fail too, naming this member, and
+// tell theirs, up to the publisher: a parent whose batches were all
+// acknowledged has nothing in flight to time out on, and would wait for
+// this member's reports for ever - its publisher's last messages never
+// stable, and nobody told. Datagrams, so repeated every kRefreshNs for
+// kRefreshForNs, as reports are.
+void Node::tell_parents(uint64_t now) {
+  if (now >= streams_failed_ns_ + kRefreshForNs) return;
+  if (now >= streams_told_ns_ + kRefreshNs) {
+    bool all = true;
+    for (const uint16_t slot : streams_open_) {
+      StreamState& s = *stream_slots_[slot];
+      if (s.tree.parent() != algos::kNoRank && !send_report(s, now, wire::kFlagAbandoned)) all = false;
+    }
+    if (!all) {  // no room on the lane: the next turn tries again
+      stream_due_ns_ = now;
+      return;
+    }
+    streams_told_ns_ = now;
+  }
+  stream_due_ns_ = std::min(stream_due_ns_, streams_told_ns_ + kRefreshNs);
+}
+
 // ---------------------------------------------------------------- receive
 
 void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, uint64_t now) {
@@ -510,9 +546,10 @@ void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, u
   // came from the stream's parent and holds well-formed records.
   auto drop = [&] { rte_pktmbuf_free(m); };
   const std::optional<uint16_t> slot = stream_slot(d.root, d.op);
-  if (streams_failed_ || !slot || d.root == cfg_.rank || d.payload_len > cfg_.segment_bytes ||
-      d.payload_len < kHeadBytes || d.segment_bytes != cfg_.segment_bytes ||
-      p.src != algos::StreamTree(cfg_.nodes, d.root, cfg_.rank, cfg_.streams.fanout).parent()) {
+  const bool from_parent = slot && p.src == algos::StreamTree(cfg_.nodes, d.root, cfg_.rank, cfg_.streams.fanout).parent();
+  if (streams_failed_ && from_parent) tell_failed(p, now);
+  if (streams_failed_ || !from_parent || d.payload_len > cfg_.segment_bytes || d.payload_len < kHeadBytes ||
+      d.segment_bytes != cfg_.segment_bytes) {
     counters_.rx_stream_bad.add();
     return drop();
   }
@@ -560,7 +597,16 @@ void Node::handle_stream_report(const wire::Parsed& p, uint64_t now) {
   const wire::DataBody& d = p.data;
   StreamState* s = find_stream(d.root, d.op);
   const uint32_t i = s == nullptr ? 0 : s->tree.child_index(p.src);
-  if (s == nullptr || i == s->tree.children() || d.offset > s->received_end) {
+  if (s == nullptr || i == s->tree.children()) {
+    counters_.rx_stream_bad.add();
+    return;
+  }
+  if (p.flags & wire::kFlagAbandoned) {  // the child's streams failed (tell_parents): ours cannot complete
+    counters_.rx_stream_child_failed.add();
+    fail_streams(now, OpError::NoProgress, p.src);
+    return;
+  }
+  if (d.offset > s->received_end) {
     counters_.rx_stream_bad.add();
     return;
   }
@@ -583,6 +629,7 @@ void Node::stream_given_up(const wire::Parsed& p, uint64_t now) {
     counters_.rx_stream_bad.add();
     return;
   }
+  if (streams_failed_) return tell_failed(p, now);
   if (const StreamState* s = stream_slots_[*slot].get()) {
     const uint64_t batch = s->unwrap(d.segment);
     const BatchSlot& b = s->slots[batch & s->mask];
@@ -590,6 +637,16 @@ void Node::stream_given_up(const wire::Parsed& p, uint64_t now) {
   }
   counters_.rx_stream_given_up.add();
   fail_streams(now, OpError::NoProgress, p.src);
+  tell_failed(p, now);
+}
+
+// This member's streams failed: the parent that sent a stream's frame hears
+// it (a report flagged abandoned) at once, whether or not this member holds
+// anything of that stream - tell_parents knows only the streams it holds,
+// and a parent whose frames were all acknowledged (batches it gave up are)
+// has nothing else to time out on.
+void Node::tell_failed(const wire::Parsed& p, uint64_t now) {
+  report_to(p.src, p.data.root, static_cast<uint16_t>(p.data.op), 0, cfg_.rank, wire::kFlagAbandoned, now);
 }
 
 // A gap - a batch missing while later ones are held - is filled by the
@@ -696,6 +753,8 @@ rte_mbuf* Node::build_stream(const Channel& c, uint16_t slot, uint32_t batch_low
 void Node::fail_streams(uint64_t now, OpError err, Rank peer) {
   if (streams_failed_) return;
   streams_failed_ = true;
+  streams_failed_ns_ = now;
+  streams_told_ns_ = 0;  // the parents are told at the next turn (tell_parents)
   // In a group of processes a member whose streams stopped is lost to the
   // group for this epoch: every member hears it (failure notices) instead
   // of finding out at its own timeout.

@@ -635,6 +635,70 @@ TEST_F(HostileStreamFrames, FramesFromOutsideTheTreeTakeNoSlot) {
   EXPECT_NE(victim.stream_mirror(0 * 2 + 1), nullptr);
 }
 
+// A member whose streams fail tells each stream's parent, whose streams
+// then fail too and tell theirs, up to the publisher: a parent whose batches
+// were all acknowledged has nothing in flight to time out on, and would wait
+// for its child's reports for ever - its publisher's last messages never
+// stable, Publisher::status() fine, publish() saying Ok until the window
+// filled: a silent stall. Chain 0 -> 1 -> 2: rank 1 gives rank 2 up a batch
+// rank 2 lacks. Found by tests/fuzz/stream_fuzz.
+TEST_F(HostileStreamFrames, AMemberWhoseStreamsFailedTellsItsParents) {
+  auto pub = publisher(0);
+  stream::PublisherShared* shared = pub.get();  // the node owns it from here
+  stream::RecordRing ring(shared->ring);
+  const auto publish = [&](uint64_t stamp) {
+    uint8_t* at = ring.reserve(8 + 5, 0);
+    ASSERT_NE(at, nullptr);
+    std::memcpy(at, &stamp, 8);
+    std::memcpy(at + 8, "hello", 5);
+    ring.commit();
+  };
+  publish(1);
+  ASSERT_TRUE(h_->node(0).open_publisher(std::move(pub)));
+  h_->run(300);
+  ASSERT_EQ(h_->node(2).counters().stream_msgs_delivered.get(), 1u);
+  ASSERT_EQ(shared->stable_msgs.load(), 1u);
+  // Rank 1 (its port, its channel's next sequence number) gives up batch 1.
+  inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes), [&](uint8_t* p) {
+    wire::DataBody b{};
+    b.op = 0; b.root = 0; b.seq = 1; b.segment = 1; b.segment_bytes = kSeg;
+    wire::write_data(p + 14, {kGroup, kEpoch, 1}, b, wire::kFlagAbandoned | wire::kFlagStream);
+  }, /*from=*/1, /*to=*/2);
+  publish(2);  // batch 1: rank 2 refuses it
+  for (int i = 0; i < 100 && shared->error.load() == 0; ++i) h_->run(10, 10'000'000);  // up to 10 s
+  EXPECT_EQ(h_->node(2).stream_error(), OpError::NoProgress);
+  EXPECT_EQ(h_->node(2).stream_error_peer(), 1u);
+  EXPECT_EQ(h_->node(1).stream_error_peer(), 2u);
+  EXPECT_EQ(static_cast<OpError>(shared->error.load()), OpError::NoProgress) << "the publisher was never told";
+  EXPECT_EQ(shared->error_peer.load(), 1u);
+  EXPECT_EQ(shared->stable_msgs.load(), 1u);
+  EXPECT_GE(h_->node(1).counters().rx_stream_child_failed.get(), 1u);
+  EXPECT_GE(h_->node(0).counters().rx_stream_child_failed.get(), 1u);
+}
+
+// A member whose streams failed before it held anything of a stream tells
+// the parent that sends it one of its batches, at once: without it the
+// parent learned only from its acknowledgement timeout (the peer timeout,
+// 2 s here), and not at all while the batches it sent were ones it had let
+// go (sent again empty, acknowledged).
+TEST_F(HostileFrames, AFailedMemberTellsAParentThatSendsItABatch) {
+  inject_given_up(100, 5);  // rank 1's streams fail; a sequence number rank 0's own frames do not reach
+  h_->run(20);
+  ASSERT_EQ(h_->node(1).stream_error(), OpError::NoProgress);
+  auto pub = publisher(0);
+  stream::PublisherShared* shared = pub.get();  // the node owns it from here
+  stream::RecordRing ring(shared->ring);
+  uint8_t* at = ring.reserve(8 + 5, 0);
+  ASSERT_NE(at, nullptr);
+  std::memset(at, 0x44, 8 + 5);
+  ring.commit();
+  ASSERT_TRUE(h_->node(0).open_publisher(std::move(pub)));
+  h_->run(100);  // 100 us
+  EXPECT_EQ(static_cast<OpError>(shared->error.load()), OpError::NoProgress);
+  EXPECT_EQ(shared->error_peer.load(), 1u);
+  EXPECT_GE(h_->node(0).counters().rx_stream_child_failed.get(), 1u);
+}
+
 // Rings and windows may be 16 GiB, and a group's messages 4 GiB; a stream's
 // message stays below 2 GiB so that its length with the heads in front of
 // it fits the rings' and the wire's 32-bit record lengths (never truncated).
