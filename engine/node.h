@@ -370,6 +370,8 @@ class Node final : public PollTask {
   void handle_stream_report(const wire::Parsed& p, uint64_t now);
   void stream_given_up(const wire::Parsed& p, uint64_t now);
   void watch_gap(stream::StreamState& s, uint64_t now);
+  // Whether a stream's slot still holds a batch (not let go yet).
+  bool stream_holds(uint16_t slot, uint32_t batch_low) const;
   rte_mbuf* build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags);
   void fail_streams(uint64_t now, OpError err, algos::Rank peer);
   void free_streams();

@@ -722,10 +722,16 @@ void Node::handle_stream_eviction(const wire::Parsed& p) {
 
 // ---------------------------------------------------------------- frames
 
-rte_mbuf* Node::build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags) {
+bool Node::stream_holds(uint16_t slot, uint32_t batch_low) const {
   const StreamState& s = *stream_slots_[slot];
   const BatchSlot& b = s.slots[batch_low & s.mask];
-  if (b.payload == nullptr || static_cast<uint32_t>(b.batch) != batch_low) return nullptr;
+  return b.payload != nullptr && static_cast<uint32_t>(b.batch) == batch_low;
+}
+
+rte_mbuf* Node::build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags) {
+  if (!stream_holds(slot, batch_low)) return nullptr;
+  const StreamState& s = *stream_slots_[slot];
+  const BatchSlot& b = s.slots[batch_low & s.mask];
   uint8_t* at;
   rte_mbuf* h = alloc_frame(addrs_[c.peer], hdr_data_, &at);
   if (h == nullptr) return nullptr;

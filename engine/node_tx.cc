@@ -418,6 +418,10 @@ void Node::pump_owed(uint64_t now) {
     const Owing top = ready_.front();
     Channel& c = channels_[top.channel];
     const OwedItem item = c.owed.front(runs_);
+    // A batch let go before it was sent here: the reports say this peer's
+    // subtree delivered it (as pump_resends takes them to). Nothing to send,
+    // and what is owed behind it must not wait for it for ever.
+    const bool let_go = item.is_stream() && !stream_holds(item.stream, item.value);
     uint32_t payload = 0;
     if (item.is_stream()) {
       const stream::StreamState& s = *stream_slots_[item.stream];
@@ -426,7 +430,12 @@ void Node::pump_owed(uint64_t now) {
       payload = op_.plan->segment(item.value).length;
     }
     bool sent = false;
-    if (!lane_blocked[c.lane] && c.tx.window_open()) {
+    if (let_go) {
+      c.owed.pop(runs_);
+      --owed_total_;
+      --stream_owed_;
+      sent = true;  // the channel moves on to its next item
+    } else if (!lane_blocked[c.lane] && c.tx.window_open()) {
       if (!room(c.lane, link_bytes_ + hdr_data_ + payload, now)) {
         lane_blocked[c.lane] = true;
         ++lanes_blocked;
@@ -478,6 +487,7 @@ void Node::pump_owed(uint64_t now) {
       blocked_.push_back(top);
     } else if (c.owed.empty()) {
       c.listed = false;
+      if (c.tx.idle()) release_slab(c);  // nothing in flight either (all it owed was let go): no ack will free it
     } else {
       ready_.push_back(Owing{c.owed.front(runs_).stamp, top.channel});
       std::push_heap(ready_.begin(), ready_.end(), later);

@@ -699,6 +699,47 @@ TEST_F(HostileFrames, AFailedMemberTellsAParentThatSendsItABatch) {
   EXPECT_GE(h_->node(0).counters().rx_stream_child_failed.get(), 1u);
 }
 
+// A report that says a child's subtree delivered batches its parent never
+// sent it (forged from the child's address) lets the parent let them go
+// while they are still owed to that child; the channel then moves on to
+// what is owed behind them instead of waiting for them for ever - it once
+// stopped there, silently: no frame in flight to time out on, every later
+// batch owed behind the gone one, the publisher told nothing. Now the child
+// meets a gap and says so (stream_gap_timeouts), and the publisher hears
+// it. Found by tests/fuzz/stream_fuzz.
+TEST_F(HostileFrames, BatchesLetGoBeforeTheyWereSentDoNotStopTheChannel) {
+  test::NodeHarness::Options o = hostile_options();
+  o.node.window = 4;  // rank 0 sends 4 batches; the rest of a message waits, owed
+  h_ = std::make_unique<test::NodeHarness>(o);
+  auto pub = publisher(0);
+  stream::PublisherShared* shared = pub.get();  // the node owns it from here
+  stream::RecordRing ring(shared->ring);
+  const auto publish = [&](uint32_t len) {
+    uint8_t* at = ring.reserve(8 + len, 0);
+    ASSERT_NE(at, nullptr);
+    std::memset(at, 0x33, 8 + len);
+    ring.commit();
+  };
+  publish(20 * kSeg);  // 22 batches
+  ASSERT_TRUE(h_->node(0).open_publisher(std::move(pub)));
+  h_->step();
+  h_->step();
+  // "Rank 1 delivered the first 22": sent from rank 1's port.
+  inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes), [&](uint8_t* p) {
+    wire::DataBody b{};
+    b.op = 0; b.root = 0; b.offset = 22; b.segment = 1; b.segment_bytes = kSeg;
+    wire::write_data(p + 14, {kGroup, kEpoch, 1}, b, wire::kFlagStream | wire::kFlagSignal, wire::FrameType::Datagram);
+  }, /*from=*/1, /*to=*/0);
+  h_->run(50);
+  ASSERT_EQ(h_->node(0).counters().stream_reports_rx.get(), 1u);
+  publish(10);  // a batch owed behind the ones let go
+  for (int i = 0; i < 100 && shared->error.load() == 0; ++i) h_->run(10, 10'000'000);  // up to 10 s
+  EXPECT_EQ(h_->node(1).counters().stream_gap_timeouts.get(), 1u) << "the batch behind never came";
+  EXPECT_EQ(h_->node(1).stream_error_peer(), 0u);
+  EXPECT_EQ(static_cast<OpError>(shared->error.load()), OpError::NoProgress) << "the publisher was never told";
+  EXPECT_EQ(shared->error_peer.load(), 1u);
+}
+
 // Rings and windows may be 16 GiB, and a group's messages 4 GiB; a stream's
 // message stays below 2 GiB so that its length with the heads in front of
 // it fits the rings' and the wire's 32-bit record lengths (never truncated).
