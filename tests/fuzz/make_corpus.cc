@@ -2,7 +2,11 @@
 // engine's own writers (wire::write_data, wire::write_ack) with right
 // checksums, in the input formats of fuzz_input.h - data frames, datagrams,
 // signals, acks, abandoned frames, frames of the next and of a far operation,
-// and truncated, corrupt, foreign and forged ones. Deterministic: run.sh
+// and truncated, corrupt, foreign and forged ones; for a group with a key,
+// frames without seals and sealed with garbage, and replays of the members'
+// own frames; for streams, well-formed batches and messages in pieces, each
+// malformed shape the stream code refuses, batches past the window, given
+// up or sent twice, reports and real publishes. Deterministic: run.sh
 // checks that tests/fuzz/corpus is exactly what this program writes.
 //
 // group_file_fuzz's seeds are the shipped group files and broken ones. And
@@ -10,7 +14,7 @@
 // honest traffic both ways, then each kind of scribble the rings must
 // survive, placed on the words the layout (ipc/client_file.h) puts them at.
 //
-// usage: make_fuzz_corpus DIR   (writes DIR/wire_fuzz/*, DIR/node_fuzz/*, DIR/group_file_fuzz/*, DIR/shm_fuzz/*)
+// usage: make_fuzz_corpus DIR   (writes DIR/<target>/* for each target)
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -119,24 +123,50 @@ Bytes with_link(uint32_t to, uint32_t from, const Bytes& f, bool to_all = false)
 struct Record {
   uint8_t how;
   uint8_t then;
-  Bytes bytes;
+  Bytes bytes;          // the frame, or a replay's XOR bytes
+  bool replay = false;
+  uint16_t index = 0;   // a replay's frame
 };
 
 // Sent from `port` to `to` (see fuzz_input.h), then `rounds` switch rounds.
 Record rec(uint32_t port, uint32_t to, const Bytes& f, uint8_t rounds = 8, uint8_t extra = 0) {
   return Record{static_cast<uint8_t>(node_record_from(port) | node_record_to(to) | extra), rounds, f};
 }
+// Frame `index` of those the members sent, again from `port`: to `to` with
+// its sender's MAC, or (kNodeRaw in extra) to whom it went; `xor_bytes`
+// change it from its lanecast header on.
+Record replay(uint32_t port, uint32_t to, uint16_t index, uint8_t rounds = 8, uint8_t extra = 0, const Bytes& xor_bytes = {}) {
+  return Record{static_cast<uint8_t>(node_record_from(port) | node_record_to(to) | extra), rounds, xor_bytes, true, index};
+}
 
-Bytes node_input(uint8_t scenario, const std::vector<Record>& records) {
-  Bytes in{scenario};
+Bytes node_input(uint8_t scenario, const std::vector<Record>& records, uint8_t group = 0) {
+  Bytes in{scenario, group};
   for (const Record& r : records) {
     in.push_back(r.how);
     in.push_back(r.then);
-    in.push_back(static_cast<uint8_t>(r.bytes.size()));
-    in.push_back(static_cast<uint8_t>(r.bytes.size() >> 8));
+    const uint16_t field = static_cast<uint16_t>(r.bytes.size() | (r.replay ? kNodeReplay : 0));
+    in.push_back(static_cast<uint8_t>(field));
+    in.push_back(static_cast<uint8_t>(field >> 8));
+    if (r.replay) {
+      in.push_back(static_cast<uint8_t>(r.index));
+      in.push_back(static_cast<uint8_t>(r.index >> 8));
+    }
     in.insert(in.end(), r.bytes.begin(), r.bytes.end());
   }
   return in;
+}
+
+// A frame as a member of a group with a key would send it - kFlagSealed,
+// room for its seals after the body - but sealed with garbage.
+Bytes garbage_sealed(Bytes f, uint8_t fill = 0x5e) {
+  const auto type = static_cast<wire::FrameType>(f[1]);
+  const uint16_t flags = static_cast<uint16_t>((f[2] | f[3] << 8) | wire::kFlagSealed);
+  f[2] = static_cast<uint8_t>(flags);
+  f[3] = static_cast<uint8_t>(flags >> 8);
+  const size_t body = wire::frame_seal_at(type) - (wire::carries_payload(type) ? wire::kSealBytes : 0);
+  f.insert(f.begin() + static_cast<std::ptrdiff_t>(body), wire::seal_bytes(type), fill);
+  fix_header_crc(f.data(), f.size());
+  return f;
 }
 
 // Scenario bytes (fuzz_input.h): members, algorithm index, size index, flags.
@@ -158,9 +188,10 @@ std::vector<std::pair<std::string, Bytes>> node_seeds() {
     s.push_back({"data_whole_message_running", node_input(chain2, all)});
   }
   s.push_back({"data_ack_now", node_input(chain3, {rec(0, 1, data_frame({.seq = 1, .segment = 1, .flags = wire::kFlagAckNow}))})});
-  // The next broadcast (node_fuzz's first healing one: chain, root 0, 20
-  // segments), a far one, and seqs out of the window.
-  s.push_back({"data_next_op", node_input(chain2, {rec(0, 1, data_frame({.op = 2, .seq = 4, .total = 20 * kNodeSegment}))})});
+  // The next broadcast (node_fuzz's first healing one: chain from the last
+  // rank, 20 segments), a far one, and seqs out of the window.
+  s.push_back({"data_next_op", node_input(chain2, {rec(1, 0, data_frame({.src = 1, .op = 2, .root = 1, .seq = 4,
+                                                                         .total = 20 * kNodeSegment}))})});
   s.push_back({"data_far_op", node_input(chain2, {rec(0, 1, data_frame({.op = 40, .seq = 2}))})});
   s.push_back({"data_out_of_window", node_input(chain2, {rec(0, 1, data_frame({.seq = 100}))})});
   {
@@ -235,6 +266,208 @@ std::vector<std::pair<std::string, Bytes>> node_seeds() {
   s.push_back({"scatter_allgather", node_input(scenario(3, kScatter, 3),
                                                {rec(1, 2, data_frame({.src = 1, .segment = 3, .total = 8 * kNodeSegment,
                                                                       .algo = algos::Algo::ScatterAllgather}))})});
+  // Fail-stop groups: a forged notice, and frames after it.
+  s.push_back({"fail_stop_notice", node_input(chain3, {rec(2, 1, failed_frame(2, 0)), rec(0, 1, data_frame({}))}, kNodeFailStop)});
+  s.push_back({"fail_stop_stall", node_input(scenario(3, kLinear, 0),
+                                             {Record{static_cast<uint8_t>(node_record_from(0) | node_record_to(1)), kNodeWait | 4,
+                                                     data_frame({.seq = 1, .segment = 1, .algo = algos::Algo::Linear})}},
+                                             kNodeFailStop)});
+  // Replays of what the members sent, without a key: they speak for the
+  // members, and may spoil a broadcast.
+  s.push_back({"replays_unkeyed", node_input(chain3, {rec(kAttacker, 1, ack_frame(1, 0), kNodePost | 20), replay(kAttacker, 1, 0, 4, kNodeRaw),
+                                                      replay(kAttacker, 2, 3, 4), replay(kAttacker, 0, 7, 4)})});
+  // A group with a key: what the attacker sends never opens. Frames without
+  // seals from a member's own port and with its MAC, frames sealed with
+  // garbage, replays as they went, to another member, changed.
+  const uint8_t keyed = kNodeKeyed;
+  s.push_back({"keyed_running", node_input(chain3, {rec(kAttacker, 1, ack_frame(1, 1), kNodePost | 30)}, keyed)});
+  s.push_back({"keyed_unsealed", node_input(chain3, {rec(0, 1, data_frame({})), rec(0, 1, data_frame({.seq = 1, .segment = 1})),
+                                                     rec(1, 0, ack_frame(1, 4)), rec(2, 1, failed_frame(2, 0))}, keyed)});
+  s.push_back({"keyed_garbage_seals", node_input(chain3, {rec(0, 1, garbage_sealed(data_frame({}))),
+                                                          rec(0, 1, garbage_sealed(data_frame({.seq = 1, .segment = 1}), 0)),
+                                                          rec(1, 0, garbage_sealed(ack_frame(1, 4))),
+                                                          rec(2, 1, garbage_sealed(failed_frame(2, 0)))}, keyed | kNodeFailStop)});
+  s.push_back({"keyed_member_mac", node_input(chain2, {rec(0, 1, with_link(1, 0, garbage_sealed(data_frame({}))), 8, kNodeRaw),
+                                                       rec(0, 1, with_link(0, 1, garbage_sealed(ack_frame(1, 3))), 8, kNodeRaw)}, keyed)});
+  {
+    std::vector<Record> replays{rec(kAttacker, 1, ack_frame(1, 0), kNodePost | 10)};
+    for (uint16_t i = 0; i < 12; ++i) replays.push_back(replay(kAttacker, 0, i, 2, kNodeRaw));
+    s.push_back({"keyed_replays", node_input(chain3, replays, keyed)});
+    s.push_back({"keyed_replays_stashed", node_input(scenario(3, kChain, 0, kNodePostAfter), replays, keyed)});
+  }
+  {
+    // Frames a member sent to one member, sent to another (its MAC kept).
+    std::vector<Record> elsewhere{rec(kAttacker, 1, ack_frame(1, 0), kNodePost | 6)};
+    for (uint16_t i = 0; i < 8; ++i) elsewhere.push_back(replay(kAttacker, i % 3, i, 2));
+    s.push_back({"keyed_replays_elsewhere", node_input(scenario(3, kScatter, 3), elsewhere, keyed)});
+    s.push_back({"keyed_replays_elsewhere_linear", node_input(scenario(3, kLinear, 0), elsewhere, keyed)});
+  }
+  {
+    // A captured data frame with its payload changed, CRCs made right.
+    Bytes flip(wire::kDataHeaderBytes + 2 * wire::kSealBytes + 8, 0);
+    flip.back() = 0x40;
+    s.push_back({"keyed_replay_changed", node_input(chain2, {rec(kAttacker, 1, ack_frame(1, 0), kNodePost | 3),
+                                                             replay(kAttacker, 1, 0, 8, kNodeRaw | kNodeFixPayload | kNodeFixHeader, flip)},
+                                                    keyed)});
+  }
+  return s;
+}
+
+// --- stream_fuzz inputs ------------------------------------------------------
+
+// One record of a forged batch (fuzz_input.h): flags (kMorePieces 1,
+// kContinuation 2, the head's piece length lying in bits 2-3), the piece's
+// bytes, the message's bytes beyond this piece, and a content seed.
+struct SRec {
+  uint8_t flags = 0;
+  uint16_t piece = 10;
+  uint16_t beyond = 0;
+  uint8_t seed = 1;
+};
+constexpr uint8_t kMore = 1, kCont = 2, kLiesLonger = 1 << 2, kLiesShorter = 2 << 2, kLiesHuge = 3 << 2;
+
+// A forged batch of publisher `from`'s stream 1 to rank `to`, `offset`
+// batches past the stream's next (0: the next one).
+struct SBatch {
+  uint32_t to = 1, publisher = 0;
+  int16_t offset = 0;
+  uint8_t flags = 0;        // kStreamNotParent, kStreamBadCrc, kStreamAbandoned, kStreamSeqAhead
+  uint8_t where_flags = 0;  // kStreamNoStream, kStreamBadSegment, kStreamMoreRecords, kStreamFewerRecords
+  bool far = false;
+  uint8_t then = 4;
+};
+
+void put16(Bytes& b, uint16_t v) {
+  b.push_back(static_cast<uint8_t>(v));
+  b.push_back(static_cast<uint8_t>(v >> 8));
+}
+
+Bytes sbatch(const SBatch& o, const std::vector<SRec>& recs) {
+  Bytes b{static_cast<uint8_t>(kStreamBatch | o.flags), o.then,
+          static_cast<uint8_t>(o.to | o.publisher << 2 | o.where_flags)};
+  put16(b, static_cast<uint16_t>(o.offset));
+  b.push_back(static_cast<uint8_t>((recs.size() - 1) | (o.far ? kStreamFarBatch : 0)));
+  for (const SRec& r : recs) {
+    b.push_back(r.flags);
+    put16(b, r.piece);
+    put16(b, r.beyond);
+    b.push_back(r.seed);
+  }
+  return b;
+}
+Bytes sreport(uint32_t to, uint32_t publisher, bool real, int8_t mark, uint8_t slowest, uint8_t flags = 0,
+              uint8_t then = 4) {
+  return {static_cast<uint8_t>(kStreamReport | flags), then,
+          static_cast<uint8_t>(to | publisher << 2 | (real ? kStreamRealStream : 0)), static_cast<uint8_t>(mark), slowest};
+}
+Bytes sresend(uint8_t which, bool fresh_seq, uint8_t then = 4) {
+  return {static_cast<uint8_t>(kStreamResend | (fresh_seq ? kStreamFreshSeq : 0)), then, which};
+}
+Bytes spublish(uint16_t len, uint8_t then = 4) {
+  Bytes b{kStreamPublish, then};
+  put16(b, len);
+  return b;
+}
+Bytes sdrain(uint32_t member, bool stop, uint8_t then = 1) {
+  return {kStreamDrain, then, static_cast<uint8_t>(member | (stop ? kStreamStopTaking : 0))};
+}
+Bytes sstep(uint8_t then) { return {7, then}; }  // a kind with no fields: rounds only
+
+Bytes stream_input(uint8_t scenario, const std::vector<Bytes>& records) {
+  Bytes in{scenario};
+  for (const Bytes& r : records) in.insert(in.end(), r.begin(), r.end());
+  return in;
+}
+
+// Scenario bytes: members, tree, who takes messages in a handler, fail-stop.
+constexpr uint8_t sscenario(uint32_t members, bool tree, uint8_t handlers = 0, bool fail_stop = false) {
+  return static_cast<uint8_t>((members - 2) | (tree ? kStreamBinaryTree : 0) | handlers * kStreamHandler0 |
+                              (fail_stop ? kStreamFailStop : 0));
+}
+
+std::vector<std::pair<std::string, Bytes>> stream_seeds() {
+  const uint8_t chain2 = sscenario(2, false), chain3 = sscenario(3, false), tree3 = sscenario(3, true);
+  const uint8_t handler1 = sscenario(2, false, 2), handlers3 = sscenario(3, false, 7);
+  // A 600-byte message in three pieces: the first ends its batch, the
+  // others start theirs (each piece's `beyond` = the message's bytes
+  // minus this piece's).
+  const std::vector<Bytes> pieces = {sbatch({}, {{kMore, 200, 400, 3}}),
+                                     sbatch({}, {{kMore | kCont, 240, 360, 3}}),
+                                     sbatch({}, {{kCont, 160, 440, 3}, {0, 20, 0, 4}})};
+  std::vector<std::pair<std::string, Bytes>> s;
+  // Well-formed batches.
+  s.push_back({"one_message", stream_input(chain2, {sbatch({}, {{}})})});
+  s.push_back({"three_records", stream_input(chain3, {sbatch({}, {{0, 1, 0, 1}, {0, 100, 0, 2}, {0, 60, 0, 3}}),
+                                                      sbatch({}, {{0, 0, 0, 4}})})});
+  s.push_back({"pieces", stream_input(chain3, pieces)});
+  s.push_back({"pieces_handler", stream_input(handler1, pieces)});
+  s.push_back({"pieces_out_of_order", stream_input(chain2, {pieces[0], sbatch({.offset = 1}, {{kCont, 160, 440, 3}}),
+                                                            sbatch({.offset = -2}, {{kMore | kCont, 240, 360, 3}})})});
+  s.push_back({"tree", stream_input(tree3, {sbatch({.to = 1}, {{}}), sbatch({.to = 2, .offset = -1}, {{}}),
+                                            sbatch({.to = 2}, {{0, 30, 0, 5}})})});
+  s.push_back({"chain_past_rank1", stream_input(chain3, {sbatch({.to = 2}, {{}}), sbatch({.to = 1, .offset = -1}, {{}})})});
+  s.push_back({"other_publisher", stream_input(chain3, {sbatch({.to = 2, .publisher = 1}, {{}}),
+                                                        sbatch({.to = 0, .publisher = 1}, {{}})})});
+  // Each shape the stream code refuses.
+  s.push_back({"head_longer", stream_input(chain2, {sbatch({}, {{kLiesLonger, 10, 0, 1}, {0, 10, 0, 2}})})});
+  s.push_back({"head_shorter", stream_input(chain2, {sbatch({}, {{kLiesShorter, 10, 0, 1}})})});
+  s.push_back({"head_huge", stream_input(chain2, {sbatch({}, {{kLiesHuge, 10, 0, 1}})})});
+  s.push_back({"count_more", stream_input(chain2, {sbatch({.where_flags = kStreamMoreRecords}, {{}})})});
+  s.push_back({"count_fewer", stream_input(chain2, {sbatch({.where_flags = kStreamFewerRecords}, {{}, {}})})});
+  s.push_back({"more_not_last", stream_input(chain2, {sbatch({}, {{kMore, 50, 50, 1}, {0, 10, 0, 2}})})});
+  s.push_back({"continuation_not_first", stream_input(chain2, {sbatch({}, {{0, 10, 0, 1}, {kCont, 50, 50, 2}})})});
+  s.push_back({"empty_piece", stream_input(chain2, {sbatch({}, {{kMore, 0, 10, 1}})})});
+  s.push_back({"single_shorter_than_message", stream_input(chain2, {sbatch({}, {{0, 10, 5, 1}})})});
+  s.push_back({"pieces_overrun", stream_input(chain2, {sbatch({}, {{kMore, 200, 100, 1}}), sbatch({}, {{kCont, 200, 100, 1}})})});
+  s.push_back({"pieces_short", stream_input(chain2, {sbatch({}, {{kMore, 100, 200, 1}}), sbatch({}, {{kCont, 100, 200, 1}})})});
+  s.push_back({"pieces_more_after_length", stream_input(chain2, {sbatch({}, {{kMore, 200, 100, 1}}),
+                                                                 sbatch({}, {{kMore | kCont, 100, 200, 1}})})});
+  s.push_back({"orphan_continuation", stream_input(chain2, {sbatch({}, {{kCont, 10, 10, 1}, {0, 5, 0, 2}})})});
+  s.push_back({"message_too_large", stream_input(handler1, {sbatch({}, {{kMore, 200, 60000, 1}}),
+                                                            sbatch({}, {{kMore | kCont, 240, 60000, 1}})})});
+  s.push_back({"bad_crc", stream_input(chain2, {sbatch({.flags = kStreamBadCrc}, {{}}), sbatch({.offset = -1}, {{}})})});
+  s.push_back({"bad_segment", stream_input(chain2, {sbatch({.where_flags = kStreamBadSegment}, {{}})})});
+  s.push_back({"payload_past_segment", stream_input(chain2, {sbatch({}, {{0, 200, 0, 1}, {0, 60, 0, 2}})})});
+  s.push_back({"not_from_parent", stream_input(chain3, {sbatch({.to = 2, .flags = kStreamNotParent}, {{}}),
+                                                        sbatch({.to = 1, .flags = kStreamNotParent}, {{}})})});
+  s.push_back({"to_its_publisher", stream_input(chain2, {sbatch({.to = 0}, {{}})})});
+  s.push_back({"no_such_stream", stream_input(chain2, {sbatch({.where_flags = kStreamNoStream}, {{}})})});
+  // The window: batches past it, half the number space away, behind it.
+  s.push_back({"past_the_window", stream_input(chain2, {sbatch({.offset = 40}, {{}}), sbatch({.offset = 15}, {{}})})});
+  s.push_back({"far_batch", stream_input(chain2, {sbatch({.far = true}, {{}})})});
+  s.push_back({"behind", stream_input(chain2, {sbatch({}, {{}}), sbatch({}, {{}}), sbatch({.offset = -2}, {{0, 3, 0, 9}})})});
+  s.push_back({"window_full", stream_input(chain3, [] {
+                 std::vector<Bytes> all;
+                 for (int i = 0; i < 20; ++i) all.push_back(sbatch({.then = 1}, {{0, 10, 0, static_cast<uint8_t>(i)}}));
+                 return all;
+               }())});
+  s.push_back({"gap_filled", stream_input(chain2, {sbatch({.offset = 1}, {{}}), sbatch({.offset = -2}, {{}})})});
+  s.push_back({"gap_times_out", stream_input(chain3, {sbatch({.offset = 1}, {{}}), sstep(kStreamWait | 2),
+                                                      sstep(kStreamWait | 2), sstep(kStreamWait | 2),
+                                                      sstep(kStreamWait | 2), sstep(kStreamWait | 2)})});
+  s.push_back({"piece_waits", stream_input(chain2, {sbatch({}, {{kMore, 200, 400, 1}}), sstep(kStreamWait | 7)})});
+  // Batches given up, duplicates, sequence numbers past the channel's window.
+  s.push_back({"given_up_lacking", stream_input(chain3, {sbatch({.flags = kStreamAbandoned}, {{}})})});
+  s.push_back({"given_up_held", stream_input(chain2, {sbatch({}, {{}}), sbatch({.offset = -1, .flags = kStreamAbandoned}, {{}})})});
+  s.push_back({"given_up_fail_stop", stream_input(sscenario(3, true, 0, true), {sbatch({.to = 2, .flags = kStreamAbandoned}, {{}})})});
+  s.push_back({"resend_same", stream_input(chain2, {sbatch({}, {{}}), sresend(0, false), sresend(0, false)})});
+  s.push_back({"resend_fresh_seq", stream_input(chain3, {sbatch({}, {{}}), sresend(0, true)})});
+  s.push_back({"seq_ahead", stream_input(chain2, {sbatch({.flags = kStreamSeqAhead}, {{}}), sbatch({.offset = -1}, {{}})})});
+  // Reports: from the child, from a member that is not one, a mark past
+  // what is held, a stream datagram that is no report, and one about the
+  // real stream that lets the publisher go early.
+  s.push_back({"report_from_child", stream_input(chain3, {sbatch({}, {{}}), sreport(1, 0, false, 0, 2)})});
+  s.push_back({"report_not_child", stream_input(chain3, {sbatch({}, {{}}), sreport(1, 0, false, 0, 2, kStreamNotParent)})});
+  s.push_back({"report_past_end", stream_input(chain3, {sbatch({}, {{}}), sreport(1, 0, false, 9, 2)})});
+  s.push_back({"report_no_signal", stream_input(chain3, {sreport(0, 0, true, 0, 1, kStreamNoSignal)})});
+  s.push_back({"report_real_early", stream_input(chain3, {spublish(3000, 1), sreport(0, 0, true, 0, 1, 0, 7)})});
+  // The real stream meanwhile: messages large and small, a member that
+  // stops taking them (its ring fills), and one that takes them again.
+  s.push_back({"publish_between", stream_input(tree3, {spublish(1), sbatch({}, {{}}), spublish(700), sbatch({}, {{}})})});
+  s.push_back({"ring_full", stream_input(chain3, {sdrain(2, true), spublish(3000), spublish(3000), spublish(3000),
+                                                  sbatch({}, {{0, 200, 0, 1}}), sdrain(2, false)})});
+  s.push_back({"handlers_and_pieces", stream_input(handlers3, {spublish(3360), pieces[0], pieces[1], pieces[2]})});
+  s.push_back({"stall", stream_input(chain3, {spublish(500, kStreamWait | 1), sbatch({}, {{}})})});
   return s;
 }
 
@@ -471,6 +704,7 @@ int main(int argc, char** argv) {
   const std::filesystem::path dir = argv[1];
   lanecast::fuzz::write_all(dir / "wire_fuzz", lanecast::fuzz::wire_seeds());
   lanecast::fuzz::write_all(dir / "node_fuzz", lanecast::fuzz::node_seeds());
+  lanecast::fuzz::write_all(dir / "stream_fuzz", lanecast::fuzz::stream_seeds());
   lanecast::fuzz::write_all(dir / "group_file_fuzz", lanecast::fuzz::group_file_seeds());
   lanecast::fuzz::write_all(dir / "shm_fuzz", lanecast::fuzz::shm_seeds());
   return 0;

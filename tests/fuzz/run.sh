@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 seconds=${1:-60}
-targets=(wire_fuzz node_fuzz group_file_fuzz shm_fuzz)
+targets=(wire_fuzz node_fuzz stream_fuzz group_file_fuzz shm_fuzz)
 
 if [[ ! -f build-fuzz/build.ninja ]]; then
   # -O1 -g1 (after debugoptimized's -O2 -g): compiles about twice as fast
