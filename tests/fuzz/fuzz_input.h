@@ -124,7 +124,8 @@ inline uint8_t node_record_to(uint32_t rank) { return static_cast<uint8_t>((rank
 //            parent gave the batch up: no payload), kStreamSeqAhead (a
 //            channel sequence number past the receiver's window)
 //   Report   byte where: bits 0-1 destination, bits 2-3 publisher, bit 4
-//            the real stream (else stream 1)
+//            the real stream (rank 0's stream 0; else the publisher's
+//            stream 1)
 //            byte mark: a signed offset from the stream's next batch
 //            byte the member reported furthest behind
 //            flags: kStreamNotParent (from a member that is not a child),

@@ -328,13 +328,21 @@ class Run {
   void report(uint8_t kind, const uint8_t* f) {
     const uint32_t to = (f[0] & 3) % g_.members(), p = (f[0] >> 2 & 3) % g_.members();
     const bool real = (f[0] & kStreamRealStream) != 0;
-    const algos::StreamTree tree(g_.members(), p, to, stream_fanout(scenario_));
+    const uint32_t publisher = real ? 0 : p;
+    // From the destination's first child in the stream's tree, or (not a
+    // child) from the first other member that is not one.
+    const algos::StreamTree tree(g_.members(), publisher, to, stream_fanout(scenario_));
     uint32_t src = tree.children() > 0 ? tree.child(0) : (to + 1) % g_.members();
-    if (kind & kStreamNotParent) src = (to + g_.members() - 1) % g_.members();
+    if (kind & kStreamNotParent)
+      for (uint32_t k = 1; k < g_.members(); ++k)
+        if (const uint32_t c = (to + k) % g_.members(); tree.child_index(c) == tree.children()) {
+          src = c;
+          break;
+        }
     const uint64_t base = real ? g_.node(0).counters().stream_batches_formed.get() : forged_[p].next;
     wire::DataBody b{};
     b.op = real ? kRealStream : kForgedStream;
-    b.root = real ? 0 : p;
+    b.root = publisher;
     b.offset = base + static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(f[1])));
     b.segment = f[2];
     b.segment_bytes = kNodeSegment;
