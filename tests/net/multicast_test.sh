@@ -89,10 +89,17 @@ await_gone() {  # FILE
   done
   fail "members of $1 still running 10 s after they were stopped"
 }
+# pgrep stops seeing a process once its memory is gone, which the kernel
+# frees before it closes the process's sockets - and with them its
+# multicast memberships - so each list gets up to 5 s to come back.
 check_clean() {  # WHAT I...
-  local what=$1 i
+  local what=$1 i t
   shift
   for i in "$@"; do
+    for ((t = 0; t < 100; t++)); do
+      [[ -z $(extra "$i") ]] && break
+      sleep 0.05
+    done
     if [[ -n $(extra "$i") ]]; then
       fail "$what: v0 of member $i still has $(extra "$i" | tr '\n' ' ')"
     else
