@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "engine/eal.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/poller.h"
 
 namespace lanecast {

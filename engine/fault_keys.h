@@ -1,4 +1,4 @@
-// The keys of LinkFaults (engine/group_spec.h) with their ranges, once: the
+// The keys of LinkFaults (lanecast/group_spec.h) with their ranges, once: the
 // group file's [group.faults] tables, `lanecast bench --faults`, the checks
 // of GroupOptions and GroupSpec and the descriptions all read this table.
 #pragma once
@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/group_spec.h"
+#include "lanecast/group_spec.h"
 
 namespace lanecast::engine {
 

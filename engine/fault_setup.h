@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "drivers/port.h"
-#include "engine/group_spec.h"
+#include "lanecast/group_spec.h"
 #include "engine/node.h"
 
 namespace lanecast::engine {

@@ -26,7 +26,7 @@
 #include "algos/registry.h"
 #include "drivers/ethernet.h"
 #include "engine/fault_keys.h"
-#include "engine/group_spec.h"
+#include "lanecast/group_spec.h"
 
 namespace lanecast {
 namespace {
@@ -197,7 +197,7 @@ class GroupFileReader {
     return v;
   }
 
-  // A timeout in milliseconds, kMinTimeoutMs..kMaxTimeoutMs (engine/group_spec.h).
+  // A timeout in milliseconds, kMinTimeoutMs..kMaxTimeoutMs (lanecast/group_spec.h).
   std::optional<double> timeout_ms(const toml::table& g, std::string_view key) const {
     const toml::node* n = g.get(key);
     if (n == nullptr) return std::nullopt;
@@ -299,7 +299,7 @@ class GroupFileReader {
     read_faults(g, spec);
   }
 
-  // Streams (StreamOptions, engine/group_spec.h).
+  // Streams (StreamOptions, lanecast/group_spec.h).
   void read_streams(const toml::table& g, GroupSpec& spec) const {
     StreamOptions& s = spec.streams;
     if (auto v = integer(g, "stream_fanout", "group.stream_fanout", 0, kMaxMembers - 1, "0 (from algo) or 1..1023"))
@@ -344,7 +344,7 @@ class GroupFileReader {
     return bytes;
   }
 
-  // [group.faults] (FaultOptions, engine/group_spec.h): its fault keys are
+  // [group.faults] (FaultOptions, lanecast/group_spec.h): its fault keys are
   // a rule for every frame every member receives; each [[group.faults.link]]
   // a rule of its own, for the frames its selector keys pick.
   void read_faults(const toml::table& g, GroupSpec& spec) const {

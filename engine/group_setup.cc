@@ -13,9 +13,9 @@
 #include "drivers/ethernet.h"
 #include "engine/auth/epoch_keys.h"
 #include "engine/bootstrap/endpoints.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/node.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/packed_pool.h"
 #include "engine/wire.h"
 

@@ -13,7 +13,7 @@
 
 #include "algos/auto/rules.h"
 #include "drivers/port.h"
-#include "engine/group_spec.h"
+#include "lanecast/group_spec.h"
 
 namespace lanecast {
 struct PortCounters;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "algos/types.h"
-#include "engine/group_spec.h"
+#include "lanecast/group_spec.h"
 
 namespace lanecast::engine {
 

@@ -26,7 +26,7 @@
 #include "engine/group_setup.h"
 #include "engine/group_shape.h"
 #include "engine/lane_io_task.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/member_internals.h"
 #include "engine/node.h"
 #include "engine/poller.h"

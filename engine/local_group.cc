@@ -20,7 +20,7 @@
 #include "engine/fault_setup.h"
 #include "engine/group_key.h"
 #include "engine/group_setup.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/node.h"
 #include "engine/poller.h"
 #include "engine/wire.h"

@@ -4,7 +4,7 @@
 #include <type_traits>
 
 #include "engine/clock.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/member_internals.h"
 #include "engine/node.h"
 

@@ -1,7 +1,7 @@
 // What lanecast's own tools (the bench, the tests) see of a member beyond
 // the public API: the algorithm as the engine names it, what `auto` knows,
 // the counters as the core keeps them, and the text of a completion record.
-// Not for applications: engine/lanecast.h is their whole interface.
+// Not for applications: lanecast/lanecast.h is their whole interface.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include "algos/auto/rules.h"
 #include "algos/registry.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/node_counters.h"
 #include "engine/op_types.h"
 

@@ -28,7 +28,7 @@
 #include "algos/registry.h"
 #include "drivers/port.h"
 #include "engine/completion_box.h"
-#include "engine/group_spec.h"
+#include "lanecast/group_spec.h"
 #include "engine/node_counters.h"
 #include "engine/op_types.h"
 #include "engine/owed_runs.h"

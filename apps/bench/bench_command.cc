@@ -25,7 +25,7 @@
 #include "apps/common/pattern.h"
 #include "engine/clock.h"
 #include "engine/fault_keys.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/member_internals.h"
 
 namespace lanecast::apps {
@@ -692,7 +692,7 @@ int bench_main(int argc, char** argv) {
   // One group at a time; twice its pools leaves room for fragmentation.
   const uint64_t pool_mb = LocalGroup::memory_bytes(group_options(c, algos_to_run[0], max_size)) >> 20;
   EngineOptions eo;
-  eo.polling_cores = c.cores;  // 0: the engine's default (engine/lanecast.h)
+  eo.polling_cores = c.cores;  // 0: the engine's default (lanecast/lanecast.h)
   eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(512, pool_mb * 2 + 256));
   Engine engine(eo);
 

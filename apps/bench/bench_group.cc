@@ -33,7 +33,7 @@
 #include "apps/common/pattern.h"
 #include "engine/clock.h"
 #include "engine/fault_keys.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/member_internals.h"
 
 namespace lanecast::apps {

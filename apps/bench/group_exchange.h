@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <span>
 
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
 

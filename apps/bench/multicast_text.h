@@ -8,7 +8,7 @@
 #include <string>
 
 #include "apps/testbed/member_group_file.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "apps/bench/log_histogram.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
 

@@ -19,7 +19,7 @@
 #include "apps/common/group_member.h"
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/member_internals.h"
 
 namespace lanecast::apps {

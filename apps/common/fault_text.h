@@ -13,8 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include "engine/group_spec.h"
-#include "engine/lanecast.h"
+#include "lanecast/group_spec.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
 

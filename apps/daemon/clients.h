@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "apps/daemon/access_policy.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "ipc/client_file.h"
 #include "ipc/delivered_head.h"
 #include "ipc/notice_ring.h"

@@ -33,7 +33,7 @@
 #include "apps/daemon/safe_files.h"
 #include "apps/daemon/udp_feed.h"
 #include "apps/replay/record_sink.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
 namespace {

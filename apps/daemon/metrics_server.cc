@@ -10,7 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::daemon {
 namespace {

@@ -14,7 +14,7 @@
 #include "apps/common/stop_signals.h"
 #include "apps/daemon/daemon_command.h"
 #include "apps/daemon/metrics.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
 namespace {

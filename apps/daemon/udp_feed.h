@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::daemon {
 

@@ -10,7 +10,7 @@
 #include <exception>
 #include <vector>
 
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

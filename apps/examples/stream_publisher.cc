@@ -1,6 +1,6 @@
 // An application that publishes through the host's `lanecast daemon`
 // without linking DPDK or the engine: only the client library
-// (apps/daemon/client.h) and shared memory.
+// (include/lanecast/client.h) and shared memory.
 //
 //   stream_publisher --dir /dev/shm/lanecast-feed-r0 --id 1 --count 100000 [--size 64] [--rate 50000]
 //                    [--name NAME] [--ring BYTES]
@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "apps/daemon/client.h"
+#include "lanecast/client.h"
 #include "apps/examples/stream_message.h"
 
 int main(int argc, char** argv) {

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "apps/daemon/client.h"
+#include "lanecast/client.h"
 #include "apps/examples/stream_message.h"
 
 int main(int argc, char** argv) {

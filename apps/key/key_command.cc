@@ -13,7 +13,7 @@
 #include <string>
 
 #include "apps/common/options.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
 namespace {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "apps/replay/read_ahead.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::replay {
 

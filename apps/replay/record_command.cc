@@ -15,7 +15,7 @@
 #include "apps/common/stop_signals.h"
 #include "apps/replay/pcap_writer.h"
 #include "apps/replay/replay_command.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
 

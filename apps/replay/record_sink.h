@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
 

@@ -11,7 +11,7 @@
 #include "apps/replay/pcap_writer.h"
 #include "apps/replay/read_ahead.h"
 #include "apps/replay/replay_schedule.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
 

@@ -18,7 +18,7 @@
 #include "apps/replay/cpu_pin.h"
 #include "apps/replay/delivery_check.h"
 #include "apps/replay/replay_config.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
 namespace {

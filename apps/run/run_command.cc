@@ -15,7 +15,7 @@
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
 #include "engine/clock.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
 namespace {

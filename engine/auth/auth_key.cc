@@ -1,4 +1,4 @@
-// AuthKey (engine/group_spec.h): a group's secret, read from hex digits, a
+// AuthKey (lanecast/group_spec.h): a group's secret, read from hex digits, a
 // file or the environment, and wiped when it goes. The file is checked as
 // an attacker would use it: opened without following a symbolic link, then
 // its owner and mode read from the descriptor opened (not from the path,
@@ -13,7 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "engine/group_spec.h"
+#include "lanecast/group_spec.h"
 
 namespace lanecast {
 namespace {

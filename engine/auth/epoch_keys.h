@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/group_spec.h"
+#include "lanecast/group_spec.h"
 
 namespace lanecast::engine::auth {
 

@@ -1,4 +1,4 @@
-// lanecast::pmix_rank() (engine/lanecast.h): the rank a PMIx launcher gave
+// lanecast::pmix_rank() (lanecast/lanecast.h): the rank a PMIx launcher gave
 // this process, read where PMIx_Init itself reads it, without connecting.
 // Needs no libpmix, so a build without PMIx still tells a launched process
 // its rank (and then refuses the join, saying why).
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast {
 

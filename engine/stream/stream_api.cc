@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "engine/clock.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/member_internals.h"
 #include "engine/node.h"
 #include "engine/poller.h"

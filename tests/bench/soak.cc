@@ -30,7 +30,7 @@
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
 #include "engine/fault_keys.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/member_internals.h"
 
 namespace lanecast::soak {

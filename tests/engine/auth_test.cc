@@ -15,7 +15,7 @@
 #include "engine/auth/epoch_keys.h"
 #include "engine/auth/frame_auth.h"
 #include "engine/auth/replay_window.h"
-#include "engine/group_spec.h"
+#include "lanecast/group_spec.h"
 #include "engine/wire.h"
 
 namespace lanecast::engine::auth {

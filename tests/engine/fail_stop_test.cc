@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/member_internals.h"
 #include "tests/engine/node_harness.h"
 #include "tests/engine/port_decorator.h"

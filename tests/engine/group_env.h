@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast::test {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "engine/group_shape.h"
-#include "engine/group_spec.h"
-#include "engine/lanecast.h"
+#include "lanecast/group_spec.h"
+#include "lanecast/lanecast.h"
 
 namespace lanecast {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "algos/mcast_chain.h"
 #include "algos/registry.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/member_internals.h"
 #include "tests/engine/group_env.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "algos/registry.h"
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "engine/member_internals.h"
 #include "tests/engine/group_env.h"
 

@@ -1,6 +1,6 @@
 // Compiled by the build, never run: an application's view of lanecast is
-// engine/lanecast.h alone, and what it names must be complete there.
-#include "engine/lanecast.h"
+// lanecast/lanecast.h alone, and what it names must be complete there.
+#include "lanecast/lanecast.h"
 
 int main() {
   lanecast::Status s;

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 #include "tests/engine/group_env.h"
 
 namespace lanecast {

@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/lanecast.h"
+#include "lanecast/lanecast.h"
 
 namespace {
 

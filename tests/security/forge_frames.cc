@@ -62,7 +62,7 @@
 #include "engine/auth/epoch_keys.h"
 #include "engine/auth/sealer.h"
 #include "engine/crc32c.h"
-#include "engine/group_spec.h"
+#include "lanecast/group_spec.h"
 #include "engine/op_types.h"
 #include "engine/stream/batch_format.h"
 #include "engine/wire.h"

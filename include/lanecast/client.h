@@ -1,7 +1,9 @@
 // The client library of `lanecast daemon`: an application publishes to and
 // subscribes from the group its host's daemon is a member of, through shared
-// memory, without linking DPDK or the engine (link liblanecast_client.a;
-// apps/examples/stream_publisher.cc and stream_subscriber.cc).
+// memory, without linking DPDK or the engine (pkg-config lanecast-client,
+// or liblanecast_client in this tree; apps/examples/stream_publisher.cc and
+// stream_subscriber.cc). This header names nothing of the library's
+// insides: the shared-memory format (ipc/) stays behind Client::Impl.
 //
 //   auto c = lanecast::daemon::Client::connect({"/dev/shm/lanecast-feed-r0", Role::Both});
 //   c->publish(bytes);                       // Ok, or WouldBlock: try again
@@ -30,14 +32,16 @@
 #include <span>
 #include <string>
 
-#include "ipc/client_file.h"
-#include "ipc/notice_ring.h"
-#include "ipc/shared_memory.h"
-
 namespace lanecast::daemon {
 
-using ipc::Notice;
-using ipc::Role;
+enum class Role : uint8_t { Publisher = 1, Subscriber = 2, Both = 3 };
+
+// What the daemon tells a client besides messages.
+struct Notice {
+  enum Kind : uint32_t { None = 0, StreamFailed = 1, Evicted = 2, ShuttingDown = 3 } kind = None;
+  uint32_t peer = UINT32_MAX;  // StreamFailed: the member it names
+  uint64_t at_ns = 0;          // CLOCK_MONOTONIC
+};
 
 struct ClientOptions {
   std::string dir;             // the daemon's directory (its --dir)
@@ -97,20 +101,17 @@ class Client {
 
   bool evicted() const;
   bool daemon_stopping() const;
-  uint32_t rank() const { return view_.id.rank; }  // the daemon's member
-  uint32_t client_id() const { return view_.id.client_id; }
-  uint64_t max_message() const { return view_.id.max_message; }
+  uint32_t rank() const;        // the daemon's member
+  uint32_t client_id() const;
+  uint64_t max_message() const;
   uint64_t published() const;   // messages this client's daemon took from it
-  uint64_t skipped() const { return view_.delivery.skipped(); }  // delivery records too short for a message
+  uint64_t skipped() const;     // delivery records too short for a message
+
+  struct Impl;  // the socket and the shared memory (ipc/)
 
  private:
-  Client() = default;
-  bool daemon_hung_up();
-  int fd_ = -1;
-  std::optional<ipc::SharedMemory> mem_;
-  ipc::ClientView view_;
-  Closed gone_ = Closed::No;  // for good: the socket hung up, or a ring broke
-  uint64_t silent_after_ns_ = 0;
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace lanecast::daemon

@@ -40,7 +40,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/group_spec.h"
+#include "lanecast/group_spec.h"
 
 namespace lanecast {
 
@@ -154,11 +154,11 @@ struct GroupOptions {
   // (drivers/loss/multicast_loss_port.h): the repair stage's test. [0, 1).
   double mcast_loss = 0;
   uint64_t mcast_loss_seed = 1;
-  StreamOptions streams;                    // Member::open_stream (engine/group_spec.h)
+  StreamOptions streams;                    // Member::open_stream (lanecast/group_spec.h)
   // The group's secret (docs/security.md): with one, every frame is sealed
   // and frames that do not open are dropped and counted. Null: no seals.
   std::shared_ptr<const AuthKey> key;
-  FaultOptions faults;                      // injected on every member's port (engine/group_spec.h)
+  FaultOptions faults;                      // injected on every member's port (lanecast/group_spec.h)
   FabricOptions fabric;                     // used when `ports` is empty
   // Latency between members, in the simulator's topology format
   // (docs/algorithms.md, config/topologies/): the fabric's per-pair latency,
