@@ -124,7 +124,7 @@ inline PeerAddress source_of(const uint8_t* hdr) { return to_peer(hdr + 6); }
 // administered group address: never IPv4's 01:00:5e, whose U/L bit is clear;
 // a first byte of 0x33, IPv6's, is moved to 0x37), the lane added to the
 // last byte so a group's lanes differ. 46 random bits: two groups on one
-// segment collide by accident once in 7e13 pairs; the engine checks the groups it holds itself (engine/group_key.h),
+// segment collide by accident once in 7e13 pairs; the engine checks the groups it holds itself (engine/group/group_key.h),
 // and receivers check the group id and epoch in every lanecast header.
 inline PeerAddress group_mac(const GroupKey& key, uint16_t lane) {
   uint8_t m[6];

@@ -32,7 +32,7 @@ struct PeerAddress {
 std::string format_address(const PeerAddress& a);
 
 // 16 random bytes that name one incarnation of a group on the wire (drawn
-// from the kernel's CSPRNG, engine/group_key.h). A port turns them into its
+// from the kernel's CSPRNG, engine/group/group_key.h). A port turns them into its
 // kind of group address: a locally administered multicast MAC on Ethernet, a
 // multicast GID on InfiniBand. Two jobs on one network then share a group
 // address only by a 2^-46 accident (Ethernet), not because both are "group 1".

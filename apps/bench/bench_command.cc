@@ -23,10 +23,10 @@
 #include "apps/bench/multicast_text.h"
 #include "apps/bench/skew.h"
 #include "apps/common/pattern.h"
-#include "engine/clock.h"
-#include "engine/fault_keys.h"
+#include "engine/runtime/clock.h"
+#include "engine/group/fault_keys.h"
 #include "lanecast/lanecast.h"
-#include "engine/member_internals.h"
+#include "engine/api/member_internals.h"
 
 namespace lanecast::apps {
 namespace {

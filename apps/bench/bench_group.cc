@@ -31,10 +31,10 @@
 #include "apps/common/group_member.h"
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
-#include "engine/clock.h"
-#include "engine/fault_keys.h"
+#include "engine/runtime/clock.h"
+#include "engine/group/fault_keys.h"
 #include "lanecast/lanecast.h"
-#include "engine/member_internals.h"
+#include "engine/api/member_internals.h"
 
 namespace lanecast::apps {
 namespace {

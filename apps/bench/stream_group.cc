@@ -20,7 +20,7 @@
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
 #include "lanecast/lanecast.h"
-#include "engine/member_internals.h"
+#include "engine/api/member_internals.h"
 
 namespace lanecast::apps {
 namespace {

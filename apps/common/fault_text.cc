@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "apps/common/options.h"
-#include "engine/fault_keys.h"
+#include "engine/group/fault_keys.h"
 
 namespace lanecast::apps {
 namespace {

@@ -1,6 +1,6 @@
 // Faults as one line of text (`lanecast bench --faults`, the soak's
 // --faults): rules separated by ';', each a list of key=value separated by
-// ','. The fault keys are LinkFaults' (engine/fault_keys.h), plus
+// ','. The fault keys are LinkFaults' (engine/group/fault_keys.h), plus
 // burst=ENTER:LEAVE[:LOSS_BAD[:LOSS_GOOD]] for Gilbert-Elliott bursts; a
 // rule's frames are chosen by member=R, direction=receive|send, peer=R and
 // frames=all|unicast|multicast (defaults: every member, receive, any peer,

@@ -155,7 +155,7 @@ std::vector<daemon::Metric> collect(Group& g, const Publisher& pub, const daemon
                                     const daemon::StatsFile& stats, uint64_t prometheus_refused) {
   std::vector<daemon::Metric> m;
   for (const auto& [name, v] : g.member().counters())
-    m.push_back({"lanecast_" + name, {}, v, true, "the member's counter " + name + " (engine/node_counters.h)"});
+    m.push_back({"lanecast_" + name, {}, v, true, "the member's counter " + name + " (engine/node/node_counters.h)"});
   const PortCounters p = g.port_counters();
   m.push_back({"lanecast_port_rx_frames", {}, p.rx_frames, true, "frames the member's port received"});
   m.push_back({"lanecast_port_tx_frames", {}, p.tx_frames, true, "frames the member's port sent"});

@@ -14,7 +14,7 @@
 #include "apps/common/group_member.h"
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
-#include "engine/clock.h"
+#include "engine/runtime/clock.h"
 #include "lanecast/lanecast.h"
 
 namespace lanecast::apps {

@@ -1,6 +1,6 @@
 // What a FaultPort (fault_port.h) does to frames: a profile of faults per
 // link and way, chosen by rules. The engine builds these from a group's
-// FaultOptions (lanecast/group_spec.h, engine/fault_setup.h); tests build them
+// FaultOptions (lanecast/group_spec.h, engine/group/fault_setup.h); tests build them
 // by hand.
 #pragma once
 

@@ -7,7 +7,7 @@
 // a transmit that blocks while the kernel's ring is full) is best done by a
 // core near it. HandoffPort is what the member's core sees of such a lane: its
 // rx_burst and tx_burst only move mbuf pointers through the rings. The lane's
-// core runs lane_rx() and lane_tx() (engine/lane_io_task.h), which move
+// core runs lane_rx() and lane_tx() (engine/runtime/lane_io_task.h), which move
 // frames between the rings and the real port, and wakes the member's core
 // when frames came. No payload is copied: the mbufs change hands.
 //

@@ -27,7 +27,7 @@
 #include "engine/auth/epoch_keys.h"
 #include "engine/auth/replay_window.h"
 #include "engine/auth/sealer.h"
-#include "engine/wire.h"
+#include "engine/wire/wire.h"
 
 namespace lanecast::engine::auth {
 

@@ -6,7 +6,7 @@
 
 #include "engine/bootstrap/endpoint_record.h"
 #include "engine/bootstrap/pmix_session.h"
-#include "engine/clock.h"
+#include "engine/runtime/clock.h"
 
 namespace lanecast::engine::bootstrap {
 namespace {

@@ -10,8 +10,8 @@
 #include "drivers/ethernet.h"
 #include "engine/auth/epoch_keys.h"
 #include "engine/auth/sealer.h"
-#include "engine/clock.h"
-#include "engine/wire.h"
+#include "engine/runtime/clock.h"
+#include "engine/wire/wire.h"
 
 namespace lanecast::engine::bootstrap {
 namespace {

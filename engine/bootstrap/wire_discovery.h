@@ -1,5 +1,5 @@
 // The discovery bootstrap: members find each other on the wire. Each sends a
-// hello (engine/wire.h) to the link's broadcast address on every lane every
+// hello (engine/wire/wire.h) to the link's broadcast address on every lane every
 // few milliseconds - its rank, this life of its process, a digest of its
 // group file, whether it has heard every rank yet - and learns the others'
 // addresses from theirs. It is done when every rank has said it heard every

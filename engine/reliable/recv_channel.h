@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "engine/reliable/seq.h"
-#include "engine/wire.h"
+#include "engine/wire/wire.h"
 
 namespace lanecast::engine::reliable {
 

@@ -15,7 +15,7 @@
 
 #include "algos/topology/stream_tree.h"
 #include "engine/stream/aligned_bytes.h"
-#include "engine/wire.h"
+#include "engine/wire/wire.h"
 #include "ipc/record_ring.h"
 
 struct rte_mbuf;

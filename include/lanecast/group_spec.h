@@ -1,6 +1,6 @@
 // A group as its members' processes know it: one member per process, each
 // with its own ports, found by a bootstrap (engine/bootstrap/). Written by
-// hand or read from a group file (config/groups/; parsed by engine/group_file.cc).
+// hand or read from a group file (config/groups/; parsed by engine/group/group_file.cc).
 //
 // Public: an application that joins a group names these types.
 #pragma once

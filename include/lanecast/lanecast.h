@@ -50,7 +50,7 @@ inline constexpr Rank kNoRank = UINT32_MAX;
 
 // The engine's own types stay behind declarations: an application names
 // none of them. Tools of this repository that look inside (the bench, the
-// tests) use engine/member_internals.h.
+// tests) use engine/api/member_internals.h.
 namespace engine {
 class Node;
 class Poller;
@@ -96,7 +96,7 @@ struct EngineOptions {
   bool hugepages = false;
   std::string log_level = "error";
   uint64_t idle_sleep_max_ns = 50'000;  // 0: never sleep (a dedicated core)
-  // A core sleeps after this long without work (engine/poller.h), or after
+  // A core sleeps after this long without work (engine/runtime/poller.h), or after
   // busy_spin_us while one of its members has a broadcast running.
   uint64_t idle_spin_us = 200;
   uint64_t busy_spin_us = 5'000;
@@ -147,7 +147,7 @@ struct GroupOptions {
   // segment about once; false, the paper's ring - twice.
   bool mcast_repair_on_request = true;
   // Real multicast where the ports can join group addresses (random per group,
-  // engine/group_key.h); false: always emulate (one datagram per member).
+  // engine/group/group_key.h); false: always emulate (one datagram per member).
   bool multicast = true;
   // Each member drops this share of the multicast frames it receives, from a
   // generator seeded per member with mcast_loss_seed + rank
@@ -168,7 +168,7 @@ struct GroupOptions {
   // talk over these ports instead of the in-process fabric.
   std::vector<std::string> ports;
   // Each lane of a member sends at most this many Mbit/s (its link's rate):
-  // keeps the queues of a rate-limited link short (engine/pacer.h). 0: off.
+  // keeps the queues of a rate-limited link short (engine/node/pacer.h). 0: off.
   double port_rate_mbit = 0;
   // Bytes the link adds to each frame as its rate counts them: 24 on an
   // Ethernet wire (preamble, FCS, gap); 0 for a Linux tbf, which counts the
@@ -331,7 +331,7 @@ class Member {
   const algos::autoselect::Rules* rules_;
   double spread_;
   uint32_t next_op_ = 1;
-  // Slots of the completion box (engine/completion_box.h) a live Completion
+  // Slots of the completion box (engine/node/completion_box.h) a live Completion
   // still needs: a slot is reused only when its op + 64 is posted.
   std::array<bool, 64> held_{};
   std::shared_ptr<engine::stream::DeliverySide> delivery_;  // next()'s view of the delivery ring
@@ -402,7 +402,7 @@ class LocalGroup {
   // store, stash, datagram queue) and its share of the group's pools and
   // fabric. For the memory report of `lanecast bench --memory`.
   struct Footprint {
-    // The member's own state, by part (engine/node.h, Node::Footprint).
+    // The member's own state, by part (engine/node/node.h, Node::Footprint).
     uint64_t channels = 0, flight = 0, owed = 0, store = 0, stash = 0, datagrams = 0, other = 0;
     uint64_t pools = 0, fabric = 0;  // its share of the group's
     uint64_t node() const { return channels + flight + owed + store + stash + datagrams + other; }
@@ -436,7 +436,7 @@ class Group {
   }
   Rank rank() const;
   uint32_t size() const;
-  // The incarnation the bootstrap agreed on (engine/wire.h).
+  // The incarnation the bootstrap agreed on (engine/wire/wire.h).
   uint32_t epoch() const;
   const GroupSpec& spec() const { return spec_; }
   PortCounters port_counters() const;

@@ -29,10 +29,10 @@
 #include <vector>
 
 #include "drivers/fabric/fabric.h"
-#include "engine/clock.h"
-#include "engine/eal.h"
-#include "engine/node.h"
-#include "engine/wire.h"
+#include "engine/runtime/clock.h"
+#include "engine/runtime/eal.h"
+#include "engine/node/node.h"
+#include "engine/wire/wire.h"
 
 using namespace lanecast;
 

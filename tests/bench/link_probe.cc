@@ -39,7 +39,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr uint16_t kEtherType = 0x88B6;  // lanecast uses 0x88B5; stay apart from it
-constexpr uint32_t kLanecastHeaders = 14 + 72;  // Ethernet + lanecast data headers (engine/wire.h)
+constexpr uint32_t kLanecastHeaders = 14 + 72;  // Ethernet + lanecast data headers (engine/wire/wire.h)
 
 struct Args {
   std::vector<std::string> tx, rx;

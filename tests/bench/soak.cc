@@ -29,9 +29,9 @@
 #include "apps/common/fault_text.h"
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
-#include "engine/fault_keys.h"
+#include "engine/group/fault_keys.h"
 #include "lanecast/lanecast.h"
-#include "engine/member_internals.h"
+#include "engine/api/member_internals.h"
 
 namespace lanecast::soak {
 namespace {

@@ -16,7 +16,7 @@
 #include "engine/auth/frame_auth.h"
 #include "engine/auth/replay_window.h"
 #include "lanecast/group_spec.h"
-#include "engine/wire.h"
+#include "engine/wire/wire.h"
 
 namespace lanecast::engine::auth {
 namespace {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/crc32c.h"
-#include "engine/crc32c_paths.h"
+#include "engine/checksum/crc32c.h"
+#include "engine/checksum/crc32c_paths.h"
 #include "tests/engine/eal_env.h"
 
 namespace lanecast::engine {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 
-#include "engine/eal.h"
+#include "engine/runtime/eal.h"
 
 namespace lanecast::test {
 

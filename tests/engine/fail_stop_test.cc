@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "lanecast/lanecast.h"
-#include "engine/member_internals.h"
+#include "engine/api/member_internals.h"
 #include "tests/engine/node_harness.h"
 #include "tests/engine/port_decorator.h"
 

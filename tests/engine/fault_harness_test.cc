@@ -13,7 +13,7 @@
 
 #include "drivers/ethernet.h"
 #include "drivers/fault/fault_port.h"
-#include "engine/wire.h"
+#include "engine/wire/wire.h"
 #include "tests/engine/node_harness.h"
 
 namespace lanecast::engine {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/group_shape.h"
+#include "engine/group/group_shape.h"
 #include "lanecast/group_spec.h"
 #include "lanecast/lanecast.h"
 

@@ -1,7 +1,7 @@
 // Group keys: random per group, agreed by every member of a joined group from
 // the endpoint table alone, new with every epoch, and never the address of a
 // group this process already holds.
-#include "engine/group_key.h"
+#include "engine/group/group_key.h"
 
 #include <gtest/gtest.h>
 

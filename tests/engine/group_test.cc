@@ -13,7 +13,7 @@
 #include "algos/mcast_chain.h"
 #include "algos/registry.h"
 #include "lanecast/lanecast.h"
-#include "engine/member_internals.h"
+#include "engine/api/member_internals.h"
 #include "tests/engine/group_env.h"
 
 namespace lanecast {

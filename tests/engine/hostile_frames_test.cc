@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "drivers/ethernet.h"
-#include "engine/crc32c.h"
-#include "engine/node.h"
-#include "engine/wire.h"
+#include "engine/checksum/crc32c.h"
+#include "engine/node/node.h"
+#include "engine/wire/wire.h"
 #include "tests/engine/node_harness.h"
 
 namespace lanecast::engine {

@@ -16,7 +16,7 @@
 
 #include "drivers/fabric/fabric.h"
 #include "drivers/port.h"
-#include "engine/node.h"
+#include "engine/node/node.h"
 #include "tests/engine/eal_env.h"
 
 namespace lanecast::engine::test {

@@ -1,4 +1,4 @@
-// Packed buffer pools (engine/packed_pool.h): on an engine without hugepages
+// Packed buffer pools (engine/runtime/packed_pool.h): on an engine without hugepages
 // or PCI devices, make_pool packs buffers back to back in one memzone
 // instead of DPDK's one buffer per 4 KiB page. Every buffer must still be a
 // whole, working mbuf, data that crosses a page boundary must survive, and
@@ -10,8 +10,8 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/group_setup.h"
-#include "engine/packed_pool.h"
+#include "engine/group/group_setup.h"
+#include "engine/runtime/packed_pool.h"
 #include "tests/engine/eal_env.h"
 
 namespace lanecast::engine {

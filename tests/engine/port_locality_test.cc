@@ -8,7 +8,7 @@
 #include <string>
 #include <system_error>
 
-#include "engine/port_locality.h"
+#include "engine/runtime/port_locality.h"
 
 namespace lanecast::engine {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/wire.h"
+#include "engine/wire/wire.h"
 #include "tests/engine/node_harness.h"
 #include "tests/engine/port_decorator.h"
 

@@ -17,9 +17,9 @@
 #include "drivers/ethernet.h"
 #include "engine/auth/epoch_keys.h"
 #include "engine/auth/frame_auth.h"
-#include "engine/crc32c.h"
-#include "engine/node.h"
-#include "engine/wire.h"
+#include "engine/checksum/crc32c.h"
+#include "engine/node/node.h"
+#include "engine/wire/wire.h"
 #include "tests/engine/node_harness.h"
 #include "tests/engine/port_decorator.h"
 

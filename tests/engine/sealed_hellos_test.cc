@@ -21,7 +21,7 @@
 
 #include "drivers/fabric/fabric.h"
 #include "engine/bootstrap/wire_discovery.h"
-#include "engine/wire.h"
+#include "engine/wire/wire.h"
 #include "tests/engine/eal_env.h"
 
 namespace lanecast::engine::bootstrap {

@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "engine/crc32c.h"
-#include "engine/wire.h"
+#include "engine/checksum/crc32c.h"
+#include "engine/wire/wire.h"
 #include "tests/engine/eal_env.h"
 
 namespace lanecast::engine::wire {

@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "drivers/fabric/fabric.h"
-#include "engine/eal.h"
-#include "engine/node.h"
+#include "engine/runtime/eal.h"
+#include "engine/node/node.h"
 #include "tests/engine/port_decorator.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/heap_frame.h"

@@ -15,8 +15,8 @@
 #include <cstring>
 
 #include "algos/registry.h"
-#include "engine/crc32c.h"
-#include "engine/wire.h"
+#include "engine/checksum/crc32c.h"
+#include "engine/wire/wire.h"
 
 namespace lanecast::fuzz {
 

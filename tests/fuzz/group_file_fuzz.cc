@@ -1,4 +1,4 @@
-// libFuzzer target: the group-file reader (engine/group_file.cc,
+// libFuzzer target: the group-file reader (engine/group/group_file.cc,
 // parse_group_file) on any text. A group file is written by hand and read by
 // every member at start-up, so every input must end one of two ways:
 //  - it parses, and the spec passes what Engine::join checks before it starts

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "drivers/ethernet.h"
-#include "engine/crc32c.h"
-#include "engine/wire.h"
+#include "engine/checksum/crc32c.h"
+#include "engine/wire/wire.h"
 #include "ipc/client_file.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/shm_input.h"

@@ -213,7 +213,7 @@ class Attacker {
   }
 
   // The member whose seal check a unicast frame meets: everything the
-  // receive path checks before the seal holds (engine/node_rx.cc) - or none.
+  // receive path checks before the seal holds (engine/node/node_rx.cc) - or none.
   uint32_t seal_checked_at(const Bytes& f) {
     if (f.size() < eth::kHeaderBytes || f.size() > g_.fabric().options().max_frame_bytes) return algos::kNoRank;
     uint32_t to = 0;
@@ -243,7 +243,7 @@ void run(const uint8_t* data, size_t size) {
   const uint16_t lanes = (scenario & kNodeTwoLanes) ? 2 : 1;
   const bool keyed = (group & kNodeKeyed) != 0;
   engine::NodeConfig cfg = small_group_config(kPeerTimeoutNs);
-  cfg.fail_stop = (group & kNodeFailStop) != 0;  // members in processes, failure notices (engine/node_failure.cc)
+  cfg.fail_stop = (group & kNodeFailStop) != 0;  // members in processes, failure notices (engine/node/node_failure.cc)
   if (keyed) cfg.auth = group_keys();
   FuzzGroup g(node_members(scenario), lanes, cfg, fuzz_process().pools, kTapFrames);
   Attacker attacker(g, lanes, keyed);

@@ -1,4 +1,4 @@
-// libFuzzer target: the stream layer's receive path (engine/node_stream.cc).
+// libFuzzer target: the stream layer's receive path (engine/stream/node_stream.cc).
 // One input is a group of 2-3 members whose streams travel a chain or a
 // binary tree, each member taking its messages in a handler or from its
 // delivery ring, while rank 0 publishes a real stream and the input plays

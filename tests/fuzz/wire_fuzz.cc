@@ -16,9 +16,9 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/crc32c.h"
-#include "engine/eal.h"
-#include "engine/wire.h"
+#include "engine/checksum/crc32c.h"
+#include "engine/runtime/eal.h"
+#include "engine/wire/wire.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/heap_frame.h"
 

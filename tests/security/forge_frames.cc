@@ -61,11 +61,11 @@
 #include "drivers/ethernet.h"
 #include "engine/auth/epoch_keys.h"
 #include "engine/auth/sealer.h"
-#include "engine/crc32c.h"
+#include "engine/checksum/crc32c.h"
 #include "lanecast/group_spec.h"
-#include "engine/op_types.h"
+#include "engine/node/op_types.h"
 #include "engine/stream/batch_format.h"
-#include "engine/wire.h"
+#include "engine/wire/wire.h"
 
 namespace {
 

@@ -1,0 +1,54 @@
+// CRC-32C over bytes held in an mbuf chain, optionally copying them out: the
+// receive side's checksum and its copy into the application's buffer, in one
+// pass over each segment.
+#include <rte_mbuf.h>
+
+#include <algorithm>
+
+#include "engine/checksum/crc32c.h"
+
+namespace lanecast::engine {
+namespace {
+
+// Calls visit(bytes, count) for each contiguous piece of [offset, offset + len)
+// of the chain, in order. False if the chain ends first.
+template <typename Visit>
+bool for_each_piece(const rte_mbuf* m, uint32_t offset, uint32_t len, Visit visit) {
+  while (m != nullptr && offset >= m->data_len) {
+    offset -= m->data_len;
+    m = m->next;
+  }
+  while (len > 0) {
+    if (m == nullptr) return false;
+    const uint32_t take = std::min<uint32_t>(len, m->data_len - offset);
+    visit(rte_pktmbuf_mtod_offset(m, const uint8_t*, offset), take);
+    len -= take;
+    offset = 0;
+    m = m->next;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool crc32c_mbuf(const rte_mbuf* m, uint32_t offset, uint32_t len, uint32_t* out) {
+  uint32_t crc = 0;
+  const bool whole = for_each_piece(m, offset, len, [&](const uint8_t* p, uint32_t n) { crc = crc32c(crc, p, n); });
+  if (!whole) return false;
+  *out = crc;
+  return true;
+}
+
+bool crc32c_mbuf_copy(const rte_mbuf* m, uint32_t offset, uint32_t len, void* dst, uint32_t* out) {
+  uint32_t crc = 0;
+  auto* to = static_cast<uint8_t*>(dst);
+  const bool whole = for_each_piece(m, offset, len, [&](const uint8_t* p, uint32_t n) {
+    crc = crc32c_copy(crc, to, p, n);
+    to += n;
+  });
+  if (!whole) return false;
+  *out = crc;
+  return true;
+}
+
+}  // namespace lanecast::engine

@@ -1,0 +1,669 @@
+// Group files (format: config/groups/README.md) read into a GroupSpec.
+//
+// They are written by hand for a testbed, so every mistake is an error that
+// names the file, the line and what is allowed: std::invalid_argument
+// "FILE:LINE: ...". Unknown keys are errors too, since a misspelt key would
+// otherwise leave its default silently in force.
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "algos/registry.h"
+#include "drivers/ethernet.h"
+#include "engine/group/fault_keys.h"
+#include "lanecast/group_spec.h"
+
+namespace lanecast {
+namespace {
+
+constexpr int64_t kMaxU32 = std::numeric_limits<uint32_t>::max();
+constexpr int64_t kMaxMembers = 1024;
+constexpr int64_t kMaxLanes = 4;
+constexpr int64_t kMaxWindow = 4096;
+constexpr int64_t kMinSegment = 64;
+constexpr int64_t kMaxSegment = 9000;  // a jumbo frame's payload
+constexpr int64_t kMaxOverhead = 1024;
+constexpr uint64_t kMaxMessage = uint64_t{4} << 30;
+
+constexpr std::array<std::string_view, 2> kTopKeys = {"group", "member"};
+constexpr std::array<std::string_view, 32> kGroupKeys = {
+    "name", "id", "epoch", "bootstrap", "bootstrap_timeout_ms", "lanes", "algo", "segment",
+    "max_message", "window", "peer_timeout_ms", "port_rate_mbit", "port_overhead",
+    "site_latency_us", "use_sites", "emulate_latency", "multicast", "mcast_root_delay_us",
+    "mcast_sync_seed", "mcast_loss", "mcast_loss_seed", "mcast_repair", "stream_fanout", "stream_window",
+    "stream_window_bytes", "stream_window_messages", "streams_per_member", "stream_delivery_bytes", "stream_report_us",
+    "key_file", "stream_evict_after_ms", "faults"};
+constexpr std::array<std::string_view, 4> kMemberKeys = {"rank", "site", "lanes", "macs"};
+constexpr std::array<std::string_view, 3> kBootstraps = {"static", "discovery", "pmix"};
+
+std::string joined(std::span<const std::string_view> words, std::string_view sep = ", ") {
+  std::string out;
+  for (std::string_view w : words) {
+    if (!out.empty()) out += sep;
+    out += w;
+  }
+  return out;
+}
+
+std::string type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::date:
+    case toml::node_type::time:
+    case toml::node_type::date_time: return "a date or time";
+    case toml::node_type::none: break;
+  }
+  return "nothing";
+}
+
+// A number node's value: toml++ refuses an integer no double holds exactly
+// (value<double>() is empty for 2^53 + 1), so integers are converted here.
+double number_of(const toml::node& n) {
+  if (const auto* i = n.as_integer()) return static_cast<double>(i->get());
+  return n.as_floating_point()->get();
+}
+
+std::string number_text(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+// "1 entry", "2 entries"
+std::string count_of(size_t n, std::string_view one, std::string_view many) {
+  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+}
+
+std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+// "16M" -> 16 MiB; nullopt if malformed. Sizes past kMaxMessage come back as
+// kMaxMessage + 1, so the caller's range check reports them, not an overflow.
+std::optional<uint64_t> parse_size(std::string_view text) {
+  size_t digits = 0;
+  uint64_t value = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+    value = std::min(value * 10 + static_cast<uint64_t>(text[digits] - '0'), kMaxMessage + 1);
+    ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  const std::string_view suffix = text.substr(digits);
+  unsigned shift;
+  if (suffix.empty()) shift = 0;
+  else if (suffix == "K") shift = 10;
+  else if (suffix == "M") shift = 20;
+  else if (suffix == "G") shift = 30;
+  else return std::nullopt;
+  return std::min(value << shift, kMaxMessage + 1);
+}
+
+// A member as read, with the nodes that later cross-checks point at.
+struct MemberRead {
+  MemberSpec spec;
+  const toml::table* table;
+  const toml::node* rank;
+  const toml::node* site;  // nullptr: defaulted
+  std::vector<const toml::node*> macs;
+};
+
+class GroupFileReader {
+ public:
+  explicit GroupFileReader(const std::string& file) : file_(file) {}
+
+  GroupSpec read(const std::string& text) {
+    toml::table root;
+    try {
+      root = toml::parse(std::string_view(text), std::string_view(file_));
+    } catch (const toml::parse_error& e) {
+      fail(e.source(), "TOML syntax: " + std::string(e.description()));
+    }
+    reject_unknown_keys(root, "the file (top level)", kTopKeys);
+    GroupSpec spec;
+    const toml::node* group = root.get("group");
+    if (group == nullptr) fail(root, "missing [group] table (required: it holds the group's name)");
+    if (!group->is_table()) fail(*group, "group must be a table ([group]), not " + type_name(*group));
+    read_group(*group->as_table(), spec);
+    read_members(root, spec);
+    check_fault_ranks(*group->as_table(), spec);
+    return spec;
+  }
+
+ private:
+  [[noreturn]] void fail(const toml::source_region& at, const std::string& what) const {
+    throw std::invalid_argument(file_ + ":" + std::to_string(at.begin.line) + ": " + what);
+  }
+  [[noreturn]] void fail(const toml::node& at, const std::string& what) const {
+    fail(at.source(), what);
+  }
+
+  // Reports the first unknown key in file order (tables iterate sorted).
+  void reject_unknown_keys(const toml::table& t, std::string_view where,
+                           std::span<const std::string_view> allowed) const {
+    const toml::key* first = nullptr;
+    for (auto&& [key, value] : t) {
+      if (std::find(allowed.begin(), allowed.end(), key.str()) != allowed.end()) continue;
+      if (first == nullptr || key.source().begin.line < first->source().begin.line) first = &key;
+    }
+    if (first != nullptr)
+      fail(first->source(), "unknown key '" + std::string(first->str()) + "' in " + std::string(where) +
+                                "; allowed: " + joined(allowed));
+  }
+
+  // Typed look-ups: nullopt when the key is absent, an error when its value
+  // has another type or lies outside [lo, hi] (`allowed` says so in words).
+  std::optional<int64_t> integer(const toml::table& t, std::string_view key, const std::string& path,
+                                 int64_t lo, int64_t hi, const std::string& allowed) const {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) return std::nullopt;
+    if (!n->is_integer()) fail(*n, path + " must be an integer, not " + type_name(*n) + "; allowed " + allowed);
+    const int64_t v = n->as_integer()->get();
+    if (v < lo || v > hi) fail(*n, path + " is " + std::to_string(v) + ", out of range; allowed " + allowed);
+    return v;
+  }
+  std::optional<int64_t> integer(const toml::table& t, std::string_view key, const std::string& path,
+                                 int64_t lo, int64_t hi) const {
+    return integer(t, key, path, lo, hi, std::to_string(lo) + ".." + std::to_string(hi));
+  }
+
+  // A finite number (integer or float), > 0 or >= 0.
+  std::optional<double> number(const toml::table& t, std::string_view key, const std::string& path,
+                               bool zero_allowed) const {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) return std::nullopt;
+    const std::string allowed = zero_allowed ? "a finite number >= 0" : "a finite number > 0";
+    if (!n->is_number()) fail(*n, path + " must be a number, not " + type_name(*n) + "; allowed " + allowed);
+    const double v = number_of(*n);
+    if (!std::isfinite(v) || v < 0 || (v == 0 && !zero_allowed))
+      fail(*n, path + " is " + number_text(v) + ", out of range; allowed " + allowed);
+    return v;
+  }
+
+  // A timeout in milliseconds, kMinTimeoutMs..kMaxTimeoutMs (lanecast/group_spec.h).
+  std::optional<double> timeout_ms(const toml::table& g, std::string_view key) const {
+    const toml::node* n = g.get(key);
+    if (n == nullptr) return std::nullopt;
+    const std::string path = "group." + std::string(key);
+    const std::string allowed = std::string("a finite number > 0 of milliseconds, ") + kTimeoutRange;
+    if (!n->is_number()) fail(*n, path + " must be a number, not " + type_name(*n) + "; allowed " + allowed);
+    const double v = number_of(*n);
+    if (!timeout_in_range(v)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.10g", v);
+      fail(*n, path + " is " + text + ", out of range; allowed " + allowed);
+    }
+    return v;
+  }
+
+  std::optional<bool> boolean(const toml::table& t, std::string_view key, const std::string& path) const {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) return std::nullopt;
+    if (!n->is_boolean()) fail(*n, path + " must be true or false, not " + type_name(*n));
+    return n->as_boolean()->get();
+  }
+
+  std::optional<std::string> string(const toml::table& t, std::string_view key, const std::string& path) const {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) return std::nullopt;
+    if (!n->is_string()) fail(*n, path + " must be a string, not " + type_name(*n));
+    return n->as_string()->get();
+  }
+
+  const toml::array* array(const toml::table& t, std::string_view key, const std::string& path,
+                           const std::string& of_what) const {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) return nullptr;
+    if (!n->is_array()) fail(*n, path + " must be an array of " + of_what + ", not " + type_name(*n));
+    return n->as_array();
+  }
+
+  void read_group(const toml::table& g, GroupSpec& spec) const {
+    if (const toml::node* old = g.get("max_streams"))
+      fail(*old, "group.max_streams is gone: every member keeps a slot for each stream any member may publish; "
+                 "say how many each member publishes with group.streams_per_member (1.." +
+                     std::to_string(kMaxStreamsPerMember) + ", default 1)");
+    reject_unknown_keys(g, "[group]", kGroupKeys);
+    const std::optional<std::string> name = string(g, "name", "group.name");
+    if (!name) fail(g, "[group] lacks name (required: a string naming the group in messages)");
+    if (name->empty()) fail(*g.get("name"), "group.name is empty; allowed: any non-empty string");
+    spec.name = *name;
+    if (auto v = integer(g, "id", "group.id", 1, kMaxU32)) spec.id = static_cast<uint32_t>(*v);
+    if (auto v = integer(g, "epoch", "group.epoch", 0, kMaxU32)) spec.epoch = static_cast<uint32_t>(*v);
+    if (auto v = string(g, "bootstrap", "group.bootstrap")) {
+      if (std::find(kBootstraps.begin(), kBootstraps.end(), *v) == kBootstraps.end())
+        fail(*g.get("bootstrap"), "group.bootstrap " + in_quotes(*v) + " is not a bootstrap; allowed: " +
+                                      joined(kBootstraps, " | "));
+      spec.bootstrap = *v;
+    }
+    if (spec.bootstrap == "static" && spec.epoch == 0) {
+      const toml::node* epoch = g.get("epoch");
+      fail(epoch != nullptr ? *epoch : static_cast<const toml::node&>(g),
+           "bootstrap \"static\" needs a nonzero group.epoch (only discovery and pmix pick one); allowed 1.." +
+               std::to_string(kMaxU32));
+    }
+    if (auto v = timeout_ms(g, "bootstrap_timeout_ms")) spec.bootstrap_timeout_ms = *v;
+    if (auto v = integer(g, "lanes", "group.lanes", 1, kMaxLanes)) spec.lanes = static_cast<uint16_t>(*v);
+    if (auto v = string(g, "algo", "group.algo")) {
+      if (*v != "auto" && !algos::algo_by_name(*v)) {
+        std::vector<std::string_view> names = {"auto"};
+        for (const algos::AlgoInfo& a : algos::algorithms()) names.push_back(a.name);
+        fail(*g.get("algo"), "group.algo " + in_quotes(*v) + " is not an algorithm; allowed: " + joined(names, " | "));
+      }
+      spec.algo = *v;
+    }
+    const std::string segments = "0 (from the ports' MTU) or " + std::to_string(kMinSegment) + ".." +
+                                 std::to_string(kMaxSegment);
+    if (auto v = integer(g, "segment", "group.segment", 0, kMaxSegment, segments)) {
+      if (*v != 0 && *v < kMinSegment)
+        fail(*g.get("segment"), "group.segment is " + std::to_string(*v) + ", out of range; allowed " + segments);
+      spec.segment_bytes = static_cast<uint32_t>(*v);
+    }
+    read_max_message(g, spec);
+    if (auto v = integer(g, "window", "group.window", 1, kMaxWindow)) spec.window = static_cast<uint32_t>(*v);
+    if (auto v = timeout_ms(g, "peer_timeout_ms")) spec.peer_timeout_ms = *v;
+    if (auto v = number(g, "port_rate_mbit", "group.port_rate_mbit", true)) spec.port_rate_mbit = *v;
+    if (auto v = integer(g, "port_overhead", "group.port_overhead", 0, kMaxOverhead))
+      spec.port_overhead_bytes = static_cast<uint32_t>(*v);
+    read_site_latency(g, spec);
+    if (auto v = boolean(g, "use_sites", "group.use_sites")) spec.use_sites = *v;
+    if (auto v = boolean(g, "emulate_latency", "group.emulate_latency")) spec.emulate_latency = *v;
+    if (spec.emulate_latency && spec.site_latency_us.empty())
+      fail(*g.get("emulate_latency"), "group.emulate_latency is true but there is no group.site_latency_us to emulate");
+    read_multicast(g, spec);
+    read_streams(g, spec);
+    // The group's secret lives in a file of its own, which only its owner
+    // reads (AuthKey::from_file checks when the group is joined): a group
+    // file is shared, a key is not. A relative path is from the group file.
+    if (auto v = string(g, "key_file", "group.key_file")) {
+      if (v->empty()) fail(*g.get("key_file"), "group.key_file is empty; allowed: the path of a key file");
+      spec.key_file = *v;
+    }
+    read_faults(g, spec);
+  }
+
+  // Streams (StreamOptions, lanecast/group_spec.h).
+  void read_streams(const toml::table& g, GroupSpec& spec) const {
+    StreamOptions& s = spec.streams;
+    if (auto v = integer(g, "stream_fanout", "group.stream_fanout", 0, kMaxMembers - 1, "0 (from algo) or 1..1023"))
+      s.fanout = static_cast<uint32_t>(*v);
+    if (auto v = integer(g, "stream_window", "group.stream_window", 16, 65536, "16..65536 frames"))
+      s.window_batches = static_cast<uint32_t>(*v);
+    if (auto v = read_bytes(g, "stream_window_bytes", 4096, uint64_t{1} << 34)) s.window_bytes = *v;
+    if (auto v = integer(g, "stream_window_messages", "group.stream_window_messages", 1, kMaxU32))
+      s.window_messages = static_cast<uint32_t>(*v);
+    if (auto v = integer(g, "streams_per_member", "group.streams_per_member", 1, kMaxStreamsPerMember))
+      s.streams_per_member = static_cast<uint32_t>(*v);
+    if (auto v = read_bytes(g, "stream_delivery_bytes", 4096, uint64_t{1} << 34)) s.delivery_bytes = *v;
+    if (auto v = number(g, "stream_evict_after_ms", "group.stream_evict_after_ms", true)) {
+      if (*v > kMaxTimeoutMs)
+        fail(*g.get("stream_evict_after_ms"), "group.stream_evict_after_ms is " + number_text(*v) +
+                                                  ", out of range; allowed 0 (never) .. 3600000");
+      s.evict_after_ms = *v;
+    }
+    if (auto v = number(g, "stream_report_us", "group.stream_report_us", true)) {
+      if (*v > 1e6) fail(*g.get("stream_report_us"), "group.stream_report_us is " + number_text(*v) + ", out of range; allowed 0..1000000");
+      s.report_us = *v;
+    }
+  }
+
+  // A byte count: an integer, or a string like "4M" (K, M, G: powers of 1024).
+  std::optional<uint64_t> read_bytes(const toml::table& g, const char* key, uint64_t lo, uint64_t hi) const {
+    const toml::node* n = g.get(key);
+    if (n == nullptr) return std::nullopt;
+    const std::string name = std::string("group.") + key;
+    const std::string allowed = "bytes as an integer or a string like \"64K\", \"4M\" (K, M, G: powers of 1024), " +
+                                std::to_string(lo) + " .. " + std::to_string(hi);
+    std::optional<uint64_t> bytes;
+    if (n->is_integer()) {
+      bytes = static_cast<uint64_t>(std::max<int64_t>(n->as_integer()->get(), 0));
+    } else if (n->is_string()) {
+      bytes = parse_size(n->as_string()->get());
+      if (!bytes) fail(*n, name + " " + in_quotes(n->as_string()->get()) + " is malformed; allowed " + allowed);
+    } else {
+      fail(*n, name + " must be an integer or a string, not " + type_name(*n) + "; allowed " + allowed);
+    }
+    if (*bytes < lo || *bytes > hi) fail(*n, name + " is out of range; allowed " + allowed);
+    return bytes;
+  }
+
+  // [group.faults] (FaultOptions, lanecast/group_spec.h): its fault keys are
+  // a rule for every frame every member receives; each [[group.faults.link]]
+  // a rule of its own, for the frames its selector keys pick.
+  void read_faults(const toml::table& g, GroupSpec& spec) const {
+    const toml::node* n = g.get("faults");
+    if (n == nullptr) return;
+    if (!n->is_table()) fail(*n, "group.faults must be a table ([group.faults]), not " + type_name(*n));
+    const toml::table& t = *n->as_table();
+    std::vector<std::string_view> keys{"seed", "link"};
+    for (const engine::FaultKey& k : engine::kFaultKeys) keys.push_back(k.key);
+    reject_unknown_keys(t, "[group.faults]", keys);
+    constexpr int64_t kMaxSeed = std::numeric_limits<int64_t>::max();
+    if (auto v = integer(t, "seed", "group.faults.seed", 0, kMaxSeed, "a seed")) spec.faults.seed = static_cast<uint64_t>(*v);
+    std::vector<std::string> origin;  // of each rule, for messages
+    FaultRule every;
+    if (read_fault_values(t, "group.faults", every.faults)) {
+      spec.faults.rules.push_back(every);
+      origin.push_back("the [group.faults] keys");
+    }
+    const toml::node* links = t.get("link");
+    if (links == nullptr) return;
+    if (!links->is_array_of_tables())
+      fail(*links, "group.faults.link must be an array of tables ([[group.faults.link]]), not " + type_name(*links));
+    keys[0] = "member", keys[1] = "peer";
+    keys.insert(keys.begin() + 2, {"direction", "frames"});
+    for (const toml::node& entry : *links->as_array()) {
+      const toml::table& lt = *entry.as_table();
+      reject_unknown_keys(lt, "[[group.faults.link]]", keys);
+      FaultRule r;
+      if (auto v = integer(lt, "member", "group.faults.link.member", 0, kMaxMembers - 1)) r.member = static_cast<uint32_t>(*v);
+      if (auto v = integer(lt, "peer", "group.faults.link.peer", 0, kMaxMembers - 1)) r.peer = static_cast<uint32_t>(*v);
+      if (auto v = string(lt, "direction", "group.faults.link.direction")) {
+        if (*v != "receive" && *v != "send")
+          fail(*lt.get("direction"), "group.faults.link.direction " + in_quotes(*v) + " is not a direction; allowed: receive | send");
+        r.send = *v == "send";
+      }
+      if (auto v = string(lt, "frames", "group.faults.link.frames")) {
+        if (*v != "all" && *v != "unicast" && *v != "multicast")
+          fail(*lt.get("frames"), "group.faults.link.frames " + in_quotes(*v) + " is not a kind of frames; allowed: all | unicast | multicast");
+        r.frames = *v == "all" ? FaultRule::Frames::All : *v == "unicast" ? FaultRule::Frames::Unicast : FaultRule::Frames::Multicast;
+      }
+      if (r.peer != UINT32_MAX && r.peer == r.member)
+        fail(*lt.get("peer"), "group.faults.link.peer " + std::to_string(r.peer) + " is the member itself; allowed: another rank");
+      read_fault_values(lt, "group.faults.link", r.faults);
+      if (const std::string problem = engine::fault_rule_problem(r, 0); !problem.empty())
+        fail(lt, "[[group.faults.link]]: " + problem);
+      for (size_t i = 0; i < spec.faults.rules.size(); ++i)
+        if (engine::same_frames(spec.faults.rules[i], r))
+          fail(lt, "[[group.faults.link]] selects the same frames as " + origin[i] +
+                       "; allowed: one rule per member, direction, peer and frames");
+      spec.faults.rules.push_back(r);
+      origin.push_back("the rule on line " + std::to_string(lt.source().begin.line));
+    }
+  }
+
+  // The fault keys of one table into `f`; whether any was there.
+  bool read_fault_values(const toml::table& t, const std::string& path, LinkFaults& f) const {
+    bool any = false;
+    for (const engine::FaultKey& k : engine::kFaultKeys) {
+      const toml::node* n = t.get(k.key);
+      if (n == nullptr) continue;
+      const std::string name = path + "." + std::string(k.key);
+      const std::string allowed = std::string(k.allowed);
+      if (k.integer ? !n->is_integer() : !n->is_number())
+        fail(*n, name + " must be " + (k.integer ? "an integer" : "a number") + ", not " + type_name(*n) + "; allowed " + allowed);
+      const double v = n->value<double>().value();
+      if (!std::isfinite(v) || !k.in_range(v)) fail(*n, name + " is " + number_text(v) + ", out of range; allowed " + allowed);
+      k.set(f, v);
+      any = true;
+    }
+    if (f.burst_enter > 0 && !(f.burst_leave > 0))
+      fail(*t.get("burst_enter"), path + ".burst_enter is " + number_text(f.burst_enter) +
+                                      " but burst_leave is 0: a burst would never end; allowed burst_leave 0 < x <= 1");
+    return any;
+  }
+
+  // The ranks [[group.faults.link]] names, once the members are known.
+  void check_fault_ranks(const toml::table& g, const GroupSpec& spec) const {
+    const toml::node* faults = g.get("faults");
+    const toml::node* links = faults != nullptr && faults->is_table() ? faults->as_table()->get("link") : nullptr;
+    if (links == nullptr || !links->is_array_of_tables()) return;
+    const size_t n = spec.members.size();
+    for (const toml::node& entry : *links->as_array())
+      for (const char* key : {"member", "peer"}) {
+        const toml::node* v = entry.as_table()->get(key);
+        if (v != nullptr && v->is_integer() && static_cast<uint64_t>(v->as_integer()->get()) >= n)
+          fail(*v, "group.faults.link." + std::string(key) + " " + std::to_string(v->as_integer()->get()) +
+                       " is not a member; allowed 0.." + std::to_string(n - 1));
+      }
+  }
+
+  void read_multicast(const toml::table& g, GroupSpec& spec) const {
+    if (auto v = boolean(g, "multicast", "group.multicast")) spec.multicast = *v;
+    if (auto v = number(g, "mcast_root_delay_us", "group.mcast_root_delay_us", true)) {
+      if (*v * 1e-3 >= spec.peer_timeout_ms)
+        fail(*g.get("mcast_root_delay_us"), "group.mcast_root_delay_us is " + number_text(*v) +
+                                                ", not below the peer timeout; allowed 0 .. group.peer_timeout_ms x 1000");
+      spec.mcast_root_delay_us = *v;
+    }
+    constexpr int64_t kMaxSeed = std::numeric_limits<int64_t>::max();
+    if (auto v = integer(g, "mcast_sync_seed", "group.mcast_sync_seed", 0, kMaxSeed, "0 (off) or a seed"))
+      spec.mcast_sync_seed = static_cast<uint64_t>(*v);
+    if (auto v = string(g, "mcast_repair", "group.mcast_repair")) {
+      if (*v != "request" && *v != "ring")
+        fail(*g.get("mcast_repair"), "group.mcast_repair " + in_quotes(*v) + " is not a repair; allowed: request | ring");
+      spec.mcast_repair_on_request = *v == "request";
+    }
+    if (auto v = number(g, "mcast_loss", "group.mcast_loss", true)) {
+      if (*v >= 1) fail(*g.get("mcast_loss"), "group.mcast_loss is " + number_text(*v) + ", out of range; allowed 0 <= x < 1");
+      spec.mcast_loss = *v;
+    }
+    if (auto v = integer(g, "mcast_loss_seed", "group.mcast_loss_seed", 0, kMaxSeed, "a seed"))
+      spec.mcast_loss_seed = static_cast<uint64_t>(*v);
+  }
+
+  void read_max_message(const toml::table& g, GroupSpec& spec) const {
+    const toml::node* n = g.get("max_message");
+    if (n == nullptr) return;
+    const std::string allowed =
+        "bytes as an integer or a string like \"8M\", \"16M\", \"1G\" (K, M, G: powers of 1024), 1 .. 4G";
+    std::optional<uint64_t> bytes;
+    if (n->is_integer()) {
+      bytes = static_cast<uint64_t>(std::max<int64_t>(n->as_integer()->get(), 0));
+    } else if (n->is_string()) {
+      bytes = parse_size(n->as_string()->get());
+      if (!bytes)
+        fail(*n, "group.max_message " + in_quotes(n->as_string()->get()) + " is malformed; allowed " + allowed);
+    } else {
+      fail(*n, "group.max_message must be an integer or a string, not " + type_name(*n) + "; allowed " + allowed);
+    }
+    if (*bytes < 1 || *bytes > kMaxMessage) fail(*n, "group.max_message is out of range; allowed " + allowed);
+    spec.max_message_bytes = *bytes;
+  }
+
+  // sites x sites, one-way microseconds: >= 0, 0 from a site to itself.
+  void read_site_latency(const toml::table& g, GroupSpec& spec) const {
+    const toml::array* rows = array(g, "site_latency_us", "group.site_latency_us", "arrays of numbers");
+    if (rows == nullptr) return;
+    const size_t sites = rows->size();
+    for (size_t i = 0; i < sites; ++i) {
+      const toml::node& row_node = (*rows)[i];
+      const std::string row_path = "group.site_latency_us[" + std::to_string(i) + "]";
+      if (!row_node.is_array())
+        fail(row_node, row_path + " must be an array of numbers, not " + type_name(row_node));
+      const toml::array& row = *row_node.as_array();
+      if (row.size() != sites)
+        fail(row_node, "group.site_latency_us is not square: row " + std::to_string(i) + " has " +
+                           count_of(row.size(), "entry", "entries") + " in " + count_of(sites, "row", "rows") +
+                           "; allowed: one row per site, one entry per site");
+      std::vector<double> values;
+      for (size_t j = 0; j < sites; ++j) {
+        const toml::node& cell = row[j];
+        const std::string path = row_path + "[" + std::to_string(j) + "]";
+        if (!cell.is_number()) fail(cell, path + " must be a number, not " + type_name(cell));
+        const double v = number_of(cell);
+        if (!std::isfinite(v) || v < 0)
+          fail(cell, path + " is " + number_text(v) +
+                         ", a negative or non-finite latency; allowed: a finite number >= 0");
+        if (i == j && v != 0)
+          fail(cell, path + " is " + number_text(v) + " on the diagonal; a site's latency to itself must be 0");
+        values.push_back(v);
+      }
+      spec.site_latency_us.push_back(std::move(values));
+    }
+  }
+
+  void read_members(const toml::table& root, GroupSpec& spec) const {
+    const toml::node* list = root.get("member");
+    const std::string count_allowed = "1.." + std::to_string(kMaxMembers) + " [[member]] tables";
+    if (list == nullptr) fail(root, "no [[member]] tables; a group has " + count_allowed);
+    if (list->is_array() && list->as_array()->empty()) fail(*list, "no members; a group has " + count_allowed);
+    if (!list->is_array_of_tables())
+      fail(*list, "member must be an array of tables ([[member]]), not " +
+                      (list->is_array() ? "an array of other values" : type_name(*list)));
+    const toml::array& entries = *list->as_array();
+    if (entries.size() > static_cast<size_t>(kMaxMembers))
+      fail(entries[static_cast<size_t>(kMaxMembers)],
+           "too many members (" + std::to_string(entries.size()) + "); a group has " + count_allowed);
+    std::vector<MemberRead> members;
+    for (const toml::node& entry : entries) members.push_back(read_member(*entry.as_table(), spec));
+    check_ranks(members);
+    check_sites(members, spec);
+    check_macs(members, spec);
+    spec.members.resize(members.size());
+    for (MemberRead& m : members) spec.members[m.spec.rank] = std::move(m.spec);
+  }
+
+  MemberRead read_member(const toml::table& t, const GroupSpec& spec) const {
+    reject_unknown_keys(t, "[[member]]", kMemberKeys);
+    MemberRead m{{}, &t, t.get("rank"), t.get("site"), {}};
+    const auto rank = integer(t, "rank", "member.rank", 0, kMaxU32);
+    if (!rank) fail(t, "[[member]] lacks rank (required: 0..members-1)");
+    m.spec.rank = static_cast<uint32_t>(*rank);
+    if (auto v = integer(t, "site", "member.site", 0, kMaxU32)) m.spec.site = static_cast<uint32_t>(*v);
+
+    const std::string lanes_allowed = "one string of DPDK devargs per lane (group.lanes = " +
+                                      std::to_string(spec.lanes) + ")";
+    const toml::array* lanes = array(t, "lanes", "member.lanes", "strings");
+    if (lanes == nullptr) fail(t, "[[member]] lacks lanes (required: " + lanes_allowed + ")");
+    if (lanes->size() != spec.lanes)
+      fail(*t.get("lanes"), "member.lanes has " + count_of(lanes->size(), "entry", "entries") +
+                                " but the group has " + count_of(spec.lanes, "lane", "lanes") + "; allowed " +
+                                lanes_allowed);
+    for (size_t i = 0; i < lanes->size(); ++i) {
+      const toml::node& n = (*lanes)[i];
+      const std::string path = "member.lanes[" + std::to_string(i) + "]";
+      if (!n.is_string()) fail(n, path + " must be a string of DPDK devargs, not " + type_name(n));
+      if (n.as_string()->get().empty())
+        fail(n, path + " is empty; allowed: DPDK devargs, e.g. net_af_packet0,iface=v0");
+      m.spec.lanes.push_back(n.as_string()->get());
+    }
+
+    // Empty or absent: the bootstrap learns the addresses (not the static one).
+    const toml::array* macs = array(t, "macs", "member.macs", "strings");
+    if (macs == nullptr || macs->empty()) return m;
+    if (macs->size() != spec.lanes)
+      fail(*t.get("macs"), "member.macs has " + count_of(macs->size(), "entry", "entries") +
+                               " but the group has " + count_of(spec.lanes, "lane", "lanes") +
+                               "; allowed: one address per lane");
+    for (size_t i = 0; i < macs->size(); ++i) {
+      const toml::node& n = (*macs)[i];
+      const std::string path = "member.macs[" + std::to_string(i) + "]";
+      if (!n.is_string()) fail(n, path + " must be a string, not " + type_name(n));
+      const std::string& text = n.as_string()->get();
+      const auto mac = drivers::ethernet::parse_mac(text);
+      if (!mac)
+        fail(n, path + " " + in_quotes(text) + " is malformed; allowed xx:xx:xx:xx:xx:xx, hex digits");
+      if (drivers::ethernet::is_group(mac->bytes))
+        fail(n, path + " " + in_quotes(text) + " is a multicast address; allowed: a unicast one (first byte even)");
+      if (std::all_of(mac->bytes, mac->bytes + mac->len, [](uint8_t b) { return b == 0; }))
+        fail(n, path + " " + in_quotes(text) + " is all zeros; allowed: a unicast address");
+      m.spec.macs.push_back(text);
+      m.macs.push_back(&n);
+    }
+    return m;
+  }
+
+  // Ranks 0..n-1, each once. Out-of-range and repeated ranks are the only
+  // ways one can be missing, so those errors name the missing one too.
+  void check_ranks(const std::vector<MemberRead>& members) const {
+    const size_t n = members.size();
+    std::vector<bool> present(n);
+    for (const MemberRead& m : members)
+      if (m.spec.rank < n) present[m.spec.rank] = true;
+    const auto missing = std::find(present.begin(), present.end(), false) - present.begin();
+    const std::string allowed = "each rank 0.." + std::to_string(n - 1) + " once, one per [[member]] (rank " +
+                                std::to_string(missing) + " is missing)";
+    std::vector<const toml::node*> holder(n);
+    for (const MemberRead& m : members) {
+      const uint32_t r = m.spec.rank;
+      if (r >= n) fail(*m.rank, "member.rank " + std::to_string(r) + " is out of range; allowed " + allowed);
+      if (holder[r] != nullptr)
+        fail(*m.rank, "member.rank " + std::to_string(r) + " is duplicated (also on line " +
+                          std::to_string(holder[r]->source().begin.line) + "); allowed " + allowed);
+      holder[r] = m.rank;
+    }
+  }
+
+  // Without site_latency_us any site numbers group members (e.g. for the
+  // multilane chain); with it, a site is an index into it.
+  void check_sites(const std::vector<MemberRead>& members, const GroupSpec& spec) const {
+    const size_t sites = spec.site_latency_us.size();
+    if (sites == 0) return;
+    for (const MemberRead& m : members)
+      if (m.spec.site >= sites)
+        fail(m.site != nullptr ? *m.site : *m.table,
+             "member.site " + std::to_string(m.spec.site) + " is out of range of site_latency_us (" +
+                 std::to_string(sites) + " sites); allowed 0.." + std::to_string(sites - 1));
+  }
+
+  // The static bootstrap knows only the addresses the file gives, so it needs
+  // all of them. The engine addresses a peer by one address on every lane,
+  // so a member's lanes (its ports, each on its own switch) share one; two
+  // members with one address would take each other's frames.
+  void check_macs(const std::vector<MemberRead>& members, const GroupSpec& spec) const {
+    std::vector<std::pair<drivers::PeerAddress, const toml::node*>> seen;  // one per member
+    for (const MemberRead& m : members) {
+      if (spec.bootstrap == "static" && m.spec.macs.empty())
+        fail(*m.table, "bootstrap \"static\" needs member.macs on every member, one address per lane (" +
+                           std::to_string(spec.lanes) + ")");
+      if (m.macs.empty()) continue;
+      const drivers::PeerAddress first = *drivers::ethernet::parse_mac(m.macs[0]->as_string()->get());
+      for (const toml::node* n : m.macs)
+        if (!(*drivers::ethernet::parse_mac(n->as_string()->get()) == first))
+          fail(*n, "member.macs " + in_quotes(n->as_string()->get()) + " differs from the member's first lane (" +
+                       in_quotes(m.macs[0]->as_string()->get()) +
+                       "); a member's lanes share one address, each lane's port on its own switch");
+      for (const auto& [other, where] : seen)
+        if (other == first)
+          fail(*m.macs[0], "member.macs " + in_quotes(m.macs[0]->as_string()->get()) +
+                               " is duplicated (also on line " + std::to_string(where->source().begin.line) +
+                               "); allowed: one address per member");
+      seen.emplace_back(first, m.macs[0]);
+    }
+  }
+
+  const std::string& file_;
+};
+
+}  // namespace
+
+GroupSpec parse_group_file(const std::string& text, const std::string& name) {
+  return GroupFileReader(name).read(text);
+}
+
+GroupSpec load_group_file(const std::string& path) {
+  // A directory opens and reads as empty: it would pass for a file lacking [group].
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored))
+    throw std::invalid_argument(path + ": cannot read the group file: it is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(path + ": cannot read the group file: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw std::invalid_argument(path + ": cannot read the group file: " + std::strerror(errno));
+  GroupSpec spec = parse_group_file(text.str(), path);
+  spec.source = path;
+  if (!spec.key_file.empty() && spec.key_file.front() != '/')
+    spec.key_file = (std::filesystem::path(path).parent_path() / spec.key_file).string();
+  return spec;
+}
+
+}  // namespace lanecast

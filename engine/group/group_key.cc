@@ -1,0 +1,119 @@
+#include "engine/group/group_key.h"
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+
+#include "drivers/ethernet.h"
+
+namespace lanecast::engine {
+namespace {
+
+// Every group address held by this process's groups, with its key.
+struct Held {
+  drivers::PeerAddress mac;
+  drivers::GroupKey key;
+};
+std::mutex g_mu;
+std::vector<Held>& held() {
+  static std::vector<Held> h;
+  return h;
+}
+
+// splitmix64's finaliser: spreads every input bit over the output.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+drivers::GroupKey random_group_key() {
+  drivers::GroupKey k;
+  size_t got = 0;
+  while (got < sizeof k.bytes) {
+    const ssize_t n = getrandom(k.bytes + got, sizeof k.bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(std::string("getrandom: ") + std::strerror(errno));
+    got += static_cast<size_t>(n);
+  }
+  return k;
+}
+
+drivers::GroupKey group_key_of(uint32_t group_id, const bootstrap::EndpointTable& table) {
+  // Two chains over the same inputs with different starting points: 128 bits.
+  uint64_t a = mix(0x6c616e6563617374ull ^ group_id), b = mix(0x67726f75706b6579ull ^ (uint64_t{group_id} << 32));
+  a = mix(a ^ table.epoch);
+  b = mix(b ^ (uint64_t{table.epoch} << 17));
+  // The incarnations carry the randomness; the addresses set apart two
+  // static groups (no incarnations) of the same id and epoch on one segment.
+  for (const bootstrap::Endpoint& e : table.members) {
+    a = mix(a ^ e.incarnation);
+    b = mix(b ^ mix(e.incarnation ^ e.rank));
+    for (const drivers::PeerAddress& l : e.lanes)
+      for (uint8_t i = 0; i < l.len; ++i) {
+        a = mix(a ^ (uint64_t{l.bytes[i]} << (8 * (i % 8))));
+        b = mix(b ^ l.bytes[i] ^ (uint64_t{i} << 32));
+      }
+  }
+  drivers::GroupKey k;
+  std::memcpy(k.bytes, &a, 8);
+  std::memcpy(k.bytes + 8, &b, 8);
+  return k;
+}
+
+std::optional<GroupKeyClaim> GroupKeyClaim::claim(const drivers::GroupKey& key, uint16_t lanes, std::string* clash) {
+  std::vector<Held> mine;
+  for (uint16_t l = 0; l < lanes; ++l) mine.push_back(Held{drivers::ethernet::group_mac(key, l), key});
+  std::lock_guard<std::mutex> g(g_mu);
+  std::vector<Held>& h = held();
+  for (const Held& m : mine)
+    for (const Held& x : h)
+      if (x.mac == m.mac) {
+        if (clash != nullptr)
+          *clash = "group address " + drivers::format_address(m.mac) + " is already used by another group of this process";
+        return std::nullopt;
+      }
+  h.insert(h.end(), mine.begin(), mine.end());
+  GroupKeyClaim c;
+  c.key_ = key;
+  c.held_ = true;
+  return c;
+}
+
+GroupKeyClaim GroupKeyClaim::claim_random(uint16_t lanes) {
+  for (;;) {  // a clash is a 2^-46 event: the loop runs once
+    std::optional<GroupKeyClaim> c = claim(random_group_key(), lanes, nullptr);
+    if (c) return std::move(*c);
+  }
+}
+
+GroupKeyClaim& GroupKeyClaim::operator=(GroupKeyClaim&& o) noexcept {
+  if (this != &o) {
+    release();
+    key_ = o.key_;
+    held_ = o.held_;
+    o.held_ = false;
+  }
+  return *this;
+}
+
+void GroupKeyClaim::release() {
+  if (!held_) return;
+  std::lock_guard<std::mutex> g(g_mu);
+  std::vector<Held>& h = held();
+  for (size_t i = 0; i < h.size();)
+    if (h[i].key == key_) {
+      h.erase(h.begin() + static_cast<long>(i));
+    } else {
+      ++i;
+    }
+  held_ = false;
+}
+
+}  // namespace lanecast::engine

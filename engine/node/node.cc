@@ -1,0 +1,426 @@
+// Node: set-up, the poll loop, and the life of one broadcast.
+#include "engine/node/node.h"
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_prefetch.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "drivers/wake.h"
+#include "engine/auth/frame_auth.h"
+#include "engine/node/node_sink.h"
+
+namespace lanecast::engine {
+
+using algos::Rank;
+
+namespace {
+
+// Runs enough for every shape of owed work a broadcast makes (owed_runs.h):
+// a run per segment in flight through this node, a few per channel, and
+// slack. Streams add their share when they open (open_stream_state).
+uint32_t owed_runs_for(uint64_t max_segments, uint64_t channels) {
+  const uint64_t n = 2 * max_segments + 4 * channels + 1024;
+  if (n > (1u << 28)) throw std::invalid_argument("node: message limit and group too large for the owed runs");
+  return static_cast<uint32_t>(n);
+}
+
+uint32_t slabs_for(const NodeConfig& cfg) {
+  const uint64_t channels = uint64_t{cfg.nodes - 1} * cfg.lanes;
+  const uint64_t want = cfg.active_channels ? cfg.active_channels : std::min<uint64_t>(32, channels);
+  return static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>(want, std::max<uint64_t>(channels, 1))));
+}
+
+uint64_t max_segments_of(const NodeConfig& cfg) {
+  if (cfg.segment_bytes == 0) throw std::invalid_argument("node: segment size must be positive");
+  return (cfg.max_message_bytes + cfg.segment_bytes - 1) / cfg.segment_bytes;
+}
+
+}  // namespace
+
+Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::vector<drivers::PeerAddress> peers)
+    : cfg_(cfg),
+      port_(port),
+      caps_(port.caps()),
+      pools_(pools),
+      link_bytes_(port.link_header_bytes()),
+      flights_(slabs_for(cfg), cfg.window),
+      runs_(owed_runs_for(max_segments_of(cfg), uint64_t{cfg.nodes} * cfg.lanes)),
+      machine_arena_(algos::machine_arena_bytes(cfg.nodes, cfg.lanes,
+                                                static_cast<uint32_t>(std::min<uint64_t>(max_segments_of(cfg), UINT32_MAX)),
+                                                algos::GroupShape{cfg.hypercube_order, cfg.site_of_rank})) {
+  if (cfg.nodes == 0 || cfg.rank >= cfg.nodes) throw std::invalid_argument("node: rank outside the group");
+  if (peers.size() != cfg.nodes) throw std::invalid_argument("node: need one address per member");
+  if (pools.payload == nullptr || pools.header == nullptr) throw std::invalid_argument("node: mempools missing");
+  if (cfg.fail_stop) {
+    last_notice_ns_.assign(cfg.nodes, 0);
+    notices_.reserve(cfg.nodes);
+  }
+  if (cfg.auth) {
+    auth_ = std::make_unique<auth::FrameAuth>(*cfg.auth, cfg.rank, cfg.nodes);
+    seal_flag_ = wire::kFlagSealed;
+    hdr_data_ += wire::seal_bytes(wire::FrameType::Data);
+    hdr_ack_ += wire::seal_bytes(wire::FrameType::Ack);
+    hdr_failed_ += wire::seal_bytes(wire::FrameType::Failed);
+    scratch_.resize(cfg.segment_bytes);
+  }
+  const uint32_t header_room = rte_pktmbuf_data_room_size(pools.header) - RTE_PKTMBUF_HEADROOM;
+  if (header_room < link_bytes_ + hdr_data_)
+    throw std::invalid_argument("node: header buffers of " + std::to_string(header_room) + " bytes cannot hold a " +
+                                std::to_string(link_bytes_ + hdr_data_) + "-byte frame header");
+  const uint64_t frame = uint64_t{link_bytes_} + hdr_data_ + cfg.segment_bytes;
+  if (frame > port.max_frame_bytes())
+    throw std::invalid_argument("segment of " + std::to_string(cfg.segment_bytes) + " bytes makes " +
+                                std::to_string(frame) + "-byte frames; port " + port.name() + " carries at most " +
+                                std::to_string(port.max_frame_bytes()));
+  const uint64_t max_segments = max_segments_of(cfg);
+  if (max_segments >= (1u << 28)) throw std::invalid_argument("node: message limit too large");
+  max_segments_ = static_cast<uint32_t>(max_segments);
+  if (cfg.lanes == 0 || cfg.lanes > kMaxLanes || cfg.lanes > port.lanes())
+    throw std::invalid_argument("node: " + std::to_string(cfg.lanes) + " lanes requested, port " + port.name() +
+                                " has " + std::to_string(port.lanes()) + " (at most " + std::to_string(kMaxLanes) + ")");
+  if (!cfg.hypercube_order.empty()) {
+    std::vector<bool> seen(cfg.nodes, false);
+    for (algos::Rank r : cfg.hypercube_order) {
+      if (cfg.hypercube_order.size() != cfg.nodes || r >= cfg.nodes || seen[r])
+        throw std::invalid_argument("node: the hypercube order must list every rank once");
+      seen[r] = true;
+    }
+  }
+  if (!cfg.site_of_rank.empty() && cfg.site_of_rank.size() != cfg.nodes)
+    throw std::invalid_argument("node: need one site per member");
+  ack_every_ = cfg.ack_every ? cfg.ack_every : std::max<uint32_t>(1, cfg.window / 4);
+  addrs_ = std::move(peers);
+  join_groups();
+
+  const size_t nchan = size_t{cfg.nodes} * cfg.lanes;
+  channels_.reserve(nchan);
+  for (uint32_t r = 0; r < cfg.nodes; ++r)
+    for (uint16_t l = 0; l < cfg.lanes; ++l) {
+      channels_.push_back(Channel{reliable::SendChannel(cfg.window, cfg.rtt), reliable::RecvChannel{}, OwedList{}});
+      channels_.back().peer = r;
+      channels_.back().lane = l;
+    }
+  // Every list below holds each channel at most once: reserved once here.
+  ready_.reserve(flights_.slabs());
+  blocked_.reserve(flights_.slabs());
+  waiting_.reserve(nchan);
+  active_.reserve(flights_.slabs());
+  resend_.reserve(flights_.slabs());
+  ack_now_.reserve(nchan);
+  ack_later_.resize(nchan + 1);
+  store_.resize(max_segments);
+  stash_.resize(cfg.stash_frames);
+  datagrams_.resize(max_segments + 1);  // a machine multicasts each segment at most once
+  // Nodes made by hand (tests) may leave the fanout to the default tree.
+  if (cfg_.streams.fanout == 0) cfg_.streams.fanout = 2;
+  const lanecast::StreamOptions& so = cfg_.streams;
+  if (so.window_batches < 16 || so.window_batches > 65536 || (so.window_batches & (so.window_batches - 1)) != 0 ||
+      so.streams_per_member < 1 || so.streams_per_member > lanecast::kMaxStreamsPerMember || so.window_messages == 0)
+    throw std::invalid_argument("node: stream options out of range (fanout >= 1, window_batches a power of two 16..65536, "
+                                "streams_per_member 1.." + std::to_string(lanecast::kMaxStreamsPerMember) + ")");
+  if (so.window_bytes < 4096 || so.delivery_bytes < 4096)
+    throw std::invalid_argument("node: stream window_bytes and delivery_bytes must be at least 4096");
+  // A slot per stream any member may publish; each made on its first frame.
+  const size_t slots = size_t{cfg.nodes} * so.streams_per_member;
+  stream_slots_.resize(slots);
+  stream_mirrors_ = std::make_unique<std::atomic<const stream::StreamMirror*>[]>(slots);
+  peer_counters_ = std::make_unique<PeerCounters[]>(cfg.nodes);
+
+  if (cfg.lane_rate_bps > 0) {
+    const uint64_t two_frames = 2 * (frame + 24);
+    const uint64_t burst = cfg.pace_burst_bytes ? cfg.pace_burst_bytes
+                                                : std::max<uint64_t>(two_frames, cfg.lane_rate_bps / 8 / 5000);
+    for (uint16_t l = 0; l < cfg.lanes; ++l) pacers_[l] = Pacer(cfg.lane_rate_bps, burst);
+  }
+}
+
+// The group's address on each lane, joined on the port; on any refusal none
+// is kept and multicasts are emulated (caps_.multicast off, the reason kept).
+void Node::join_groups() {
+  if (!cfg_.multicast) {
+    caps_.multicast = false;
+    return;
+  }
+  if (!caps_.multicast) {
+    multicast_fallback_ = port_.name() + " cannot multicast";
+    return;
+  }
+  for (uint16_t l = 0; l < cfg_.lanes; ++l) {
+    const drivers::PeerAddress a = port_.group_address(cfg_.group_key, l);
+    const std::string why = a.len == 0 ? port_.name() + " has no group address" : port_.join_group(l, a);
+    if (!why.empty()) {
+      leave_groups();
+      multicast_fallback_ = why;
+      caps_.multicast = false;
+      return;
+    }
+    group_addrs_.push_back(a);
+  }
+}
+
+void Node::leave_groups() {
+  for (uint16_t l = 0; l < group_addrs_.size(); ++l) port_.leave_group(l, group_addrs_[l]);
+  group_addrs_.clear();
+}
+
+Node::~Node() {
+  leave_groups();
+  release_store();
+  free_streams();
+  for (size_t i = 0; i < stash_count_; ++i)
+    if (stash_[i].frame != nullptr) rte_pktmbuf_free(stash_[i].frame);
+  for (TxQueue& q : tx_)
+    for (uint16_t i = 0; i < q.count; ++i) rte_pktmbuf_free(q.frames[i]);
+}
+
+Node::Footprint Node::footprint() const {
+  Footprint f{};
+  f.channels = channels_.capacity() * sizeof(Channel) + addrs_.capacity() * sizeof(drivers::PeerAddress) +
+               (ready_.capacity() + waiting_.capacity() + blocked_.capacity()) * sizeof(Owing) +
+               ack_now_.capacity() * sizeof(uint32_t) + ack_later_.capacity() * sizeof(AckLater);
+  f.flight = flights_.bytes();
+  f.owed = runs_.bytes();
+  f.store = store_.capacity() * sizeof(StoreEntry);
+  f.stash = stash_.capacity() * sizeof(Stashed);
+  f.datagrams = datagrams_.capacity() * sizeof(Datagram);
+  f.other = sizeof(Node) + machine_arena_.capacity() + (auth_ ? auth_->bytes() : 0) +
+            stream_slots_.size() * (sizeof(stream_slots_[0]) + sizeof(stream_mirrors_[0]));
+  return f;
+}
+
+bool Node::submit(const Submission& s) {
+  if (!submissions_.push(s)) return false;
+  if (waker_ != nullptr) waker_->notify();
+  return true;
+}
+
+void Node::attach_waker(drivers::Waker* w) {
+  waker_ = w;
+  if (w != nullptr) port_.attach_waker(w);
+  else port_.detach_waker();
+}
+
+// ---------------------------------------------------------------- poll loop
+
+uint32_t Node::poll(uint64_t now) { return poll_rx(now) + poll_tx(now); }
+
+// Everything that arrived, and the timers: the machine decides what to send.
+uint32_t Node::poll_rx(uint64_t now) {
+  uint32_t work = 0;
+  if (!op_.active) try_start(now);
+  rte_mbuf* rx[kBurst];
+  bool behind = false;  // a lane gave a full burst: more frames are waiting
+  for (uint16_t lane = 0; lane < cfg_.lanes; ++lane) {
+    const uint16_t n = port_.rx_burst(lane, rx, kBurst);
+    for (uint16_t i = 0; i < n; ++i) {
+      if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], const void*));  // the next frame's headers
+      handle_frame(rx[i], lane, now);
+    }
+    behind = behind || n == kBurst;
+    work += n;
+  }
+  if (op_.active && now >= op_.timer_at_ns) fire_timer(now);
+  // A retransmission or silence deadline that passed while this member was
+  // not looking says nothing of the peer. Two ways not to look: frames still
+  // wait in a receive queue (a lane gave a full burst) - they may be the very
+  // acks a timer waits for; or the core stalled since this member's last
+  // turn (on a kernel-backed port, a transmit can carry a burst through the
+  // kernel's network for milliseconds, and acks that came meanwhile may
+  // still sit in the kernel's backlog until the next transmit). So timers
+  // wait until the queues are drained and two turns passed after a stall.
+  // Bounded: a queue that never drains (a flood) cannot hold them off.
+  if (last_rx_poll_ns_ != 0 && now > last_rx_poll_ns_ + kStallNs) {
+    hold_turns_ = 2;
+    excuse_silence(last_rx_poll_ns_, now);
+  }
+  last_rx_poll_ns_ = now;
+  const bool blind = behind || hold_turns_ > 0;
+  if (hold_turns_ > 0) --hold_turns_;
+  if (now >= scan_due_ns_) {
+    if (blind && timer_defers_ < kMaxTimerDefers) {
+      ++timer_defers_;
+      counters_.timers_deferred.add();
+    } else {
+      timer_defers_ = 0;
+      scan(now);
+    }
+  }
+  return work;
+}
+
+// What to send: acks, frames, one burst per lane; then the broadcast may end.
+uint32_t Node::poll_tx(uint64_t now) {
+  if (!notices_.empty()) send_notices(now);
+  send_acks(now);
+  if (!streams_open_.empty() || publisher_queue_.read_available() > 0) pump_streams(now);
+  pump(now);
+  const uint32_t work = flush_tx();
+  if (op_.active) check_done(now);
+  return work;
+}
+
+uint64_t Node::next_wakeup_ns() const {
+  if (tx_pending() || submissions_.read_available() > 0 || !notices_.empty() ||
+      publisher_queue_.read_available() > 0)
+    return 0;
+  uint64_t at = std::min(scan_due_ns_, stream_due_ns_);
+  // Frames left unsent wait for a pacer (then it says when) or for acks to
+  // open a window (then an arrival wakes the core): paced_until_ns_ == 0 is
+  // not "due now", or a sender waiting for acks would never sleep.
+  if ((owed_total_ > 0 || datagram_count_ > 0 || !resend_.empty()) && paced_until_ns_ != 0)
+    at = std::min(at, paced_until_ns_);
+  if (!ack_now_.empty()) return 0;
+  if (ack_later_count_ > 0) at = std::min(at, ack_later_[ack_later_head_].deadline);
+  if (op_.active) at = std::min(at, op_.timer_at_ns);
+  return std::min(at, port_.held_until_ns());
+}
+
+bool Node::arm_wakeup() {
+  port_.arm_wakeup();
+  return caps_.rx_wakeup && port_.caps().rx_wakeup;
+}
+
+void Node::disarm_wakeup() {
+  port_.disarm_wakeup();
+  last_rx_poll_ns_ = 0;  // a nap is not a stall: an arrival would have ended it
+}
+
+// ---------------------------------------------------------------- operations
+
+void Node::try_start(uint64_t now) {
+  Submission sub;
+  if (!submissions_.pop(sub)) return;
+  now = std::max(now, sub.posted_ns);  // this iteration's time may predate the post
+  if (broken_.yes) {  // a broken group's broadcasts fail at once
+    CompletionRecord rec;
+    rec.op = sub.op;
+    rec.error = OpError::GroupBroken;
+    rec.peer = broken_.culprit;
+    rec.reporter = broken_.reporter;
+    rec.broken_op = broken_.op;
+    rec.start_ns = rec.finish_ns = now;
+    counters_.ops_failed.add();
+    next_op_ = sub.op + 1;
+    publish(rec);
+    return;
+  }
+
+  algos::PlanParams pp;
+  pp.nodes = cfg_.nodes;
+  pp.lanes = cfg_.lanes;
+  pp.root = sub.root;
+  pp.message_bytes = sub.size;
+  pp.segment_bytes = cfg_.segment_bytes;
+  pp.op = sub.op;  // equal on every member: broadcasts are posted in the same order
+  pp.algo = cfg_.algo_options;
+  op_.sub = sub;
+  op_.timer_at_ns = kNoTimer;
+  next_op_ = sub.op + 1;
+  try {
+    op_.plan.emplace(pp);  // parameters were checked when the broadcast was posted
+    op_.machine = algos::make_machine(sub.algo, *op_.plan, cfg_.rank, machine_arena_,
+                                      algos::GroupShape{cfg_.hypercube_order, cfg_.site_of_rank});
+  } catch (const std::exception&) {
+    op_.plan.reset();
+    CompletionRecord rec;
+    rec.op = sub.op;
+    rec.error = OpError::Internal;
+    publish(rec);
+    return;
+  }
+  op_.active = true;
+  const bool root = sub.root == cfg_.rank;
+  op_.held = root ? op_.plan->segments() : 0;
+  op_.start_ns = now;
+  op_.held_ns = root || op_.plan->segments() == 0 ? now : 0;
+  op_.last_rx_ns = now;
+  next_stamp_ = 0;
+  internal_error_ = false;
+  note_deadline(now + cfg_.peer_timeout_ns);  // the broadcast's own deadline
+
+  Sink sink(*this, now);
+  op_.machine->start(sink);
+  replay_stash(now);
+  if (op_.active) check_done(now);
+}
+
+void Node::check_done(uint64_t now) {
+  if (internal_error_) {
+    finish(now, OpError::Internal, algos::kNoRank);
+    return;
+  }
+  // Streams' batches share the channels; the broadcast waits only for its own.
+  if (owed_total_ == stream_owed_ && datagram_count_ == 0 && unacked_total_ == stream_unacked_ && op_.machine->done())
+    finish(now, OpError::None, algos::kNoRank);
+}
+
+void Node::finish(uint64_t now, OpError err, Rank peer) {
+  CompletionRecord rec;
+  rec.op = op_.sub.op;
+  rec.error = err;
+  rec.peer = peer;
+  rec.start_ns = op_.start_ns;
+  rec.held_ns = op_.held_ns;
+  rec.finish_ns = std::max(now, op_.start_ns);
+  rec.segments_held = op_.held;
+  rec.segments_total = op_.plan ? op_.plan->segments() : 0;
+  if (err == OpError::GroupBroken) {
+    rec.peer = broken_.culprit;
+    rec.reporter = broken_.reporter;
+    rec.broken_op = broken_.op;
+  }
+  const bool breaks = err != OpError::None && cfg_.fail_stop && !broken_.yes;
+  if (breaks) mark_broken(op_.sub.op, err, peer, cfg_.rank);
+  if (err == OpError::None) {
+    counters_.ops_completed.add();
+  } else {
+    counters_.ops_failed.add();
+    // What was owed is dropped; what is in flight is abandoned: re-sent empty
+    // until acknowledged, so every channel stays in step for the next broadcast.
+    for (const auto* list : {&ready_, &waiting_})
+      for (const Owing& o : *list) owed_total_ -= channels_[o.channel].owed.clear_broadcast(runs_);
+    for (uint32_t id : active_) {
+      Channel& c = channels_[id];
+      c.tx.abandon_in_flight(now);
+      if (c.tx.has_resend() && !c.in_resend) {
+        c.in_resend = true;
+        resend_.push_back(id);
+      }
+    }
+    datagram_head_ = datagram_count_ = 0;
+  }
+  release_store();
+  // Channels that still owe streams' batches stay listed (keyed anew: their
+  // first item may have changed); the others leave the lists.
+  for (auto* list : {&ready_, &waiting_}) {
+    size_t keep = 0;
+    for (const Owing& o : *list) {
+      Channel& c = channels_[o.channel];
+      if (c.owed.empty()) c.listed = false;
+      else (*list)[keep++] = Owing{c.owed.front(runs_).stamp, o.channel};
+    }
+    list->resize(keep);
+    std::make_heap(list->begin(), list->end(), std::greater<>{});
+  }
+  op_.active = false;
+  op_.timer_at_ns = kNoTimer;
+  op_.machine.reset();
+  publish(rec);
+  if (breaks) fail_streams(now, OpError::GroupBroken, peer);  // a broken group's streams stop too
+}
+
+void Node::publish(const CompletionRecord& rec) { box_.publish(rec); }
+
+void Node::release_store() {
+  if (!op_.plan) return;
+  const uint32_t n = std::min<uint32_t>(op_.plan->segments(), static_cast<uint32_t>(store_.size()));
+  for (uint32_t i = 0; i < n; ++i) {
+    if (store_[i].payload != nullptr) rte_pktmbuf_free(store_[i].payload);
+    store_[i] = StoreEntry{};
+  }
+}
+
+}  // namespace lanecast::engine

@@ -1,0 +1,507 @@
+// One member of one group, driven by a polling core: the run-to-completion path
+// rx burst -> parse -> reliable channel -> machine -> tx burst of the engine's
+// design (docs/engine.md).
+//
+//   node.cc         set-up, the poll loop, the life of a broadcast
+//   node_rx.cc      receive path: frames, acks, data, datagrams, the stash
+//   node_tx.cc      transmit path: the machine's actions, frames, pacing, acks
+//   node_timers.cc  retransmission timers and deadlines
+//
+// Threading: poll() and everything it calls run on the one polling core that
+// owns the node. Application threads talk to it only through submit() (a
+// Boost.Lockfree spsc queue) and the completion box (completion_box.h), and
+// read counters().
+#pragma once
+
+#include <boost/lockfree/spsc_queue.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "algos/arena.h"
+#include "algos/machine.h"
+#include "algos/registry.h"
+#include "drivers/port.h"
+#include "engine/node/completion_box.h"
+#include "lanecast/group_spec.h"
+#include "engine/node/node_counters.h"
+#include "engine/node/op_types.h"
+#include "engine/node/owed_runs.h"
+#include "engine/node/pacer.h"
+#include "engine/runtime/poller.h"
+#include "engine/reliable/flight_pool.h"
+#include "engine/reliable/recv_channel.h"
+#include "engine/reliable/send_channel.h"
+#include "engine/stream/batch_format.h"
+#include "engine/stream/stream_state.h"
+#include "engine/wire/wire.h"
+
+struct rte_mbuf;
+struct rte_mempool;
+
+namespace lanecast::drivers {
+class Waker;
+}
+namespace lanecast::engine::auth {
+struct EpochKeys;
+class FrameAuth;
+}
+
+namespace lanecast::engine {
+
+struct NodeConfig {
+  uint32_t group_id = 1;
+  uint32_t epoch = 1;                    // the group's incarnation (engine/wire/wire.h)
+  // The group's multicast addresses come from this key (engine/group/group_key.h),
+  // the same in every member. With multicast on and a port that can join
+  // them, a multicast is one frame to the group address; otherwise (off, or
+  // a join refused: multicast_fallback() says why) one datagram per member.
+  drivers::GroupKey group_key;
+  bool multicast = true;
+  // Members are processes that may die (Engine::join): the first broadcast to
+  // fail makes the group broken for this epoch - the member tells every
+  // other member (failure notices), and every broadcast still running or
+  // posted later fails at once (OpError::GroupBroken) naming the lost rank.
+  // Off for members of one process, where a silent member is a stalled
+  // thread that comes back, and channels carry on (they stay in step).
+  bool fail_stop = false;
+  algos::Rank rank = 0;
+  uint32_t nodes = 1;
+  uint16_t lanes = 1;                    // lanes the algorithms may use (<= the port's)
+  uint32_t segment_bytes = 1400;
+  uint64_t max_message_bytes = 16u << 20;
+  uint32_t window = 128;                 // frames in flight per (peer, lane)
+  reliable::RttParams rtt;
+  uint64_t peer_timeout_ns = 3'000'000'000;  // silence that fails an operation
+  uint32_t stash_frames = 1024;          // early frames of the next operation kept
+  // Channels with frames in flight at once (slabs of the flight pool); 0:
+  // min(32, peers x lanes). More only helps a node that sends to many peers
+  // at once (linear's root, symmetric).
+  uint32_t active_channels = 0;
+  // Acks: at most this many data frames per ack (0: window / 4), and none
+  // later than ack_delay_ns after the first unacknowledged frame. Frames that
+  // ask for an ack (wire::kFlagAckNow) and frames past a gap get one at once.
+  uint32_t ack_every = 0;
+  uint64_t ack_delay_ns = 500'000;
+  // Pacing: each lane sends at most this many bits per second (0: as fast as
+  // the port takes frames), in bursts of at most pace_burst_bytes (0: 200 us
+  // of the rate, at least two frames).
+  uint64_t lane_rate_bps = 0;
+  uint64_t pace_burst_bytes = 0;
+  // Bytes the link adds to each frame as its rate counts them: 24 on an
+  // Ethernet wire (preamble, FCS, gap), 0 for a Linux tbf (it counts the frame).
+  uint32_t pace_overhead_bytes = 24;
+  uint64_t min_scan_interval_ns = 20'000;  // timers are checked at most this often
+  algos::AlgoOptions algo_options;       // the group's (mcast_chain's root delay, sync seed)
+  lanecast::StreamOptions streams;       // fanout resolved (>= 1)
+  // The epoch's keys when the group has one (docs/security.md): every frame
+  // sent is sealed, every frame received must open. Null: no seals.
+  std::shared_ptr<const auth::EpochKeys> auth;
+  // The group's shape (algos::GroupShape), equal on every member: the
+  // hypercube's order and each rank's site. Empty: rank order, one site.
+  std::vector<algos::Rank> hypercube_order;
+  std::vector<uint32_t> site_of_rank;
+  // Test hook, never set in production: forwarding copies each received
+  // payload into a fresh buffer. The zero-copy test turns it on to show that
+  // it notices a copying forward path.
+  bool test_copy_forwarded_payloads = false;
+};
+
+struct Pools {
+  rte_mempool* payload = nullptr;  // root's segment buffers (and flattened frames)
+  rte_mempool* header = nullptr;   // header and ack frames
+};
+
+class Node final : public PollTask {
+ public:
+  Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools,
+       std::vector<drivers::PeerAddress> peers);
+  ~Node() override;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Application side (one thread per node). submit() wakes the core if it sleeps.
+  bool submit(const Submission& s);
+  CompletionBox& completions() { return box_; }
+
+  // Polling-core side. Returns the amount of work done (0 = idle). poll() is
+  // poll_rx() then poll_tx(); a polling core runs every member's rx half
+  // before any member's tx half (poller.h).
+  uint32_t poll(uint64_t now_ns);
+  uint32_t poll_rx(uint64_t now_ns) override;
+  uint32_t poll_tx(uint64_t now_ns) override;
+  // When this node next needs the core if nothing arrives.
+  uint64_t next_wakeup_ns() const override;
+  bool arm_wakeup() override;
+  void disarm_wakeup() override;
+  bool busy() const override { return op_.active || unacked_total_ > 0 || streams_busy_; }
+  // Control path (core parked): the waker of the core that polls this node.
+  void attach_waker(drivers::Waker* w);
+  // The poller an application thread drives while it waits for this node's
+  // broadcasts when the engine progresses in calls (poller.h); null when a
+  // polling core runs the node.
+  void attach_driver(Poller* p) { driver_ = p; }
+  Poller* driver() const { return driver_; }
+
+  // Streams (node_stream.cc), application side. A publisher the
+  // application made (Member::open_stream): the node owns it from here and
+  // its core takes it at its next turn. False when too many are waiting.
+  bool open_publisher(std::unique_ptr<stream::PublisherShared> p);
+  // Wakes the core if it sleeps (a publisher's ring went from empty to not).
+  void notify_core() {
+    if (waker_ != nullptr) waker_->notify();
+  }
+  // The ring of messages delivered here and not yet taken (null until this
+  // member's first stream started): one consumer, the application.
+  stream::RecordRingHeader* delivery_ring() const { return delivery_hdr_.load(std::memory_order_acquire); }
+  // Instead of the ring: the core calls this for every message delivered
+  // here, in order (the bytes are valid during the call). Set before any
+  // stream starts; it must not block.
+  using MessageHandler = std::function<void(const stream::DeliveredHead&, const uint8_t*, uint32_t)>;
+  void set_message_handler(MessageHandler h);
+  // Why this member's streams stopped (OpError::None while they run), and the
+  // peer it names.
+  OpError stream_error() const { return static_cast<OpError>(stream_error_.load(std::memory_order_acquire)); }
+  bool stream_evicted() const { return stream_evicted_.load(std::memory_order_acquire); }
+  algos::Rank stream_error_peer() const { return stream_error_peer_.load(std::memory_order_acquire); }
+  uint64_t max_stream_message() const;
+  // Streams carry messages below 2 GiB: a message's length with the heads
+  // in front of it (8 bytes of time stamp in the publisher's ring, 24 in a
+  // delivery ring) fits the rings' and the wire's 32-bit record lengths with
+  // room to spare. Larger messages go by broadcast.
+  static constexpr uint64_t kMaxStreamMessage = (uint64_t{1} << 31) - 64;
+  // Slot i's counters (i < stream_slots()), or null while no stream has
+  // used it: application threads read them while the core runs.
+  const stream::StreamMirror* stream_mirror(size_t i) const {
+    return stream_mirrors_[i].load(std::memory_order_acquire);
+  }
+  size_t stream_slots() const { return stream_slots_.size(); }
+  // Frames to and from each member (both lanes): data and streams' batches
+  // sent (first transmissions), sent again, and accepted.
+  struct PeerCounters {
+    Counter tx_data, tx_retransmits, rx_data;
+  };
+  const PeerCounters& peer_counters(algos::Rank r) const { return peer_counters_[r]; }
+
+  const NodeCounters& counters() const { return counters_; }
+  const NodeConfig& config() const { return cfg_; }
+  algos::Rank rank() const { return cfg_.rank; }
+  const drivers::PortCaps& port_caps() const { return caps_; }
+  // Why multicasts are emulated although multicast was asked for (a port
+  // that cannot multicast, a join refused); "" when they are not.
+  const std::string& multicast_fallback() const { return multicast_fallback_; }
+  // The group address joined per lane (empty when multicasts are emulated).
+  const std::vector<drivers::PeerAddress>& group_addresses() const { return group_addrs_; }
+  // Bytes of state this node allocated at construction, by part (for the
+  // memory report of `lanecast bench --memory`).
+  struct Footprint {
+    size_t channels, flight, owed, store, stash, datagrams, other;
+    size_t total() const { return channels + flight + owed + store + stash + datagrams + other; }
+  };
+  Footprint footprint() const;
+
+ private:
+  // One reliable channel: this node and one peer, on one lane.
+  struct Channel {
+    reliable::SendChannel tx;
+    reliable::RecvChannel rx;
+    OwedList owed;              // what the machine asked us to send, not yet sent
+    uint32_t peer = 0;
+    uint16_t lane = 0;
+    uint16_t rx_unacked = 0;    // data frames accepted since our last ack
+    uint8_t ack_state = kAckNone;
+    bool listed = false;        // in ready_ or waiting_ (it owes something)
+    bool in_resend = false;
+    uint32_t active_index = UINT32_MAX;  // position in active_ while it holds a slab
+    uint64_t ack_deadline = 0;
+  };
+  static constexpr uint8_t kAckNone = 0, kAckLater = 1, kAckNow = 2;
+  struct AckLater {
+    uint32_t channel;
+    uint64_t deadline;
+  };
+  // A channel that owes something, keyed by the stamp of its first owed item.
+  struct Owing {
+    uint64_t stamp;
+    uint32_t channel;
+    bool operator>(const Owing& o) const { return stamp > o.stamp; }
+  };
+  struct StoreEntry {
+    rte_mbuf* payload = nullptr;  // the segment's bytes (shared by reference)
+    uint32_t crc = 0;
+    bool in_buffer = false;       // already copied into the application's buffer
+    wire::Seal seal{};            // the root's payload seal (a group with a key), forwarded as it came
+  };
+  struct Stashed {
+    rte_mbuf* frame;  // the payload; nullptr for a signal
+    algos::Rank src;
+    uint16_t lane;
+    bool signal;
+    bool datagram;    // a multicast copy (no channel: never acknowledged)
+    wire::DataBody data;
+    wire::Seal seal;  // its payload seal
+  };
+  struct Datagram {   // one multicast, still to be sent
+    uint32_t segment;
+    uint16_t lane;
+    uint32_t next_rank;  // emulation: the next member to get its copy
+  };
+  struct Op {
+    bool active = false;
+    Submission sub;
+    std::optional<algos::Plan> plan;
+    algos::MachinePtr machine;  // built in machine_arena_: nothing allocated per broadcast
+    uint32_t held = 0;
+    uint64_t start_ns = 0;
+    uint64_t held_ns = 0;     // when this member held every segment
+    uint64_t last_rx_ns = 0;
+    uint64_t timer_at_ns = kNoTimer;  // the machine's one pending timer (Actions::arm)
+    uint32_t timer_tag = 0;
+  };
+  static constexpr uint64_t kNoTimer = UINT64_MAX;
+  class Sink;  // the Actions implementation
+  friend class Sink;
+
+  Channel& channel(algos::Rank peer, uint16_t lane) { return channels_[size_t{peer} * cfg_.lanes + lane]; }
+  uint32_t channel_id(const Channel& c) const { return static_cast<uint32_t>(&c - channels_.data()); }
+
+  // rx path (node_rx.cc)
+  void handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now);
+  void handle_ack(algos::Rank src, const wire::AckBody& ack, uint64_t now);
+  void handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
+  void handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
+  bool take_payload(const rte_mbuf* m, const wire::Parsed& p);
+  bool payload_sound(const rte_mbuf* m, const wire::Parsed& p);  // CRC and seal, each failure counted
+  bool seal_ok(const uint8_t* bytes, uint32_t len, const wire::Parsed& p);
+  bool open_sealed(rte_mbuf* m, const wire::Parsed& p);  // a group with a key: the frame's seal
+  void accept_segment(rte_mbuf* payload, algos::Rank src, uint16_t lane, const wire::DataBody& d,
+                      const wire::Seal& seal, bool in_buffer, uint64_t now);
+  void accept_signal(algos::Rank src, const wire::DataBody& d, uint64_t now);
+  bool plan_agrees(const wire::DataBody& d) const;   // same broadcast as posted
+  bool segment_valid(const wire::DataBody& d) const; // index, offset, length fit the plan
+  // A later operation this member has not posted yet, but may: as far ahead
+  // as an application may post (CompletionBox::kSlots). Its early frames
+  // (reliable ones and multicast copies) may wait in the stash.
+  bool stashable(uint32_t op) const {
+    return !reliable::seq_before(op, next_op_) && op - next_op_ < CompletionBox::kSlots;
+  }
+  bool fits_op(const wire::DataBody& d, algos::Rank src, uint64_t now, bool signal = false);
+  void note_ack(Channel& c, uint16_t flags, bool in_order, uint64_t now);
+  void ack_now(Channel& c);
+  rte_mbuf* detach_payload(rte_mbuf* m, uint32_t payload_offset);
+  rte_mbuf* copy_payload(rte_mbuf* payload);  // the test hook's copying path
+
+  // machine actions (node_tx.cc)
+  void owe(algos::Rank to, algos::SegmentIndex seg, algos::Lane lane);
+  void owe_signal(algos::Rank to, uint32_t tag);
+  void owed_one(Channel& c, bool pushed);
+  void list_owing(Channel& c);
+  void multicast(algos::SegmentIndex seg, algos::Lane lane);
+  void arm(uint64_t at_ns, uint32_t tag);
+  void fire_timer(uint64_t now);
+  void deliver(algos::SegmentIndex seg);
+
+  // tx path (node_tx.cc)
+  bool materialize(algos::SegmentIndex seg);  // root: copy a segment into a frame buffer
+  rte_mbuf* build_data(const drivers::PeerAddress& to, algos::SegmentIndex seg, uint32_t seq, uint16_t lane,
+                       uint16_t flags, wire::FrameType type = wire::FrameType::Data);
+  rte_mbuf* build_signal(const Channel& c, uint32_t tag, uint32_t seq, uint16_t flags);
+  rte_mbuf* build_ack(Channel& c);
+  wire::Origin origin() const { return {cfg_.group_id, cfg_.epoch, cfg_.rank}; }
+  // A data frame's payload seal (a group with a key), after its body.
+  void put_payload_seal(uint8_t* at, const wire::Seal& seal) const {
+    if (auth_ != nullptr) wire::write_payload_seal(at, seal);
+  }
+  rte_mbuf* build_abandoned(const Channel& c, uint32_t seq, const reliable::InFlight& e);
+  rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body);
+  rte_mbuf* attach_payload(rte_mbuf* header, rte_mbuf* payload);  // zero-copy: by reference
+  rte_mbuf* flatten(rte_mbuf* chained);
+  bool room(uint16_t lane, uint32_t frame_bytes, uint64_t now);  // tx queue and pacer
+  bool take_slab(Channel& c);
+  void release_slab(Channel& c);
+  void pump(uint64_t now);
+  void pump_resends(uint64_t now);
+  void pump_datagrams(uint64_t now);
+  void join_groups();
+  void leave_groups();
+  void pump_owed(uint64_t now);
+  bool send_ack(Channel& c, uint64_t now);
+  void send_acks(uint64_t now);
+  uint32_t flush_tx();
+  void seal_queued(uint16_t lane);
+
+  // timers (node_timers.cc)
+  void scan(uint64_t now);
+  void excuse_silence(uint64_t unseen_from, uint64_t now);
+  void note_deadline(uint64_t at) {
+    if (at < scan_due_ns_) scan_due_ns_ = at;
+  }
+
+  // streams (node_stream.cc)
+  void pump_streams(uint64_t now);
+  void take_publishers(uint64_t now);
+  // The slot of `publisher`'s stream `index`, or none when the group has
+  // no such stream (an index past streams_per_member).
+  std::optional<uint16_t> stream_slot(algos::Rank publisher, uint32_t index) const;
+  stream::StreamState* find_stream(algos::Rank publisher, uint32_t index);
+  stream::StreamState* open_stream_state(uint16_t slot, algos::Rank publisher, uint16_t index, uint64_t now);
+  bool form_batch(stream::StreamState& s, uint64_t now);
+  void hold_batch(stream::StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_t len, uint32_t crc,
+                  const wire::Seal& seal, uint32_t records, uint64_t first_msg, uint64_t now);
+  void deliver_stream(stream::StreamState& s, uint64_t now);
+  void evict_self(stream::StreamState& s, uint64_t now);
+  void tell_eviction(stream::StreamState& s, uint64_t now);
+  void handle_stream_eviction(const wire::Parsed& p);
+  bool deliver_message(stream::StreamState& s, const uint8_t* rec, uint32_t* used);
+  void update_marks(stream::StreamState& s, uint64_t now);
+  void note_delivered(stream::StreamState& s, uint64_t bytes);
+  void release_batches(stream::StreamState& s, uint64_t below);
+  bool send_report(stream::StreamState& s, uint64_t now, uint16_t flags = 0);
+  bool report_to(algos::Rank parent, algos::Rank publisher, uint16_t index, uint64_t mark, uint32_t slowest,
+                 uint16_t flags, uint64_t now);
+  void tell_parents(uint64_t now);
+  void tell_failed(const wire::Parsed& p, uint64_t now);
+  void handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, uint64_t now);
+  void handle_stream_report(const wire::Parsed& p, uint64_t now);
+  void stream_given_up(const wire::Parsed& p, uint64_t now);
+  void watch_gap(stream::StreamState& s, uint64_t now);
+  // Whether a stream's slot still holds a batch (not let go yet).
+  bool stream_holds(uint16_t slot, uint32_t batch_low) const;
+  rte_mbuf* build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags);
+  void fail_streams(uint64_t now, OpError err, algos::Rank peer);
+  void free_streams();
+
+  // fail-stop groups (node_failure.cc)
+  void mark_broken(uint32_t op, OpError err, algos::Rank culprit, algos::Rank reporter);
+  void handle_failed(const wire::Parsed& p, uint64_t now);
+  void notify(algos::Rank peer, uint64_t now);
+  void send_notices(uint64_t now);
+  struct Broken {
+    bool yes = false;
+    uint32_t op = 0;
+    OpError error = OpError::None;
+    algos::Rank culprit = algos::kNoRank;
+    algos::Rank reporter = algos::kNoRank;
+  };
+  Broken broken_;
+  std::vector<algos::Rank> notices_;     // peers still to tell (a queue)
+  std::vector<uint64_t> last_notice_ns_; // per rank: replies to a peer that did not hear, at most one a ms
+
+  // operation life cycle (node.cc)
+  void try_start(uint64_t now);  // by value: may move forward to the post's time
+  void replay_stash(uint64_t now);
+  void check_done(uint64_t now);
+  void finish(uint64_t now, OpError err, algos::Rank peer);
+  void publish(const CompletionRecord& rec);
+  void release_store();
+
+  NodeConfig cfg_;
+  // A group with a key: this member's seals (engine/auth/frame_auth.h),
+  // kFlagSealed on every frame it writes, and its frames' header lengths
+  // with the seals (without: the wire's plain ones).
+  std::unique_ptr<auth::FrameAuth> auth_;
+  uint16_t seal_flag_ = 0;
+  uint32_t hdr_data_ = wire::kDataHeaderBytes;
+  uint32_t hdr_ack_ = wire::kAckHeaderBytes;
+  uint32_t hdr_failed_ = wire::kFailedBytes;
+  std::vector<uint8_t> scratch_;  // a split payload, read whole to check its seal
+  drivers::Port& port_;
+  drivers::PortCaps caps_;
+  Pools pools_;
+  uint16_t link_bytes_;
+  uint32_t ack_every_;
+  uint32_t max_segments_;
+  std::vector<drivers::PeerAddress> addrs_;   // per rank
+  std::vector<drivers::PeerAddress> group_addrs_;  // per lane, joined on the port, when it multicasts
+  std::string multicast_fallback_;
+  std::vector<Channel> channels_;             // (peer, lane), peer-major
+  reliable::FlightPool flights_;
+  RunPool runs_;
+  algos::MachineArena machine_arena_;
+  // Channels that owe something, as min-heaps on the stamp of the first item
+  // they owe: those holding a flight slab, and those waiting for one.
+  std::vector<Owing> ready_, waiting_, blocked_;
+  uint64_t next_stamp_ = 0;           // the machine's order of sends, this broadcast
+  std::vector<uint32_t> active_;      // channels holding a flight slab
+  std::vector<uint32_t> resend_;      // channels with frames to send again
+  std::vector<uint32_t> ack_now_;     // channels owing an ack at once
+  std::vector<AckLater> ack_later_;   // ring, in deadline order
+  size_t ack_later_head_ = 0, ack_later_count_ = 0;
+  std::vector<StoreEntry> store_;
+  std::vector<Stashed> stash_;
+  size_t stash_count_ = 0;
+  std::vector<Datagram> datagrams_;   // ring: the broadcast's multicasts not yet sent
+  uint32_t datagram_blocked_lanes_ = 0;  // lanes whose next multicast could not go in this pump
+  size_t datagram_head_ = 0, datagram_count_ = 0;
+  Op op_;
+  uint32_t next_op_ = 1;  // the operation this node runs next
+  uint64_t scan_due_ns_ = UINT64_MAX;   // earliest timer of a channel or of the broadcast
+  uint32_t timer_defers_ = 0;          // turns the due timers waited for a receive queue to drain
+  uint64_t last_rx_poll_ns_ = 0;       // this member's last poll_rx (0: after a nap)
+  uint32_t hold_turns_ = 0;            // turns the timers still wait after a stall
+  uint64_t excused_to_ns_ = 0;         // silences already excused up to here (excuse_silence)
+  uint64_t last_scan_ns_ = 0;
+  uint64_t owed_total_ = 0;     // sum of every channel's owed items
+  uint64_t unacked_total_ = 0;  // frames in flight over every channel
+  uint64_t paced_until_ns_ = 0; // a lane waits for its pacer until then (0: none waits)
+  bool internal_error_ = false; // the machine asked for something impossible
+  drivers::Waker* waker_ = nullptr;
+  Poller* driver_ = nullptr;
+
+  // Streams: a slot for every stream any member may publish (publisher x
+  // streams_per_member + index), each state made on the stream's first
+  // frame and kept for the group's life; the slots in use, in the order
+  // they opened (what the core walks each turn); each state's counters for
+  // application threads; the publishers handed over by the application;
+  // the delivery ring.
+  std::vector<std::unique_ptr<stream::StreamState>> stream_slots_;
+  std::vector<uint16_t> streams_open_;
+  std::unique_ptr<std::atomic<const stream::StreamMirror*>[]> stream_mirrors_;
+  std::unique_ptr<PeerCounters[]> peer_counters_;
+  std::vector<std::unique_ptr<stream::PublisherShared>> publishers_;
+  boost::lockfree::spsc_queue<stream::PublisherShared*, boost::lockfree::capacity<16>> publisher_queue_;
+  stream::AlignedBytes delivery_mem_;
+  stream::RecordRing delivery_;
+  std::atomic<stream::RecordRingHeader*> delivery_hdr_{nullptr};
+  MessageHandler handler_;
+  std::atomic<bool> has_handler_{false};
+  std::vector<uint8_t> reassembly_;   // a message in pieces, for the handler
+  uint64_t stream_owed_ = 0;          // owed items that are streams' batches
+  uint64_t stream_unacked_ = 0;       // frames in flight that are streams' batches
+  uint64_t stream_due_ns_ = UINT64_MAX;  // the next report or refresh
+  bool streams_busy_ = false;         // a stream has work: keep the core polling
+  bool streams_failed_ = false;
+  uint64_t streams_failed_ns_ = 0;    // when they failed: the parents are told for a while after
+  uint64_t streams_told_ns_ = 0;      // the parents were told last
+  std::atomic<uint8_t> stream_error_{0};
+  std::atomic<bool> stream_evicted_{false};  // this member left a stream for being slow
+  std::atomic<uint32_t> stream_error_peer_{algos::kNoRank};
+
+  static constexpr uint16_t kBurst = 32;
+  static constexpr uint32_t kMaxTimerDefers = 64;  // turns: 64 full bursts read per lane
+  static constexpr uint64_t kStallNs = 500'000;     // a gap between two turns that is a stall
+  static constexpr uint16_t kMaxLanes = 4;
+  static constexpr uint16_t kTxCap = 256;
+  struct TxQueue {  // frames for one lane, sent by the next flush
+    rte_mbuf* frames[kTxCap];
+    uint16_t count = 0;
+    uint16_t sealed = 0;  // the first frames, sealed already (left by a full port)
+  };
+  void tx_push(uint16_t lane, rte_mbuf* m) { tx_[lane].frames[tx_[lane].count++] = m; }
+  bool tx_pending() const;
+  TxQueue tx_[kMaxLanes];
+  Pacer pacers_[kMaxLanes];
+  uint64_t lane_rto_ns_[kMaxLanes] = {};  // the RTO a channel of the lane learned last
+
+  // One more than the box has slots: a spsc ring keeps one slot empty.
+  boost::lockfree::spsc_queue<Submission, boost::lockfree::capacity<CompletionBox::kSlots + 1>> submissions_;
+  CompletionBox box_;
+  NodeCounters counters_;
+};
+
+}  // namespace lanecast::engine

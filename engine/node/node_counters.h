@@ -1,0 +1,172 @@
+// Per-node counters: every frame a node drops is counted under its reason,
+// every copy of payload bytes is counted, and every counter here is
+// incremented somewhere (a counter nothing increments would prove nothing).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "engine/runtime/counter.h"
+#include "engine/wire/wire.h"
+
+namespace lanecast::engine {
+
+struct NodeCounters {
+  Counter rx_frames;          // everything rx_burst returned
+  Counter rx_data;            // data frames accepted by the channel
+  Counter rx_acks;
+  Counter rx_not_for_us;      // link header addressed elsewhere / foreign EtherType
+  std::array<Counter, static_cast<size_t>(wire::Verdict::kCount)> rx_malformed;  // by verdict
+  Counter rx_foreign_group;
+  Counter rx_hello;           // bootstrap announcements, after this member's group formed
+  Counter rx_failure_notices; // another member says the group lost a member
+  Counter rx_after_broken;    // frames of a broken group's broadcasts, dropped (the sender is told)
+  Counter tx_failure_notices;
+  Counter rx_wrong_epoch;     // this group's frames of another incarnation (a member's earlier life)
+  Counter rx_bad_source;      // source rank outside the group, or ourselves
+  Counter rx_spoofed;         // source rank not sent from that rank's link address
+  // A group with a key (engine/auth/): frames refused by their seals.
+  Counter rx_unsealed;        // no seal at all
+  Counter rx_bad_tag;         // a frame seal that does not verify: forged, damaged, or another key or epoch
+  Counter rx_replayed;        // a sealed frame whose counter its sender's window has seen: a replay
+  Counter rx_stale_counter;   // a counter older than the window (a replay, or reordered very far)
+  Counter rx_bad_payload_seal;  // a payload whose seal does not verify (bytes not the root's or publisher's)
+  Counter rx_bad_ack;         // acks for frames never sent
+  Counter rx_duplicate;       // channel-level duplicates (re-acked)
+  Counter rx_out_of_window;
+  Counter rx_stale_op;        // data of an operation already finished here
+  Counter rx_early_dropped;   // data of an operation too far ahead; sender retries
+  Counter rx_stashed;         // data of the next operation, kept for it
+  Counter rx_bad_segment;     // header disagrees with the operation's plan
+  Counter rx_abandoned;       // frames of a broadcast that failed at its sender
+  Counter rx_signals;         // machine signals accepted (mcast_chain's synchronisation)
+  Counter rx_datagrams;       // multicast copies used by the running broadcast
+  Counter rx_datagram_stale;  // multicast copies of a finished broadcast, dropped
+  Counter rx_datagram_early;  // multicast copies of a broadcast not started here and not stashed (full), dropped
+  Counter tx_data;
+  std::array<Counter, 4> tx_data_lane;  // first transmissions per lane
+  Counter tx_retransmits;     // data and signals sent again
+  Counter fast_retransmits;   // acks that revealed holes (each hole sent again once)
+  Counter rto_timeouts;       // a channel's timer expired: nothing acknowledged for an RTO
+  Counter timers_deferred;    // turns due timers waited: arrivals unread, or the core stalled
+  Counter tx_acks;
+  Counter tx_abandoned;       // in-flight frames of a failed broadcast, re-sent empty
+  Counter tx_signals;         // machine signals, first transmissions
+  Counter tx_datagrams;       // multicast frames (one per member when emulated)
+  Counter tx_datagrams_dropped;  // multicasts beyond one per segment, not sent
+  Counter tx_mcast_emulated;  // multicasts sent as one datagram per member (no multicast on the port)
+  Counter timers_fired;       // machine timers (mcast_chain's root delay)
+  Counter tx_alloc_failures;  // header mbuf pool empty: retried next iteration
+  Counter tx_paced;           // times a lane waited for its pacer
+  Counter tx_ring_full;       // frames the port did not take: kept, sent next iteration
+  Counter tx_flatten_bytes;   // payload bytes copied to flatten frames for a port without chains
+  Counter owed_runs_exhausted;  // the owed-runs pool ran out: the broadcast failed
+  Counter root_copy_bytes;    // root: user buffer -> frames (the one copy a send needs)
+  Counter delivered_bytes;    // bytes made part of the result (copied once, on arrival)
+  Counter ops_completed;
+  Counter ops_failed;
+  // Streams (node_stream.cc)
+  Counter stream_msgs_published;  // messages the publisher's core put in batches
+  Counter stream_batches_formed;  // batches the publisher made
+  Counter stream_batches_tx;      // batches sent to a child, first transmissions
+  Counter stream_batches_rx;      // batches accepted from the parent
+  Counter stream_msgs_delivered;  // messages delivered here, in order
+  Counter stream_delivery_full;   // times delivery waited for the application to take messages
+  Counter stream_reports_tx;
+  Counter stream_reports_rx;
+  Counter rx_stream_duplicate;    // a batch held already (acknowledged again)
+  Counter rx_stream_ahead;        // a batch past the window (not acknowledged)
+  Counter rx_stream_bad;          // stream frames that break the format, or from outside the tree
+  Counter rx_stream_given_up;     // the parent gave up a batch this member lacks: its streams fail
+  Counter rx_stream_child_failed; // a child's streams failed (it says so): this member's fail too
+  Counter stream_gap_timeouts;    // a gap no retransmission filled within the peer timeout: streams fail
+  Counter stream_evicted;         // this member left a stream: its delivery ring stayed full past evict_after_ms
+  Counter stream_batches_skipped; // batches it then let pass without delivering them
+  Counter stream_evictions_heard; // other members that left a stream so
+
+  uint64_t rx_malformed_total() const {
+    uint64_t t = 0;
+    for (const auto& c : rx_malformed) t += c.get();
+    return t;
+  }
+
+  // Visits every counter by name (for printing and JSON).
+  template <typename F>
+  void for_each(F&& f) const {
+    f("rx_frames", rx_frames.get());
+    f("rx_data", rx_data.get());
+    f("rx_acks", rx_acks.get());
+    f("rx_not_for_us", rx_not_for_us.get());
+    for (size_t i = 1; i < rx_malformed.size(); ++i)
+      f(std::string_view(wire::verdict_name(static_cast<wire::Verdict>(i))), rx_malformed[i].get());
+    f("rx_foreign_group", rx_foreign_group.get());
+    f("rx_hello", rx_hello.get());
+    f("rx_failure_notices", rx_failure_notices.get());
+    f("rx_after_broken", rx_after_broken.get());
+    f("tx_failure_notices", tx_failure_notices.get());
+    f("rx_wrong_epoch", rx_wrong_epoch.get());
+    f("rx_bad_source", rx_bad_source.get());
+    f("rx_spoofed", rx_spoofed.get());
+    f("rx_unsealed", rx_unsealed.get());
+    f("rx_bad_tag", rx_bad_tag.get());
+    f("rx_replayed", rx_replayed.get());
+    f("rx_stale_counter", rx_stale_counter.get());
+    f("rx_bad_payload_seal", rx_bad_payload_seal.get());
+    f("rx_bad_ack", rx_bad_ack.get());
+    f("rx_duplicate", rx_duplicate.get());
+    f("rx_out_of_window", rx_out_of_window.get());
+    f("rx_stale_op", rx_stale_op.get());
+    f("rx_early_dropped", rx_early_dropped.get());
+    f("rx_stashed", rx_stashed.get());
+    f("rx_bad_segment", rx_bad_segment.get());
+    f("rx_abandoned", rx_abandoned.get());
+    f("rx_signals", rx_signals.get());
+    f("rx_datagrams", rx_datagrams.get());
+    f("rx_datagram_stale", rx_datagram_stale.get());
+    f("rx_datagram_early", rx_datagram_early.get());
+    f("tx_data", tx_data.get());
+    static constexpr std::string_view kLaneNames[] = {"tx_data_lane0", "tx_data_lane1",
+                                                      "tx_data_lane2", "tx_data_lane3"};
+    for (size_t l = 0; l < tx_data_lane.size(); ++l) f(kLaneNames[l], tx_data_lane[l].get());
+    f("tx_retransmits", tx_retransmits.get());
+    f("fast_retransmits", fast_retransmits.get());
+    f("rto_timeouts", rto_timeouts.get());
+    f("timers_deferred", timers_deferred.get());
+    f("tx_acks", tx_acks.get());
+    f("tx_abandoned", tx_abandoned.get());
+    f("tx_signals", tx_signals.get());
+    f("tx_datagrams", tx_datagrams.get());
+    f("tx_datagrams_dropped", tx_datagrams_dropped.get());
+    f("tx_mcast_emulated", tx_mcast_emulated.get());
+    f("timers_fired", timers_fired.get());
+    f("tx_alloc_failures", tx_alloc_failures.get());
+    f("tx_paced", tx_paced.get());
+    f("tx_ring_full", tx_ring_full.get());
+    f("tx_flatten_bytes", tx_flatten_bytes.get());
+    f("owed_runs_exhausted", owed_runs_exhausted.get());
+    f("root_copy_bytes", root_copy_bytes.get());
+    f("delivered_bytes", delivered_bytes.get());
+    f("ops_completed", ops_completed.get());
+    f("ops_failed", ops_failed.get());
+    f("stream_msgs_published", stream_msgs_published.get());
+    f("stream_batches_formed", stream_batches_formed.get());
+    f("stream_batches_tx", stream_batches_tx.get());
+    f("stream_batches_rx", stream_batches_rx.get());
+    f("stream_msgs_delivered", stream_msgs_delivered.get());
+    f("stream_delivery_full", stream_delivery_full.get());
+    f("stream_reports_tx", stream_reports_tx.get());
+    f("stream_reports_rx", stream_reports_rx.get());
+    f("rx_stream_duplicate", rx_stream_duplicate.get());
+    f("rx_stream_ahead", rx_stream_ahead.get());
+    f("rx_stream_bad", rx_stream_bad.get());
+    f("rx_stream_given_up", rx_stream_given_up.get());
+    f("rx_stream_child_failed", rx_stream_child_failed.get());
+    f("stream_gap_timeouts", stream_gap_timeouts.get());
+    f("stream_evicted", stream_evicted.get());
+    f("stream_batches_skipped", stream_batches_skipped.get());
+    f("stream_evictions_heard", stream_evictions_heard.get());
+  }
+};
+
+}  // namespace lanecast::engine

@@ -1,0 +1,73 @@
+// Node: timers. Each channel with frames in flight has one retransmission
+// deadline (send_channel.h) and one silence deadline (peer_timeout_ns since it
+// last saw progress); the running broadcast has one more (nothing arrived for
+// peer_timeout_ns). scan() runs when the earliest of them is due - never more
+// often than min_scan_interval_ns - and looks only at the channels holding
+// frames in flight (at most NodeConfig::active_channels), never at every peer
+// or every frame.
+#include <algorithm>
+
+#include "engine/node/node.h"
+
+namespace lanecast::engine {
+
+// The member was not looking from `unseen_from` to `now` (its host stalled,
+// or its core slept past its time): it heard nobody and sent nothing again
+// meanwhile, so that time is nobody's silence - or a host that stalled past
+// the peer timeout failed every broadcast it had running at its first look,
+// blaming a peer. Only long gaps count (a quarter of the peer timeout): a
+// member whose every turn is a few milliseconds of kernel transmits is
+// looking, and a dead peer must still be found.
+void Node::excuse_silence(uint64_t unseen_from, uint64_t now) {
+  unseen_from = std::max(unseen_from, excused_to_ns_);
+  if (now <= unseen_from || now - unseen_from < cfg_.peer_timeout_ns / 4) return;
+  const uint64_t unseen = now - unseen_from;
+  excused_to_ns_ = now;
+  for (uint32_t id : active_) channels_[id].tx.excuse_silence(unseen, now);
+  if (op_.active) op_.last_rx_ns = std::min(now, op_.last_rx_ns + unseen);
+}
+
+void Node::scan(uint64_t now) {
+  // A scan later than a stall past its time: the core slept past it.
+  if (scan_due_ns_ != UINT64_MAX && now > scan_due_ns_ + kStallNs) excuse_silence(scan_due_ns_, now);
+  last_scan_ns_ = now;
+  uint64_t next = UINT64_MAX;
+  for (size_t i = 0; i < active_.size(); ++i) {
+    Channel& c = channels_[active_[i]];
+    if (c.tx.idle()) continue;
+    const bool watched = op_.active || (stream_unacked_ > 0 && !streams_failed_);
+    if (watched && now > c.tx.last_progress_ns() + cfg_.peer_timeout_ns) {
+      if (op_.active) finish(now, OpError::PeerSilent, c.peer);
+      if (stream_unacked_ > 0 && !streams_failed_) fail_streams(now, OpError::PeerSilent, c.peer);
+      scan_due_ns_ = now + cfg_.min_scan_interval_ns;  // frames were abandoned: look again soon
+      return;
+    }
+    if (now >= c.tx.deadline()) {
+      if (c.tx.on_timeout(now) > 0) {
+        counters_.rto_timeouts.add();
+        if (!c.in_resend) {
+          c.in_resend = true;
+          resend_.push_back(active_[i]);
+        }
+      }
+    }
+    next = std::min(next, c.tx.deadline());
+    if (watched) next = std::min(next, c.tx.last_progress_ns() + cfg_.peer_timeout_ns + 1);
+  }
+  if (op_.active && !op_.machine->done()) {
+    // In a fail-stop group the member that sends to a lost peer names it
+    // (PeerSilent) at the deadline and tells everyone; those that only wait
+    // for data give it half a deadline more to arrive, so they fail naming
+    // the lost rank rather than "nothing arrived".
+    const uint64_t silent_at = op_.last_rx_ns + cfg_.peer_timeout_ns + (cfg_.fail_stop ? cfg_.peer_timeout_ns / 2 : 0);
+    if (now > silent_at) {
+      finish(now, OpError::NoProgress, algos::kNoRank);
+      scan_due_ns_ = now + cfg_.min_scan_interval_ns;
+      return;
+    }
+    next = std::min(next, silent_at + 1);
+  }
+  scan_due_ns_ = next == UINT64_MAX ? UINT64_MAX : std::max(next, now + cfg_.min_scan_interval_ns);
+}
+
+}  // namespace lanecast::engine

@@ -1,0 +1,216 @@
+// lanecast's wire format. A frame is: link header (Ethernet II with EtherType
+// 0x88B5, or a verbs pseudo-header) | FrameHeader | body | payload.
+//
+// Every integer is little-endian on the wire (the hosts we target are; the
+// accessors convert, so a big-endian host would still interoperate).
+// header_crc is CRC-32C over the frame header and body with header_crc zero;
+// payload_crc is CRC-32C over the payload, computed once by the root and carried
+// unchanged end to end, so forwarding nodes verify it but never recompute it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+struct rte_mbuf;
+
+namespace lanecast::engine::wire {
+
+// Version 4: sealed frames (kFlagSealed: a group key's tags) and the
+// sender's clock in hellos. Version 3: the group's epoch (incarnation) in
+// every frame. Version 2: datagram frames, the ack-now flag, acks per
+// (peer, lane).
+inline constexpr uint8_t kVersion = 4;
+
+// Data frames go through a reliable channel (sequenced, acknowledged, sent
+// again until acknowledged); datagrams do not (no sequence number, never
+// acknowledged or sent again: a multicast copy, repaired by the algorithm);
+// acks describe one channel.
+// Hellos find a group's members before it runs (engine/bootstrap/): sent
+// to the link's broadcast address with epoch 0; a running member drops them
+// (rx_hello).
+// Failure notices spread a fail-stop group's loss of a member to every other
+// member (engine/node/node.cc, NodeConfig::fail_stop).
+enum class FrameType : uint8_t { Data = 1, Ack = 2, Datagram = 3, Hello = 4, Failed = 5 };
+
+// FrameHeader::flags
+inline constexpr uint16_t kFlagAbandoned = 1;  // data of a failed broadcast: ack, drop
+// A machine's signal (algos Actions::signal): a data frame of the running
+// broadcast without payload, reliable like data; `segment` carries the tag.
+inline constexpr uint16_t kFlagSignal = 2;
+// The sender wants this frame acknowledged at once: it is the last one it has
+// for us in this broadcast, it fills the sender's window, or it was sent
+// again. Other data frames are acknowledged in batches (NodeConfig::ack_every)
+// or after a short delay (NodeConfig::ack_delay_ns).
+inline constexpr uint16_t kFlagAckNow = 4;
+// A stream's frame (engine/stream/). On a data frame, a batch of messages:
+// `op` is the publisher's stream index, `root` the publisher, `segment` the
+// batch number (low 32 bits), `offset` the sequence number of the first
+// message a record of it starts or continues, `total_len` its records. On a
+// datagram with kFlagSignal too, a report to the parent in the stream's tree:
+// `offset` says every batch below it was delivered in the sender's subtree.
+inline constexpr uint16_t kFlagStream = 8;
+// The frame carries seals (engine/auth/, docs/security.md): after the body,
+// a data or datagram frame holds the payload's seal (made once by the root
+// or the publisher, carried unchanged by every forwarder) and every frame
+// then its own seal, a tag over everything from the link header to it (the
+// destination address too: a frame opens only where it was sent).
+// The payload's seal stands in for its CRC: payload_crc is 0.
+inline constexpr uint16_t kFlagSealed = 16;
+// On a stream's datagram (with kFlagStream): the member `segment` names left
+// the stream `op` of publisher `root` for being slow (StreamOptions::
+// evict_after_ms); every other member hears it.
+inline constexpr uint16_t kFlagEvicted = 32;
+
+
+struct FrameHeader {
+  uint8_t version;
+  uint8_t type;
+  uint16_t flags;
+  uint32_t group;
+  uint32_t src;         // sender's rank
+  // The group's incarnation: a member that restarts joins a group of a new
+  // epoch, so its new frames are never taken for its old life's (sequence
+  // numbers start again) and the old life's frames still on the wire are
+  // dropped (rx_wrong_epoch).
+  uint32_t epoch;
+  uint32_t header_crc;
+  uint32_t reserved;    // zero
+};
+static_assert(sizeof(FrameHeader) == 24);
+
+struct DataBody {
+  uint32_t op;            // operation id within the group, from 1
+  uint32_t root;
+  uint32_t seq;           // reliable-channel sequence number (sender -> receiver, per lane); 0 in a datagram
+  uint32_t segment;       // segment index
+  uint64_t offset;        // byte offset of the segment in the message
+  uint64_t total_len;     // message size
+  uint32_t payload_len;
+  uint32_t payload_crc;
+  uint32_t segment_bytes; // the plan's segment size: checks that both ends agree
+  uint8_t algo;
+  uint8_t lane;           // the lane (and so the channel) it was sent on
+  uint16_t reserved;
+};
+static_assert(sizeof(DataBody) == 48);
+
+// Cumulative ack with a selective bitmap for the channel on `lane`: every seq
+// < cum_ack is received, and bit i of sack means cum_ack + 1 + i is too.
+struct AckBody {
+  uint32_t cum_ack;
+  uint16_t lane;
+  uint16_t reserved;
+  uint64_t sack[2];
+};
+static_assert(sizeof(AckBody) == 24);
+
+// A member announcing itself to its group (wire discovery): who it is, this
+// life of its process, what it was told the group is, and whether it has
+// heard every other rank yet.
+struct HelloBody {
+  uint64_t incarnation;   // random per process start: a restart is a new member
+  uint64_t spec_digest;   // of the group settings every member must share
+  uint64_t sent_unix_ms;  // the sender's wall clock: a sealed hello from long ago is a replay
+  uint32_t nodes;         // the group's size as the sender knows it
+  uint16_t lanes;
+  uint8_t heard_all;      // 1: the sender has heard every rank's hello
+  uint8_t reserved;
+};
+static_assert(sizeof(HelloBody) == 32);
+
+// "Rank `culprit` is lost (seen by `reporter` during broadcast `op`)".
+struct FailedBody {
+  uint32_t op;
+  uint32_t culprit;   // kNoRank (0xFFFFFFFF) when the reporter could not tell
+  uint32_t reporter;
+  uint8_t error;      // the reporter's OpError
+  uint8_t reserved[3];
+};
+static_assert(sizeof(FailedBody) == 16);
+
+static_assert(sizeof(DataBody) % 8 == 0 && sizeof(AckBody) % 8 == 0 && sizeof(HelloBody) % 8 == 0 &&
+                  sizeof(FailedBody) % 8 == 0,
+              "header CRC works in qwords");
+
+// A seal (kFlagSealed): the sealer's counter - the tag's nonce with the
+// sealer's rank, never used twice under one key - and the tag.
+struct Seal {
+  uint64_t counter;
+  uint8_t tag[16];
+};
+static_assert(sizeof(Seal) == 24);
+inline constexpr uint32_t kSealBytes = sizeof(Seal);
+inline constexpr uint32_t kDataHeaderBytes = sizeof(FrameHeader) + sizeof(DataBody);
+inline constexpr uint32_t kAckHeaderBytes = sizeof(FrameHeader) + sizeof(AckBody);
+inline constexpr uint32_t kHelloBytes = sizeof(FrameHeader) + sizeof(HelloBody);
+inline constexpr uint32_t kFailedBytes = sizeof(FrameHeader) + sizeof(FailedBody);
+inline constexpr uint32_t kSackBits = 128;
+
+inline constexpr bool carries_payload(FrameType t) { return t == FrameType::Data || t == FrameType::Datagram; }
+// Bytes the seals of a sealed frame of type `t` take after its body: the
+// payload's seal (data, datagrams) and the frame's own.
+inline constexpr uint32_t seal_bytes(FrameType t) { return carries_payload(t) ? 2 * kSealBytes : kSealBytes; }
+
+// Why a received frame was not accepted; each reason is a counter.
+enum class Verdict : uint8_t {
+  Ok = 0,
+  TooShort,       // shorter than the headers it claims
+  HeaderSplit,    // headers not contiguous in the first mbuf
+  BadVersion,
+  BadType,
+  BadHeaderCrc,
+  BadLength,      // payload_len disagrees with the frame length
+  BadPayloadCrc,
+  kCount
+};
+const char* verdict_name(Verdict v);
+
+// A validated view of a received frame (host byte order).
+struct Parsed {
+  FrameType type;
+  uint16_t flags;
+  uint32_t group;
+  uint32_t epoch;
+  uint32_t src;
+  DataBody data;    // valid when type == Data or Datagram
+  AckBody ack;      // valid when type == Ack
+  HelloBody hello;  // valid when type == Hello
+  FailedBody failed;  // valid when type == Failed
+  uint32_t payload_offset;  // from the start of the frame's data
+  // Sealed frames (kFlagSealed): where the frame's seal starts, counted from
+  // the lanecast header (the tag covers everything before it, the link
+  // header included), and the payload's seal of a data frame or datagram.
+  bool sealed = false;
+  uint16_t seal_at = 0;
+  Seal payload_seal{};
+};
+
+// Validates the version, lengths and header checksum of a frame whose link
+// header is `link_bytes` long. Never reads past the mbuf chain. The payload
+// checksum is not checked here: the receiver checks it while copying the
+// payload into the application's buffer (payload_crc_ok() otherwise), so each
+// payload byte is read once.
+Verdict parse(const rte_mbuf* frame, uint16_t link_bytes, Parsed* out);
+// Whether the payload of a frame parse() accepted matches its payload_crc.
+bool payload_crc_ok(const rte_mbuf* frame, const Parsed& p);
+
+// Who sends a frame: group, its epoch, and the sender's rank.
+struct Origin {
+  uint32_t group;
+  uint32_t epoch;
+  uint32_t src;
+};
+
+// Writes a data (or datagram) header, header_crc filled in, at `at`.
+void write_data(uint8_t* at, const Origin& from, const DataBody& body, uint16_t flags = 0,
+                FrameType type = FrameType::Data);
+void write_ack(uint8_t* at, const Origin& from, const AckBody& body, uint16_t flags = 0);
+void write_hello(uint8_t* at, const Origin& from, const HelloBody& body, uint16_t flags = 0);
+void write_failed(uint8_t* at, const Origin& from, const FailedBody& body, uint16_t flags = 0);
+// A sealed data frame's payload seal, after the body at `at` (the lanecast
+// header, as written by write_data with kFlagSealed).
+void write_payload_seal(uint8_t* at, const Seal& seal);
+// Where a sealed frame's own seal goes, from the lanecast header, by type.
+uint16_t frame_seal_at(FrameType t);
+
+}  // namespace lanecast::engine::wire
