@@ -1,0 +1,44 @@
+// What `lanecast bench` prints of broadcasts in process: a row per
+// (algorithm, size) - times, bandwidth, skew, frames - as a table under a
+// header that says how the group was set up, or as JSON; the members'
+// counters and memory on request.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/bench/bench_options.h"
+#include "lanecast/lanecast.h"
+
+namespace lanecast::apps {
+
+struct BenchRow {
+  std::string algo;
+  std::string chosen;  // what "auto" picked for this size
+  uint32_t nodes;
+  uint64_t size;
+  uint32_t iters;
+  // Completion: until the last member holds the message (avg, min, median,
+  // 99th percentile, max), its bandwidth, the spread of the members' hold
+  // times, and until the root (and every member) also saw every frame
+  // acknowledged.
+  double avg_us, min_us, p50_us, p99_us, max_us, mbps, spread_us, acked_us;
+  bool verified;
+  std::string error;
+  // Summed over members, for the timed and warm-up broadcasts of this size.
+  uint64_t data_frames = 0, retransmits = 0, timeouts = 0, acks = 0, datagrams = 0;
+  // Skew: each member's average time from the root's posting to holding the
+  // message (the root's 0), and (slowest - fastest) / median of them.
+  std::vector<double> rank_us = {};
+  double skew = 0;
+};
+
+void print_bench_header(const BenchConfig& c, const std::string& algo, uint32_t cores, const GroupCaps& caps);
+void print_bench_row(const BenchRow& r);
+void print_bench_counters(LocalGroup& g);
+void print_bench_memory(LocalGroup& g, uint64_t app_buffer);
+void print_bench_json(const std::vector<BenchRow>& rows);
+
+}  // namespace lanecast::apps
