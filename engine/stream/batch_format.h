@@ -36,4 +36,30 @@ inline RecordHead read_head(const uint8_t* at) {
 }
 inline void write_head(uint8_t* at, const RecordHead& h) { std::memcpy(at, &h, sizeof h); }
 
+constexpr uint32_t kHeadBytes = sizeof(RecordHead);
+
+// Whether a batch's records are well formed: each head and piece within the
+// payload, `records` of them, and the pieces of a large message where the
+// publisher puts them (form_batch): a piece that says more follow ends its
+// batch, a continuation starts one, and neither is empty. The bytes were
+// checked against the CRC first.
+inline bool records_valid(const uint8_t* p, uint32_t len, uint32_t records) {
+  uint32_t off = 0, n = 0;
+  while (off < len) {
+    if (len - off < kHeadBytes) return false;
+    const RecordHead h = read_head(p + off);
+    const uint32_t piece = h.piece & kPieceMask;
+    const bool more = (h.piece & kMorePieces) != 0;
+    const bool continuation = (h.piece & kContinuation) != 0;
+    if (piece > len - off - kHeadBytes || piece > h.message_len) return false;
+    if (!more && !continuation && piece != h.message_len) return false;
+    if ((more || continuation) && piece == 0) return false;
+    if (more && (piece == h.message_len || off + kHeadBytes + piece != len)) return false;
+    if (continuation && off != 0) return false;
+    off += kHeadBytes + piece;
+    ++n;
+  }
+  return n == records && n > 0;
+}
+
 }  // namespace lanecast::engine::stream

@@ -1,0 +1,131 @@
+// The simulator's bookkeeping (simulator.cc only): which peers each node
+// talked to, which segments each holds, and the frames waiting at each
+// receive port - laid out for groups of tens of thousands of nodes.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <unordered_set>
+#include <vector>
+
+#include "algos/machine.h"
+#include "algos/mix.h"
+#include "algos/sim/simulator.h"
+
+namespace lanecast::algos::sim::detail {
+
+// `units` rounded up to a whole, odd number of cache lines of `per_line` units:
+// the row stride of a bit matrix whose rows are walked in step (see BitTable).
+inline size_t odd_lines(size_t units, size_t per_line) {
+  size_t lines = (units + per_line - 1) / per_line;
+  if (lines % 2 == 0) ++lines;
+  return lines * per_line;
+}
+
+// Distinct peers of every node: a p x p bit matrix for groups up to 16384, a
+// hash set of pairs above. Only the sender's row is written during the run
+// (one cache line per send, in the order a sender walks its destinations);
+// counts() adds the receiving side by transposing once at the end. A per-node
+// cache of the last peer skips repeats.
+class PeerSet {
+ public:
+  explicit PeerSet(uint32_t p) : p_(p), last_(p, kNoRank) {
+    words_ = odd_lines((size_t{p} + 63) / 64, 8);  // padded like BitTable's rows
+    if (p <= 16384) bits_.assign(size_t{p} * words_, 0);
+  }
+  void add(Rank a, Rank b) {
+    if (last_[a] == b) return;
+    last_[a] = b;
+    if (!bits_.empty()) {
+      bits_[size_t{a} * words_ + b / 64] |= uint64_t{1} << (b % 64);
+    } else {
+      set_.insert((uint64_t{std::min(a, b)} << 32) | std::max(a, b));
+    }
+  }
+  std::vector<uint32_t> counts() const {
+    std::vector<uint32_t> c(p_, 0);
+    if (!bits_.empty()) {
+      std::vector<uint64_t> both = bits_;  // sent to (row) or received from (column)
+      for (Rank a = 0; a < p_; ++a)
+        for (size_t w = 0; w < words_; ++w)
+          for (uint64_t x = bits_[size_t{a} * words_ + w]; x != 0; x &= x - 1) {
+            const size_t b = w * 64 + static_cast<size_t>(__builtin_ctzll(x));
+            both[b * words_ + a / 64] |= uint64_t{1} << (a % 64);
+          }
+      for (Rank r = 0; r < p_; ++r)
+        for (size_t w = 0; w < words_; ++w)
+          c[r] += static_cast<uint32_t>(__builtin_popcountll(both[size_t{r} * words_ + w]));
+    } else {
+      for (uint64_t k : set_) { ++c[k >> 32]; ++c[k & 0xffffffffu]; }
+    }
+    return c;
+  }
+
+ private:
+  uint32_t p_;
+  size_t words_;
+  std::vector<Rank> last_;
+  std::vector<uint64_t> bits_;
+  std::unordered_set<uint64_t> set_;
+};
+
+// One bit per (node, segment): held (received, or the root's). Exactly-once
+// delivery is checked without a second bit: per node, the count of deliveries
+// and a multiset hash (the wrapping sum of a 64-bit mix of each delivered
+// index) must equal the message's at the end; a count beyond it fails at once.
+// A duplicate plus a miss passes only if two mixes collide (2^-64). Why: at
+// 4096 nodes x 64 MiB a second bit doubled the table to 49 MB, beyond the L3
+// cache, and its miss was the largest cost of a simulated frame. The model
+// executor (algos/model) keeps the exact per-delivery check on small groups.
+//
+// Rows are padded to an odd number of cache lines. Pipelines keep the nodes at
+// about the same segment, so the hot line of every row sits at the same offset:
+// with a row of 2^k lines (or 3 x 2^k) those lines all map to a few cache sets
+// and evict each other. An odd stride spreads them over all.
+class HeldTable {
+ public:
+  void init(uint32_t rows, uint32_t cols) {
+    used_ = (size_t{cols} + 63) / 64;
+    words_ = odd_lines(used_, 8);
+    bits_.assign(size_t{rows} * words_, 0);
+  }
+  bool held(Rank r, SegmentIndex s) const { return bits_[index(r, s)] >> (s % 64) & 1; }
+  void set_held(Rank r, SegmentIndex s) { bits_[index(r, s)] |= uint64_t{1} << (s % 64); }
+  void prefetch(Rank r, SegmentIndex s) const { __builtin_prefetch(&bits_[index(r, s)], 1); }
+  void set_row_held(Rank r) {
+    for (size_t w = 0; w < used_; ++w) bits_[size_t{r} * words_ + w] = ~uint64_t{0};
+  }
+
+ private:
+  size_t index(Rank r, SegmentIndex s) const { return size_t{r} * words_ + s / 64; }
+  size_t words_ = 0;  // row stride
+  size_t used_ = 0;   // words a row uses
+  std::vector<uint64_t> bits_;
+};
+
+// The multiset hash's share of a delivered index.
+inline uint64_t delivery_mix(SegmentIndex s) { return mix64(uint64_t{s} + 0x9e3779b97f4a7c15ull); }
+
+// A frame waiting for, or crossing, its receiver's rx port.
+// 32 bytes: under incast (symmetric, scatter_allgather at 4096 nodes) millions
+// of them wait. Ties in first_bit go by emission order, which the insertion in
+// rx_enqueue keeps without storing it (a new frame goes after its equals).
+struct Pending {
+  Picos first_bit;  // when its first bit can enter the rx port
+  Picos ready;      // its last bit cannot leave sooner (the sender's own pace)
+  Rank src;
+  SegmentIndex seg;
+  Lane lane;
+  bool before(const Pending& o) const { return first_bit < o.first_bit; }
+};
+static_assert(sizeof(Pending) <= 32);
+
+struct RxPort {
+  std::vector<Pending> q;  // [head, end) sorted by arrival; q[head] is scheduled in rx_queue_
+  size_t head = 0;
+  Picos free = 0;          // when the last committed frame left the port
+  std::vector<uint32_t> waiters;  // tx ports paused until this queue shortens
+};
+
+}  // namespace lanecast::algos::sim::detail

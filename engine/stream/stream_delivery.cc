@@ -1,0 +1,226 @@
+// Node: a stream's batches at every member (node_stream.cc has the whole
+// picture) - held in the window's slots and owed to the children, delivered
+// in order to the application (its handler or its ring; messages in pieces
+// put together), and let go once the subtree below delivered them.
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/auth/frame_auth.h"
+#include "engine/checksum/crc32c.h"
+#include "engine/node/node.h"
+
+namespace lanecast::engine {
+
+using algos::Rank;
+using stream::BatchSlot;
+using stream::kHeadBytes;
+using stream::RecordHead;
+using stream::StreamState;
+
+// ---------------------------------------------------------------- every member
+
+// Keeps a batch in its slot and owes it to each child (the same buffer,
+// shared by reference when sent).
+void Node::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_t len, uint32_t crc,
+                      const wire::Seal& seal, uint32_t records, uint64_t first_msg, uint64_t now) {
+  BatchSlot& b = s.slot_of(batch);
+  const uint64_t msgs_after = b.msgs_after, bytes_after = b.bytes_after;
+  b = BatchSlot{payload, batch, len, crc, records, first_msg, msgs_after, bytes_after, seal};
+  s.received_end = std::max(s.received_end, batch + 1);
+  s.last_activity_ns = now;
+  for (uint32_t i = 0; i < s.tree.children(); ++i) {
+    Channel& c = channel(s.tree.child(i), 0);
+    const bool pushed = c.owed.push(runs_, static_cast<uint32_t>(batch), next_stamp_++, s.slot);
+    owed_one(c, pushed);
+    if (pushed) ++stream_owed_;
+  }
+}
+
+// Delivers what is in order: every message of every batch held from
+// deliver_next on, a message in pieces once all its pieces are here. Stops
+// at a gap, or when the delivery ring is full (the rest waits for the
+// application: since when it waits with nothing taken is noted for the
+// slow-member policy). A member that left the stream for being slow
+// delivers nothing more: the batches that arrived in order only move it on.
+void Node::deliver_stream(StreamState& s, uint64_t now) {
+  s.missing = StreamState::kNoBatch;
+  bool took = false;
+  while (s.deliver_next < s.received_end) {
+    BatchSlot& b = s.slot_of(s.deliver_next);
+    if (b.payload == nullptr || b.batch != s.deliver_next) {  // a gap: wait for it
+      s.missing = s.deliver_next;
+      break;
+    }
+    const uint8_t* base = rte_pktmbuf_mtod(b.payload, const uint8_t*);
+    if (s.evicted || s.deliver_offset >= b.len) {
+      if (s.evicted) counters_.stream_batches_skipped.add();
+      ++s.deliver_next;
+      s.deliver_offset = 0;
+      continue;
+    }
+    uint32_t used = 0;
+    const uint64_t seq = s.deliver_seq;
+    const bool went = deliver_message(s, base + s.deliver_offset, &used);
+    took = took || s.deliver_seq != seq;
+    if (!went) {
+      if (used != 0) s.full_since_ns = 0;                            // a piece is missing
+      else if (took || s.full_since_ns == 0) s.full_since_ns = now;  // the ring is full
+      return;
+    }
+    s.deliver_offset += used;
+  }
+  s.full_since_ns = 0;
+}
+
+// One message from the record at `rec`: handed to the handler or written to
+// the delivery ring. *used: the bytes of this batch it took. A message in
+// pieces moves the cursor into the batch of its last piece itself. False:
+// it cannot go yet (*used 0: the ring is full; *used 1: a piece is missing).
+// The record's bounds were checked on arrival (records_valid).
+bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
+  const RecordHead h = stream::read_head(rec);
+  const uint32_t piece = h.piece & stream::kPieceMask;
+  const bool handler = has_handler_.load(std::memory_order_relaxed);
+  stream::DeliveredHead dh{s.deliver_seq, h.timestamp_ns, s.publisher, s.index, 0};
+  if (h.piece & stream::kContinuation) {
+    // A piece whose first piece was never seen here: only a publisher that
+    // breaks the format sends this. Counted and skipped.
+    counters_.rx_stream_bad.add();
+    *used = kHeadBytes + piece;
+    return true;
+  }
+  if (!(h.piece & stream::kMorePieces)) {
+    if (handler) {
+      handler_(dh, rec + kHeadBytes, piece);
+    } else {
+      uint8_t* dst = delivery_.reserve(sizeof dh + piece, 0);
+      if (dst == nullptr) {
+        counters_.stream_delivery_full.add();
+        *used = 0;
+        return false;
+      }
+      std::memcpy(dst, &dh, sizeof dh);
+      std::memcpy(dst + sizeof dh, rec + kHeadBytes, piece);
+      delivery_.commit();
+      counters_.delivered_bytes.add(piece);
+    }
+    *used = kHeadBytes + piece;
+    ++s.deliver_seq;
+    counters_.stream_msgs_delivered.add();
+    note_delivered(s, piece);
+    return true;
+  }
+  // A message in pieces: every later piece starts a following batch.
+  if (h.message_len > max_stream_message()) {
+    counters_.rx_stream_bad.add();
+    *used = kHeadBytes + piece;
+    return true;
+  }
+  uint64_t have = piece, last = s.deliver_next;
+  uint32_t last_piece = 0;
+  while (have < h.message_len) {
+    ++last;
+    const BatchSlot& b = s.slot_of(last);
+    if (last >= s.received_end || b.payload == nullptr || b.batch != last) {
+      s.missing = last;
+      *used = 1;
+      return false;
+    }
+    const RecordHead c = stream::read_head(rte_pktmbuf_mtod(b.payload, const uint8_t*));
+    last_piece = c.piece & stream::kPieceMask;
+    // Every piece after the first continues this message, and the pieces add
+    // up to its length exactly: the last says so, the others say more
+    // follow. Anything else (a publisher that breaks the format) would copy
+    // past the buffer reserved for message_len bytes; the message is refused.
+    const bool more = (c.piece & stream::kMorePieces) != 0;
+    if (!(c.piece & stream::kContinuation) || c.message_len != h.message_len || last_piece > h.message_len - have ||
+        more != (have + last_piece < h.message_len)) {
+      counters_.rx_stream_bad.add();
+      *used = kHeadBytes + piece;
+      return true;
+    }
+    have += last_piece;
+  }
+  uint8_t* dst;
+  if (handler) {
+    dst = reassembly_.data();
+  } else {
+    dst = delivery_.reserve(sizeof dh + uint64_t{h.message_len}, 0);
+    if (dst == nullptr) {
+      counters_.stream_delivery_full.add();
+      *used = 0;
+      return false;
+    }
+    std::memcpy(dst, &dh, sizeof dh);
+    dst += sizeof dh;
+  }
+  std::memcpy(dst, rec + kHeadBytes, piece);
+  uint64_t at = piece;
+  for (uint64_t b = s.deliver_next + 1; b <= last; ++b) {
+    const uint8_t* p = rte_pktmbuf_mtod(s.slot_of(b).payload, const uint8_t*);
+    const uint32_t n = stream::read_head(p).piece & stream::kPieceMask;
+    std::memcpy(dst + at, p + kHeadBytes, n);
+    at += n;
+  }
+  if (handler) {
+    handler_(dh, dst, h.message_len);
+  } else {
+    delivery_.commit();
+    counters_.delivered_bytes.add(h.message_len);
+  }
+  ++s.deliver_seq;
+  counters_.stream_msgs_delivered.add();
+  note_delivered(s, h.message_len);
+  // The cursor moves past the last piece, in its batch.
+  s.deliver_next = last;
+  s.deliver_offset = kHeadBytes + last_piece;
+  *used = 0;
+  return true;
+}
+
+void Node::note_delivered(StreamState& s, uint64_t bytes) {
+  stream::StreamMirror& m = s.mirror;
+  m.delivered_msgs.store(m.delivered_msgs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  m.delivered_bytes.store(m.delivered_bytes.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
+}
+
+// The subtree's mark: batches below it are delivered here and in every
+// child's subtree. Slots below it are let go; the publisher's mark is the
+// group's stable point.
+void Node::update_marks(StreamState& s, uint64_t now) {
+  uint64_t mark = s.deliver_next;
+  uint32_t slowest = cfg_.rank;
+  for (size_t i = 0; i < s.child_mark.size(); ++i)
+    if (s.child_mark[i] < mark) {
+      mark = s.child_mark[i];
+      slowest = s.child_slowest[i];
+    }
+  stream::StreamMirror& mirror = s.mirror;
+  mirror.batches_held.store(s.received_end - s.released, std::memory_order_relaxed);
+  mirror.slowest.store(slowest, std::memory_order_relaxed);
+  mirror.slowest_lag.store(s.received_end - mark, std::memory_order_relaxed);
+  s.subtree_slowest = slowest;
+  if (mark <= s.subtree_mark) return;
+  s.subtree_mark = mark;
+  release_batches(s, mark);
+  if (s.pub != nullptr) return;
+  // Report at once when a good part of the window moved; otherwise soon.
+  if (mark - s.reported >= std::max<uint64_t>(1, s.slots.size() / 8)) send_report(s, now);
+}
+
+void Node::release_batches(StreamState& s, uint64_t below) {
+  for (; s.released < below; ++s.released) {
+    BatchSlot& b = s.slot_of(s.released);
+    if (b.payload == nullptr || b.batch != s.released) continue;
+    if (s.pub != nullptr) {
+      s.pub->stable_bytes.store(b.bytes_after, std::memory_order_relaxed);
+      s.pub->stable_msgs.store(b.msgs_after, std::memory_order_release);
+    }
+    rte_pktmbuf_free(b.payload);
+    b.payload = nullptr;
+  }
+}
+
+}  // namespace lanecast::engine
