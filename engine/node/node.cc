@@ -50,14 +50,11 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       runs_(owed_runs_for(max_segments_of(cfg), uint64_t{cfg.nodes} * cfg.lanes)),
       machine_arena_(algos::machine_arena_bytes(cfg.nodes, cfg.lanes,
                                                 static_cast<uint32_t>(std::min<uint64_t>(max_segments_of(cfg), UINT32_MAX)),
-                                                algos::GroupShape{cfg.hypercube_order, cfg.site_of_rank})) {
+                                                algos::GroupShape{cfg.hypercube_order, cfg.site_of_rank})),
+      fail_stop_(cfg.fail_stop, cfg.nodes, cfg.rank, counters_.fail_stop) {
   if (cfg.nodes == 0 || cfg.rank >= cfg.nodes) throw std::invalid_argument("node: rank outside the group");
   if (peers.size() != cfg.nodes) throw std::invalid_argument("node: need one address per member");
   if (pools.payload == nullptr || pools.header == nullptr) throw std::invalid_argument("node: mempools missing");
-  if (cfg.fail_stop) {
-    last_notice_ns_.assign(cfg.nodes, 0);
-    notices_.reserve(cfg.nodes);
-  }
   if (cfg.auth) {
     auth_ = std::make_unique<auth::FrameAuth>(*cfg.auth, cfg.rank, cfg.nodes);
     seal_flag_ = wire::kFlagSealed;
@@ -253,7 +250,7 @@ uint32_t Node::poll_rx(uint64_t now) {
 
 // What to send: acks, frames, one burst per lane; then the broadcast may end.
 uint32_t Node::poll_tx(uint64_t now) {
-  if (!notices_.empty()) send_notices(now);
+  if (!fail_stop_.due().empty()) send_notices(now);
   send_acks(now);
   if (!streams_open_.empty() || publisher_queue_.read_available() > 0) pump_streams(now);
   pump(now);
@@ -263,7 +260,7 @@ uint32_t Node::poll_tx(uint64_t now) {
 }
 
 uint64_t Node::next_wakeup_ns() const {
-  if (tx_pending() || submissions_.read_available() > 0 || !notices_.empty() ||
+  if (tx_pending() || submissions_.read_available() > 0 || !fail_stop_.due().empty() ||
       publisher_queue_.read_available() > 0)
     return 0;
   uint64_t at = std::min(scan_due_ns_, stream_due_ns_);
@@ -294,13 +291,11 @@ void Node::try_start(uint64_t now) {
   Submission sub;
   if (!submissions_.pop(sub)) return;
   now = std::max(now, sub.posted_ns);  // this iteration's time may predate the post
-  if (broken_.yes) {  // a broken group's broadcasts fail at once
+  if (fail_stop_.broken()) {  // a broken group's broadcasts fail at once
     CompletionRecord rec;
     rec.op = sub.op;
     rec.error = OpError::GroupBroken;
-    rec.peer = broken_.culprit;
-    rec.reporter = broken_.reporter;
-    rec.broken_op = broken_.op;
+    blame_broken(rec);
     rec.start_ns = rec.finish_ns = now;
     counters_.ops_failed.add();
     next_op_ = sub.op + 1;
@@ -367,13 +362,8 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
   rec.finish_ns = std::max(now, op_.start_ns);
   rec.segments_held = op_.held;
   rec.segments_total = op_.plan ? op_.plan->segments() : 0;
-  if (err == OpError::GroupBroken) {
-    rec.peer = broken_.culprit;
-    rec.reporter = broken_.reporter;
-    rec.broken_op = broken_.op;
-  }
-  const bool breaks = err != OpError::None && cfg_.fail_stop && !broken_.yes;
-  if (breaks) mark_broken(op_.sub.op, err, peer, cfg_.rank);
+  if (err == OpError::GroupBroken) blame_broken(rec);
+  const bool breaks = fail_stop_.saw(op_.sub.op, err, peer);
   if (err == OpError::None) {
     counters_.ops_completed.add();
   } else {

@@ -28,6 +28,7 @@
 #include "algos/registry.h"
 #include "drivers/port.h"
 #include "engine/node/completion_box.h"
+#include "engine/node/fail_stop.h"
 #include "lanecast/group_spec.h"
 #include "engine/node/node_counters.h"
 #include "engine/node/op_types.h"
@@ -376,21 +377,12 @@ class Node final : public PollTask {
   void fail_streams(uint64_t now, OpError err, algos::Rank peer);
   void free_streams();
 
-  // fail-stop groups (node_failure.cc)
-  void mark_broken(uint32_t op, OpError err, algos::Rank culprit, algos::Rank reporter);
-  void handle_failed(const wire::Parsed& p, uint64_t now);
-  void notify(algos::Rank peer, uint64_t now);
+  // fail-stop groups: fail_stop_ decides (fail_stop.h); the node fails what
+  // runs when it says so and sends the notices it says are due (node_frames.cc)
+  void heard_failure(const wire::Parsed& p, uint64_t now);
   void send_notices(uint64_t now);
-  struct Broken {
-    bool yes = false;
-    uint32_t op = 0;
-    OpError error = OpError::None;
-    algos::Rank culprit = algos::kNoRank;
-    algos::Rank reporter = algos::kNoRank;
-  };
-  Broken broken_;
-  std::vector<algos::Rank> notices_;     // peers still to tell (a queue)
-  std::vector<uint64_t> last_notice_ns_; // per rank: replies to a peer that did not hear, at most one a ms
+  // A completion's blame when the group broke: the verdict's.
+  void blame_broken(CompletionRecord& rec) const;
 
   // operation life cycle (node.cc)
   void try_start(uint64_t now);  // by value: may move forward to the post's time
@@ -502,6 +494,7 @@ class Node final : public PollTask {
   boost::lockfree::spsc_queue<Submission, boost::lockfree::capacity<CompletionBox::kSlots + 1>> submissions_;
   CompletionBox box_;
   NodeCounters counters_;
+  FailStop fail_stop_;  // after counters_: it writes to its slice of them
 };
 
 }  // namespace lanecast::engine

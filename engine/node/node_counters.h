@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "engine/node/fail_stop.h"
 #include "engine/runtime/counter.h"
 #include "engine/wire/wire.h"
 
@@ -20,9 +21,7 @@ struct NodeCounters {
   std::array<Counter, static_cast<size_t>(wire::Verdict::kCount)> rx_malformed;  // by verdict
   Counter rx_foreign_group;
   Counter rx_hello;           // bootstrap announcements, after this member's group formed
-  Counter rx_failure_notices; // another member says the group lost a member
-  Counter rx_after_broken;    // frames of a broken group's broadcasts, dropped (the sender is told)
-  Counter tx_failure_notices;
+  FailStop::Counters fail_stop;  // fail-stop groups' notices (fail_stop.h)
   Counter rx_wrong_epoch;     // this group's frames of another incarnation (a member's earlier life)
   Counter rx_bad_source;      // source rank outside the group, or ourselves
   Counter rx_spoofed;         // source rank not sent from that rank's link address
@@ -102,9 +101,9 @@ struct NodeCounters {
       f(std::string_view(wire::verdict_name(static_cast<wire::Verdict>(i))), rx_malformed[i].get());
     f("rx_foreign_group", rx_foreign_group.get());
     f("rx_hello", rx_hello.get());
-    f("rx_failure_notices", rx_failure_notices.get());
-    f("rx_after_broken", rx_after_broken.get());
-    f("tx_failure_notices", tx_failure_notices.get());
+    f("rx_failure_notices", fail_stop.rx_notices.get());
+    f("rx_after_broken", fail_stop.rx_after_broken.get());
+    f("tx_failure_notices", fail_stop.tx_notices.get());
     f("rx_wrong_epoch", rx_wrong_epoch.get());
     f("rx_bad_source", rx_bad_source.get());
     f("rx_spoofed", rx_spoofed.get());

@@ -61,10 +61,9 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
   // With a key, nothing of a frame is believed before its seal opened:
   // source addresses can be forged on the segment, tags cannot.
   if (auth_ != nullptr && !open_sealed(m, p)) return;
-  if (broken_.yes && p.type != wire::FrameType::Failed) {
+  if (fail_stop_.broken() && p.type != wire::FrameType::Failed) {
     // Whoever still sends has not heard: tell it (again), take nothing.
-    counters_.rx_after_broken.add();
-    notify(p.src, now);
+    fail_stop_.sent_after_broken(p.src, now);
     rte_pktmbuf_free(m);
     return;
   }
@@ -83,7 +82,7 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
     case wire::FrameType::Hello:  // dropped above
       break;
     case wire::FrameType::Failed:
-      handle_failed(p, now);
+      heard_failure(p, now);
       break;
   }
   (void)lane;

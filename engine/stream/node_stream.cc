@@ -290,8 +290,7 @@ void Node::fail_streams(uint64_t now, OpError err, Rank peer) {
   // In a group of processes a member whose streams stopped is lost to the
   // group for this epoch: every member hears it (failure notices) instead
   // of finding out at its own timeout.
-  if (cfg_.fail_stop && !broken_.yes && err != OpError::GroupBroken)
-    mark_broken(op_.active ? op_.sub.op : next_op_, err, peer, cfg_.rank);
+  if (err != OpError::GroupBroken) fail_stop_.saw(op_.active ? op_.sub.op : next_op_, err, peer);
   stream_error_peer_.store(peer, std::memory_order_relaxed);
   stream_error_.store(static_cast<uint8_t>(err), std::memory_order_release);
   for (auto& p : publishers_) {

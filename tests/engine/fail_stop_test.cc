@@ -69,7 +69,7 @@ TEST(FailStop, EverySurvivorNamesTheDeadRankInTime) {
   // The root's part ended when rank 1 had everything; it heard of the loss
   // all the same (a notice), and so does every later broadcast, at once.
   h.run(100, kStep);
-  EXPECT_GE(h.node(0).counters().rx_failure_notices.get(), 1u);
+  EXPECT_GE(h.node(0).counters().fail_stop.rx_notices.get(), 1u);
   const uint64_t again = h.now();
   const auto next = h.broadcast(0, algos::Algo::Chain, bufs, 1000, kStep);
   for (algos::Rank r : {0u, 1u, 3u}) {
@@ -118,7 +118,7 @@ TEST(FailStop, OffInOneProcess) {
   const auto recs = h.broadcast(0, algos::Algo::Chain, bufs, 3 * kTimeout / kStep, kStep);
   EXPECT_EQ(recs[1].error, OpError::PeerSilent);
   EXPECT_EQ(recs[3].error, OpError::NoProgress);
-  EXPECT_EQ(h.node(3).counters().rx_failure_notices.get(), 0u);
+  EXPECT_EQ(h.node(3).counters().fail_stop.rx_notices.get(), 0u);
 }
 
 }  // namespace
