@@ -52,6 +52,7 @@ BenchRow run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, 
              std::vector<std::vector<std::byte>>& bufs) {
   BenchRow row{algo, std::string(algos::algo_info(resolve_algo(g.member(0), algo, size)).name),
           c.nodes, size, c.iters, 0, 0, 0, 0, 0, 0, 0, 0, true, {}};
+  row.rate_mbit = c.ports.empty() ? c.rate_mbit : c.port_rate_mbit;
   const Totals before = totals(g);
   std::vector<Completion> done(c.nodes);
   std::vector<double> times;

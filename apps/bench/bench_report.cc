@@ -112,11 +112,11 @@ void print_bench_json(const std::vector<BenchRow>& rows) {
                 "\"mbps\": %.3f, \"spread_us\": %.3f, \"acked_us\": %.3f, \"data_frames\": %" PRIu64
                 ", \"retransmits\": %" PRIu64 ", \"rto_timeouts\": %" PRIu64 ", \"acks\": %" PRIu64
                 ", \"datagrams\": %" PRIu64 ", \"rank1_us\": %.3f, \"rankN_us\": %.3f, \"skew\": %.4f, \"rank_us\": [%s]"
-                ", \"verified\": %s%s%s%s}%s\n",
+                ", \"rate_mbit\": %.1f, \"verified\": %s%s%s%s}%s\n",
                 r.algo.c_str(), r.chosen.c_str(), r.nodes, r.size, r.iters, r.avg_us, r.min_us, r.p50_us, r.p99_us, r.max_us,
                 r.mbps, r.spread_us, r.acked_us, r.data_frames, r.retransmits, r.timeouts, r.acks, r.datagrams,
                 r.rank_us.size() > 1 ? r.rank_us[1] : 0.0, r.rank_us.empty() ? 0.0 : r.rank_us.back(), r.skew,
-                ranks.c_str(), r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"",
+                ranks.c_str(), r.rate_mbit, r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"",
                 r.error.c_str(), r.error.empty() ? "" : "\"", i + 1 < rows.size() ? "," : "");
   }
   std::printf("]\n");

@@ -33,6 +33,9 @@ struct BenchRow {
   // message (the root's 0), and (slowest - fastest) / median of them.
   std::vector<double> rank_us = {};
   double skew = 0;
+  // Each link's rate as the run set it (the fabric's, or --port-rate on
+  // ports; 0: unlimited), for shares of the line.
+  double rate_mbit = 0;
 };
 
 void print_bench_header(const BenchConfig& c, const std::string& algo, uint32_t cores, const GroupCaps& caps);
