@@ -17,7 +17,7 @@
 //
 // A frame without a seal, with a tag that does not verify, or with a counter
 // the window has seen or left behind is dropped and counted by the node
-// under its reason. Sealing happens as frames leave (Node::flush_tx), a
+// under its reason. Sealing happens as frames leave (TxLanes::flush), a
 // burst at a time; opening happens before anything else reads the frame.
 #pragma once
 

@@ -51,6 +51,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       machine_arena_(algos::machine_arena_bytes(cfg.nodes, cfg.lanes,
                                                 static_cast<uint32_t>(std::min<uint64_t>(max_segments_of(cfg), UINT32_MAX)),
                                                 algos::GroupShape{cfg.hypercube_order, cfg.site_of_rank})),
+      tx_lanes_(cfg.lanes, port.link_header_bytes(), cfg.pace_overhead_bytes, counters_.tx_lanes),
       fail_stop_(cfg.fail_stop, cfg.nodes, cfg.rank, counters_.fail_stop) {
   if (cfg.nodes == 0 || cfg.rank >= cfg.nodes) throw std::invalid_argument("node: rank outside the group");
   if (peers.size() != cfg.nodes) throw std::invalid_argument("node: need one address per member");
@@ -58,6 +59,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   if (cfg.auth) {
     auth_ = std::make_unique<auth::FrameAuth>(*cfg.auth, cfg.rank, cfg.nodes);
     seal_flag_ = wire::kFlagSealed;
+    tx_lanes_.seal_with(auth_.get());
     hdr_data_ += wire::seal_bytes(wire::FrameType::Data);
     hdr_ack_ += wire::seal_bytes(wire::FrameType::Ack);
     hdr_failed_ += wire::seal_bytes(wire::FrameType::Failed);
@@ -130,7 +132,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
     const uint64_t two_frames = 2 * (frame + 24);
     const uint64_t burst = cfg.pace_burst_bytes ? cfg.pace_burst_bytes
                                                 : std::max<uint64_t>(two_frames, cfg.lane_rate_bps / 8 / 5000);
-    for (uint16_t l = 0; l < cfg.lanes; ++l) pacers_[l] = Pacer(cfg.lane_rate_bps, burst);
+    tx_lanes_.pace(cfg.lane_rate_bps, burst);
   }
 }
 
@@ -169,8 +171,7 @@ Node::~Node() {
   free_streams();
   for (size_t i = 0; i < stash_count_; ++i)
     if (stash_[i].frame != nullptr) rte_pktmbuf_free(stash_[i].frame);
-  for (TxQueue& q : tx_)
-    for (uint16_t i = 0; i < q.count; ++i) rte_pktmbuf_free(q.frames[i]);
+  tx_lanes_.drop_queued();
 }
 
 Node::Footprint Node::footprint() const {
@@ -254,21 +255,21 @@ uint32_t Node::poll_tx(uint64_t now) {
   send_acks(now);
   if (!streams_open_.empty() || publisher_queue_.read_available() > 0) pump_streams(now);
   pump(now);
-  const uint32_t work = flush_tx();
+  const uint32_t work = tx_lanes_.flush(port_);
   if (op_.active) check_done(now);
   return work;
 }
 
 uint64_t Node::next_wakeup_ns() const {
-  if (tx_pending() || submissions_.read_available() > 0 || !fail_stop_.due().empty() ||
+  if (tx_lanes_.pending() || submissions_.read_available() > 0 || !fail_stop_.due().empty() ||
       publisher_queue_.read_available() > 0)
     return 0;
   uint64_t at = std::min(scan_due_ns_, stream_due_ns_);
   // Frames left unsent wait for a pacer (then it says when) or for acks to
-  // open a window (then an arrival wakes the core): paced_until_ns_ == 0 is
+  // open a window (then an arrival wakes the core): tx_lanes_.paced_until() == 0 is
   // not "due now", or a sender waiting for acks would never sleep.
-  if ((owed_total_ > 0 || datagram_count_ > 0 || !resend_.empty()) && paced_until_ns_ != 0)
-    at = std::min(at, paced_until_ns_);
+  if ((owed_total_ > 0 || datagram_count_ > 0 || !resend_.empty()) && tx_lanes_.paced_until() != 0)
+    at = std::min(at, tx_lanes_.paced_until());
   if (!ack_now_.empty()) return 0;
   if (ack_later_count_ > 0) at = std::min(at, ack_later_[ack_later_head_].deadline);
   if (op_.active) at = std::min(at, op_.timer_at_ns);

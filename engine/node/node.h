@@ -29,6 +29,7 @@
 #include "drivers/port.h"
 #include "engine/node/completion_box.h"
 #include "engine/node/fail_stop.h"
+#include "engine/node/tx_lanes.h"
 #include "lanecast/group_spec.h"
 #include "engine/node/node_counters.h"
 #include "engine/node/op_types.h"
@@ -322,7 +323,6 @@ class Node final : public PollTask {
   rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body);
   rte_mbuf* attach_payload(rte_mbuf* header, rte_mbuf* payload);  // zero-copy: by reference
   rte_mbuf* flatten(rte_mbuf* chained);
-  bool room(uint16_t lane, uint32_t frame_bytes, uint64_t now);  // tx queue and pacer
   bool take_slab(Channel& c);
   void release_slab(Channel& c);
   void pump(uint64_t now);
@@ -333,8 +333,6 @@ class Node final : public PollTask {
   void pump_owed(uint64_t now);
   bool send_ack(Channel& c, uint64_t now);
   void send_acks(uint64_t now);
-  uint32_t flush_tx();
-  void seal_queued(uint16_t lane);
 
   // timers (node_timers.cc)
   void scan(uint64_t now);
@@ -440,7 +438,6 @@ class Node final : public PollTask {
   uint64_t last_scan_ns_ = 0;
   uint64_t owed_total_ = 0;     // sum of every channel's owed items
   uint64_t unacked_total_ = 0;  // frames in flight over every channel
-  uint64_t paced_until_ns_ = 0; // a lane waits for its pacer until then (0: none waits)
   bool internal_error_ = false; // the machine asked for something impossible
   drivers::Waker* waker_ = nullptr;
   Poller* driver_ = nullptr;
@@ -477,23 +474,15 @@ class Node final : public PollTask {
   static constexpr uint16_t kBurst = 32;
   static constexpr uint32_t kMaxTimerDefers = 64;  // turns: 64 full bursts read per lane
   static constexpr uint64_t kStallNs = 500'000;     // a gap between two turns that is a stall
-  static constexpr uint16_t kMaxLanes = 4;
-  static constexpr uint16_t kTxCap = 256;
-  struct TxQueue {  // frames for one lane, sent by the next flush
-    rte_mbuf* frames[kTxCap];
-    uint16_t count = 0;
-    uint16_t sealed = 0;  // the first frames, sealed already (left by a full port)
-  };
-  void tx_push(uint16_t lane, rte_mbuf* m) { tx_[lane].frames[tx_[lane].count++] = m; }
-  bool tx_pending() const;
-  TxQueue tx_[kMaxLanes];
-  Pacer pacers_[kMaxLanes];
+  static constexpr uint16_t kMaxLanes = TxLanes::kMaxLanes;
   uint64_t lane_rto_ns_[kMaxLanes] = {};  // the RTO a channel of the lane learned last
 
   // One more than the box has slots: a spsc ring keeps one slot empty.
   boost::lockfree::spsc_queue<Submission, boost::lockfree::capacity<CompletionBox::kSlots + 1>> submissions_;
   CompletionBox box_;
   NodeCounters counters_;
+  // Parts with their own state, after counters_: each writes its slice.
+  TxLanes tx_lanes_;    // transmit batches, pacers, seals (tx_lanes.h)
   FailStop fail_stop_;  // after counters_: it writes to its slice of them
 };
 

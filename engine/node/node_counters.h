@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "engine/node/fail_stop.h"
+#include "engine/node/tx_lanes.h"
 #include "engine/runtime/counter.h"
 #include "engine/wire/wire.h"
 
@@ -57,8 +58,7 @@ struct NodeCounters {
   Counter tx_mcast_emulated;  // multicasts sent as one datagram per member (no multicast on the port)
   Counter timers_fired;       // machine timers (mcast_chain's root delay)
   Counter tx_alloc_failures;  // header mbuf pool empty: retried next iteration
-  Counter tx_paced;           // times a lane waited for its pacer
-  Counter tx_ring_full;       // frames the port did not take: kept, sent next iteration
+  TxLanes::Counters tx_lanes;  // its pacers' waits, frames a full port left (tx_lanes.h)
   Counter tx_flatten_bytes;   // payload bytes copied to flatten frames for a port without chains
   Counter owed_runs_exhausted;  // the owed-runs pool ran out: the broadcast failed
   Counter root_copy_bytes;    // root: user buffer -> frames (the one copy a send needs)
@@ -140,8 +140,8 @@ struct NodeCounters {
     f("tx_mcast_emulated", tx_mcast_emulated.get());
     f("timers_fired", timers_fired.get());
     f("tx_alloc_failures", tx_alloc_failures.get());
-    f("tx_paced", tx_paced.get());
-    f("tx_ring_full", tx_ring_full.get());
+    f("tx_paced", tx_lanes.paced.get());
+    f("tx_ring_full", tx_lanes.ring_full.get());
     f("tx_flatten_bytes", tx_flatten_bytes.get());
     f("owed_runs_exhausted", owed_runs_exhausted.get());
     f("root_copy_bytes", root_copy_bytes.get());

@@ -26,12 +26,12 @@ void Node::send_notices(uint64_t now) {
   const uint32_t frame = link_bytes_ + hdr_failed_;
   size_t sent = 0;
   for (const algos::Rank to : fail_stop_.due()) {
-    if (!room(0, frame, now)) break;
+    if (!tx_lanes_.room(0, frame, now)) break;
     uint8_t* at;
     rte_mbuf* m = alloc_frame(addrs_[to], hdr_failed_, &at);
     if (m == nullptr) break;
     wire::write_failed(at, origin(), b, seal_flag_);
-    tx_push(0, m);
+    tx_lanes_.push(0, m);
     ++sent;
   }
   fail_stop_.told(sent);  // the rest next turn

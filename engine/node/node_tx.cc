@@ -2,7 +2,7 @@
 // channel, multicasts in a queue of their own); pump() turns owed work into
 // frames - first what must be sent again, then multicasts, then owed sends in
 // the order the machine owed its peers - within each channel's window, each
-// lane's pacer and the lane's transmit batch; flush_tx() hands each lane's
+// lane's pacer and the lane's transmit batch; tx_lanes_.flush(port_) hands each lane's
 // batch to the port once per iteration.
 //
 // Owed sends go out in the order the machine asked for them (the stamps of
@@ -26,13 +26,6 @@ namespace lanecast::engine {
 
 using algos::Rank;
 using algos::SegmentIndex;
-
-namespace {
-
-// Bytes a frame occupies as a link (and tbf) counts them: Ethernet pads to 60.
-uint32_t wire_bytes(uint32_t frame) { return std::max<uint32_t>(frame, 60); }
-
-}  // namespace
 
 // ---------------------------------------------------------------- machine actions
 
@@ -150,19 +143,6 @@ bool Node::materialize(SegmentIndex seg) {
 
 // ---------------------------------------------------------------- sending
 
-// Room for one frame of `frame_bytes` on `lane` now: the lane's batch is not
-// full and its pacer allows it. When the pacer says no, the node asks for the
-// core again when it will say yes.
-bool Node::room(uint16_t lane, uint32_t frame_bytes, uint64_t now) {
-  if (tx_[lane].count == kTxCap) return false;
-  const uint32_t bytes = wire_bytes(frame_bytes) + cfg_.pace_overhead_bytes;
-  if (pacers_[lane].take(now, bytes)) return true;
-  const uint64_t at = pacers_[lane].ready_at(now, bytes);
-  if (paced_until_ns_ == 0 || at < paced_until_ns_) paced_until_ns_ = at;
-  counters_.tx_paced.add();
-  return false;
-}
-
 bool Node::take_slab(Channel& c) {
   reliable::FlightSlab* s = flights_.take();
   if (s == nullptr) return false;
@@ -183,7 +163,7 @@ void Node::release_slab(Channel& c) {
 }
 
 void Node::pump(uint64_t now) {
-  paced_until_ns_ = 0;
+  tx_lanes_.new_turn();
   datagram_blocked_lanes_ = 0;
   if (!resend_.empty()) pump_resends(now);
   if (datagram_count_ > 0) pump_datagrams(now);
@@ -196,7 +176,7 @@ void Node::pump_resends(uint64_t now) {
   for (size_t i = 0; i < resend_.size(); ++i) {
     Channel& c = channels_[resend_[i]];
     const uint32_t frame = link_bytes_ + hdr_data_ + cfg_.segment_bytes;
-    while (c.tx.has_resend() && room(c.lane, frame, now)) {
+    while (c.tx.has_resend() && tx_lanes_.room(c.lane, frame, now)) {
       const uint32_t seq = c.tx.resend_front();
       const reliable::InFlight& e = c.tx.entry(seq);
       rte_mbuf* m = nullptr;
@@ -225,7 +205,7 @@ void Node::pump_resends(uint64_t now) {
       if (m == nullptr) break;
       peer_counters_[c.peer].tx_retransmits.add();
       c.tx.resend_done(now);
-      tx_push(c.lane, m);
+      tx_lanes_.push(c.lane, m);
     }
     if (c.tx.has_resend()) resend_[keep++] = resend_[i];
     else c.in_resend = false;
@@ -250,18 +230,18 @@ void Node::pump_datagrams(uint64_t now) {
     // virtual rank 1 - must not overtake the multicasts it closes.
     datagram_blocked_lanes_ = 1u << g.lane;
     if (caps_.multicast) {
-      if (!room(g.lane, frame, now)) return;
+      if (!tx_lanes_.room(g.lane, frame, now)) return;
       rte_mbuf* m = build_data(group_addrs_[g.lane], g.segment, 0, g.lane, 0, wire::FrameType::Datagram);
       if (m == nullptr) return;
-      tx_push(g.lane, m);
+      tx_lanes_.push(g.lane, m);
       counters_.tx_datagrams.add();
       g.next_rank = cfg_.nodes;
     }
     while (g.next_rank < cfg_.nodes) {
-      if (!room(g.lane, frame, now)) return;
+      if (!tx_lanes_.room(g.lane, frame, now)) return;
       rte_mbuf* m = build_data(addrs_[g.next_rank], g.segment, 0, g.lane, 0, wire::FrameType::Datagram);
       if (m == nullptr) return;
-      tx_push(g.lane, m);
+      tx_lanes_.push(g.lane, m);
       counters_.tx_datagrams.add();
       if (++g.next_rank == cfg_.rank) ++g.next_rank;
     }
@@ -315,7 +295,7 @@ void Node::pump_owed(uint64_t now) {
       --stream_owed_;
       sent = true;  // the channel moves on to its next item
     } else if (!lane_blocked[c.lane] && c.tx.window_open()) {
-      if (!room(c.lane, link_bytes_ + hdr_data_ + payload, now)) {
+      if (!tx_lanes_.room(c.lane, link_bytes_ + hdr_data_ + payload, now)) {
         lane_blocked[c.lane] = true;
         ++lanes_blocked;
       } else {
@@ -352,7 +332,7 @@ void Node::pump_owed(uint64_t now) {
         c.owed.pop(runs_);
         --owed_total_;
         ++unacked_total_;
-        tx_push(c.lane, m);
+        tx_lanes_.push(c.lane, m);
         sent = true;
       }
     }
@@ -380,10 +360,10 @@ void Node::pump_owed(uint64_t now) {
 
 // Sends c's ack now if its lane has room; false if it must wait.
 bool Node::send_ack(Channel& c, uint64_t now) {
-  if (!room(c.lane, link_bytes_ + hdr_ack_, now)) return false;
+  if (!tx_lanes_.room(c.lane, link_bytes_ + hdr_ack_, now)) return false;
   rte_mbuf* a = build_ack(c);
   if (a == nullptr) return false;
-  tx_push(c.lane, a);
+  tx_lanes_.push(c.lane, a);
   counters_.tx_acks.add();
   c.ack_state = kAckNone;
   c.rx_unacked = 0;
@@ -408,46 +388,6 @@ void Node::send_acks(uint64_t now) {
     ack_later_head_ = (ack_later_head_ + 1) % ack_later_.size();
     --ack_later_count_;
   }
-}
-
-uint32_t Node::flush_tx() {
-  uint32_t sent_total = 0;
-  for (uint16_t lane = 0; lane < cfg_.lanes; ++lane) {
-    TxQueue& q = tx_[lane];
-    if (q.count == 0) continue;
-    if (auth_ != nullptr) seal_queued(lane);
-    const uint16_t sent = port_.tx_burst(lane, q.frames, q.count);
-    // Never spin on a full queue: keep the tail for the next iteration.
-    if (sent < q.count) {
-      counters_.tx_ring_full.add(q.count - sent);
-      std::copy(q.frames + sent, q.frames + q.count, q.frames);
-    }
-    q.count = static_cast<uint16_t>(q.count - sent);
-    q.sealed = q.count;  // what is left was sealed
-    sent_total += sent;
-  }
-  return sent_total;
-}
-
-// A group with a key: each frame gets its seal as its burst leaves, in the
-// order it goes, so a receiver's window sees counters nearly in order. The
-// tag covers the link header: a frame opens only at the address it was sent
-// to (a group address: at every member).
-// Frames a full port left in the queue keep the seal they have.
-void Node::seal_queued(uint16_t lane) {
-  TxQueue& q = tx_[lane];
-  for (uint16_t i = q.sealed; i < q.count; ++i) {
-    uint8_t* frame = rte_pktmbuf_mtod(q.frames[i], uint8_t*);
-    const auto type = static_cast<wire::FrameType>(frame[link_bytes_ + offsetof(wire::FrameHeader, type)]);
-    auth_->seal_frame(frame, link_bytes_, wire::frame_seal_at(type));
-  }
-  q.sealed = q.count;
-}
-
-bool Node::tx_pending() const {
-  for (uint16_t l = 0; l < cfg_.lanes; ++l)
-    if (tx_[l].count > 0) return true;
-  return false;
 }
 
 }  // namespace lanecast::engine

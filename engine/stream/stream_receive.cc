@@ -34,7 +34,7 @@ bool Node::send_report(StreamState& s, uint64_t now, uint16_t flags) {
 // `slowest`: who holds the mark back, for the publisher's counters.
 bool Node::report_to(Rank parent, Rank publisher, uint16_t index, uint64_t mark, uint32_t slowest, uint16_t flags,
                      uint64_t now) {
-  if (parent == algos::kNoRank || !room(0, link_bytes_ + hdr_data_, now)) return false;
+  if (parent == algos::kNoRank || !tx_lanes_.room(0, link_bytes_ + hdr_data_, now)) return false;
   uint8_t* at;
   rte_mbuf* h = alloc_frame(addrs_[parent], hdr_data_, &at);
   if (h == nullptr) return false;
@@ -47,7 +47,7 @@ bool Node::report_to(Rank parent, Rank publisher, uint16_t index, uint64_t mark,
   wire::write_data(at, origin(), b, static_cast<uint16_t>(flags | wire::kFlagStream | wire::kFlagSignal | seal_flag_),
                    wire::FrameType::Datagram);
   put_payload_seal(at, wire::Seal{});
-  tx_push(0, h);
+  tx_lanes_.push(0, h);
   counters_.stream_reports_tx.add();
   return true;
 }
@@ -206,7 +206,7 @@ void Node::tell_eviction(StreamState& s, uint64_t now) {
   for (; s.evict_notice_next < cfg_.nodes; ++s.evict_notice_next) {
     const Rank to = s.evict_notice_next;
     if (to == cfg_.rank) continue;
-    if (!room(0, link_bytes_ + hdr_data_, now)) return;
+    if (!tx_lanes_.room(0, link_bytes_ + hdr_data_, now)) return;
     uint8_t* at;
     rte_mbuf* h = alloc_frame(addrs_[to], hdr_data_, &at);
     if (h == nullptr) return;
@@ -218,7 +218,7 @@ void Node::tell_eviction(StreamState& s, uint64_t now) {
     wire::write_data(at, origin(), b, wire::kFlagStream | wire::kFlagSignal | wire::kFlagEvicted | seal_flag_,
                      wire::FrameType::Datagram);
     put_payload_seal(at, wire::Seal{});
-    tx_push(0, h);
+    tx_lanes_.push(0, h);
   }
 }
 

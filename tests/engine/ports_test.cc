@@ -68,6 +68,43 @@ Outcome run(algos::Algo algo, uint32_t nodes, uint64_t size, bool chains, bool m
   return out;
 }
 
+// A port whose transmit ring takes at most one frame per burst (a NIC ring
+// kept full by other traffic): the node's transmit lanes (tx_lanes.h) keep
+// what the port left, sealed or not, and send it first next time - every
+// byte still arrives, once, and the frames left behind are counted.
+class StingyPort final : public test::PortDecorator {
+ public:
+  explicit StingyPort(drivers::Port& inner) : PortDecorator(inner) {}
+  uint16_t tx_burst(uint16_t lane, rte_mbuf** frames, uint16_t count) override {
+    return in_.tx_burst(lane, frames, count > 0 ? 1 : 0);
+  }
+};
+
+TEST(Ports, FramesAFullPortLeftGoNextTimeNothingLostNothingTwice) {
+  for (algos::Algo algo : {algos::Algo::Chain, algos::Algo::Binomial}) {
+    test::NodeHarness::Options o;
+    o.nodes = 4;
+    o.node.segment_bytes = 1000;
+    o.node.max_message_bytes = 256 << 10;
+    o.payload_buffers = 16383;
+    o.wrap = [](uint32_t, drivers::Port& inner) { return std::unique_ptr<drivers::Port>(new StingyPort(inner)); };
+    test::NodeHarness h(o);
+    std::vector<std::vector<std::byte>> bufs(4, std::vector<std::byte>(256 << 10));
+    std::mt19937_64 rng(5);
+    for (auto& b : bufs[0]) b = static_cast<std::byte>(rng());
+    const auto recs = h.broadcast(0, algo, bufs, 1'000'000);
+    ASSERT_TRUE(test::all_equal(bufs, 0));
+    for (const auto& r : recs) EXPECT_EQ(r.error, OpError::None);
+    uint64_t left = 0, delivered = 0;
+    for (uint32_t n = 0; n < 4; ++n) {
+      left += h.node(n).counters().tx_lanes.ring_full.get();
+      if (n != 0) delivered += h.node(n).counters().delivered_bytes.get();
+    }
+    EXPECT_GT(left, 0u) << "the port never refused a frame: the test tests nothing";
+    EXPECT_EQ(delivered, 3u * (256 << 10)) << "delivered once each";
+  }
+}
+
 TEST(Ports, APortWithoutChainsIsNeverGivenAChain) {
   Outcome r = run(algos::Algo::Chain, 4, 64 << 10, /*chains=*/false, /*multicast=*/true);
   ASSERT_TRUE(r.ok);

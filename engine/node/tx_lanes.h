@@ -1,0 +1,95 @@
+// A node's transmit lanes, the part that owns them: per lane, the batch of
+// frames the next flush hands to the port, and the pacer that keeps the
+// lane at its link's rate (pacer.h). With a group key each frame is sealed
+// as its batch leaves, in the order it goes, so a receiver's anti-replay
+// window sees counters nearly in order; the tag covers the link header, so
+// a frame opens only at the address it was sent to. Frames a full port
+// left behind keep their seals and go first next time: never a spin on a
+// full ring.
+//
+// Everything on the polling core's hot path is inline; nothing allocates.
+#pragma once
+
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "drivers/port.h"
+#include "engine/auth/frame_auth.h"
+#include "engine/node/pacer.h"
+#include "engine/runtime/counter.h"
+
+namespace lanecast::engine {
+
+class TxLanes {
+ public:
+  static constexpr uint16_t kMaxLanes = 4;
+  static constexpr uint16_t kCap = 256;  // frames per lane per flush
+
+  struct Counters {
+    Counter paced;      // times a lane waited for its pacer
+    Counter ring_full;  // frames the port did not take: kept, sent next flush
+  };
+
+  // `pace_overhead`: bytes the link adds to each frame as its rate counts them.
+  TxLanes(uint16_t lanes, uint16_t link_bytes, uint32_t pace_overhead, Counters& counters)
+      : lanes_(lanes), link_bytes_(link_bytes), pace_overhead_(pace_overhead), counters_(counters) {}
+
+  // Each lane at most `rate_bps`, in bursts of at most `burst_bytes`.
+  void pace(uint64_t rate_bps, uint64_t burst_bytes) {
+    for (uint16_t l = 0; l < lanes_; ++l) pacers_[l] = Pacer(rate_bps, burst_bytes);
+  }
+  // A group with a key: frames are sealed with `auth` as they leave.
+  void seal_with(auth::FrameAuth* auth) { auth_ = auth; }
+
+  // Room for one frame of `frame_bytes` on `lane` now: the lane's batch is
+  // not full and its pacer allows it (and is charged). When the pacer says
+  // no, paced_until() says when it will say yes.
+  bool room(uint16_t lane, uint32_t frame_bytes, uint64_t now) {
+    if (q_[lane].count == kCap) return false;
+    const uint32_t bytes = std::max<uint32_t>(frame_bytes, 60) + pace_overhead_;  // Ethernet pads to 60
+    if (pacers_[lane].take(now, bytes)) return true;
+    const uint64_t at = pacers_[lane].ready_at(now, bytes);
+    if (paced_until_ == 0 || at < paced_until_) paced_until_ = at;
+    counters_.paced.add();
+    return false;
+  }
+  // A frame for `lane`, after room() said yes.
+  void push(uint16_t lane, rte_mbuf* m) { q_[lane].frames[q_[lane].count++] = m; }
+
+  bool pending() const {
+    for (uint16_t l = 0; l < lanes_; ++l)
+      if (q_[l].count > 0) return true;
+    return false;
+  }
+  // The earliest time a lane that refused a frame since new_turn() takes
+  // one (0: none refused) - when the core must look again.
+  uint64_t paced_until() const { return paced_until_; }
+  void new_turn() { paced_until_ = 0; }
+
+  // Hands each lane's batch to the port (sealing what is not sealed yet);
+  // returns the frames it took.
+  uint32_t flush(drivers::Port& port);
+  // Frees what is still queued (a node going away).
+  void drop_queued();
+
+ private:
+  struct Queue {
+    rte_mbuf* frames[kCap];
+    uint16_t count = 0;
+    uint16_t sealed = 0;  // the first frames, sealed already (left by a full port)
+  };
+  void seal(Queue& q);
+
+  uint16_t lanes_;
+  uint16_t link_bytes_;
+  uint32_t pace_overhead_;
+  Counters& counters_;
+  auth::FrameAuth* auth_ = nullptr;
+  uint64_t paced_until_ = 0;
+  Queue q_[kMaxLanes];
+  Pacer pacers_[kMaxLanes];
+};
+
+}  // namespace lanecast::engine
