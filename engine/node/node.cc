@@ -51,6 +51,8 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       machine_arena_(algos::machine_arena_bytes(cfg.nodes, cfg.lanes,
                                                 static_cast<uint32_t>(std::min<uint64_t>(max_segments_of(cfg), UINT32_MAX)),
                                                 algos::GroupShape{cfg.hypercube_order, cfg.site_of_rank})),
+      acks_(cfg.nodes * cfg.lanes, cfg.ack_every ? cfg.ack_every : std::max<uint32_t>(1, cfg.window / 4),
+            cfg.ack_delay_ns),
       tx_lanes_(cfg.lanes, port.link_header_bytes(), cfg.pace_overhead_bytes, counters_.tx_lanes),
       fail_stop_(cfg.fail_stop, cfg.nodes, cfg.rank, counters_.fail_stop) {
   if (cfg.nodes == 0 || cfg.rank >= cfg.nodes) throw std::invalid_argument("node: rank outside the group");
@@ -90,7 +92,6 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   }
   if (!cfg.site_of_rank.empty() && cfg.site_of_rank.size() != cfg.nodes)
     throw std::invalid_argument("node: need one site per member");
-  ack_every_ = cfg.ack_every ? cfg.ack_every : std::max<uint32_t>(1, cfg.window / 4);
   addrs_ = std::move(peers);
   join_groups();
 
@@ -108,8 +109,6 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   waiting_.reserve(nchan);
   active_.reserve(flights_.slabs());
   resend_.reserve(flights_.slabs());
-  ack_now_.reserve(nchan);
-  ack_later_.resize(nchan + 1);
   store_.resize(max_segments);
   stash_.resize(cfg.stash_frames);
   datagrams_.resize(max_segments + 1);  // a machine multicasts each segment at most once
@@ -178,7 +177,7 @@ Node::Footprint Node::footprint() const {
   Footprint f{};
   f.channels = channels_.capacity() * sizeof(Channel) + addrs_.capacity() * sizeof(drivers::PeerAddress) +
                (ready_.capacity() + waiting_.capacity() + blocked_.capacity()) * sizeof(Owing) +
-               ack_now_.capacity() * sizeof(uint32_t) + ack_later_.capacity() * sizeof(AckLater);
+               acks_.footprint_bytes();
   f.flight = flights_.bytes();
   f.owed = runs_.bytes();
   f.store = store_.capacity() * sizeof(StoreEntry);
@@ -270,8 +269,8 @@ uint64_t Node::next_wakeup_ns() const {
   // not "due now", or a sender waiting for acks would never sleep.
   if ((owed_total_ > 0 || datagram_count_ > 0 || !resend_.empty()) && tx_lanes_.paced_until() != 0)
     at = std::min(at, tx_lanes_.paced_until());
-  if (!ack_now_.empty()) return 0;
-  if (ack_later_count_ > 0) at = std::min(at, ack_later_[ack_later_head_].deadline);
+  if (acks_.urgent()) return 0;
+  at = std::min(at, acks_.next_deadline());
   if (op_.active) at = std::min(at, op_.timer_at_ns);
   return std::min(at, port_.held_until_ns());
 }

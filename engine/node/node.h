@@ -30,6 +30,7 @@
 #include "engine/node/completion_box.h"
 #include "engine/node/fail_stop.h"
 #include "engine/node/tx_lanes.h"
+#include "engine/reliable/ack_schedule.h"
 #include "lanecast/group_spec.h"
 #include "engine/node/node_counters.h"
 #include "engine/node/op_types.h"
@@ -215,17 +216,9 @@ class Node final : public PollTask {
     OwedList owed;              // what the machine asked us to send, not yet sent
     uint32_t peer = 0;
     uint16_t lane = 0;
-    uint16_t rx_unacked = 0;    // data frames accepted since our last ack
-    uint8_t ack_state = kAckNone;
     bool listed = false;        // in ready_ or waiting_ (it owes something)
     bool in_resend = false;
     uint32_t active_index = UINT32_MAX;  // position in active_ while it holds a slab
-    uint64_t ack_deadline = 0;
-  };
-  static constexpr uint8_t kAckNone = 0, kAckLater = 1, kAckNow = 2;
-  struct AckLater {
-    uint32_t channel;
-    uint64_t deadline;
   };
   // A channel that owes something, keyed by the stamp of its first owed item.
   struct Owing {
@@ -293,8 +286,6 @@ class Node final : public PollTask {
     return !reliable::seq_before(op, next_op_) && op - next_op_ < CompletionBox::kSlots;
   }
   bool fits_op(const wire::DataBody& d, algos::Rank src, uint64_t now, bool signal = false);
-  void note_ack(Channel& c, uint16_t flags, bool in_order, uint64_t now);
-  void ack_now(Channel& c);
   rte_mbuf* detach_payload(rte_mbuf* m, uint32_t payload_offset);
   rte_mbuf* copy_payload(rte_mbuf* payload);  // the test hook's copying path
 
@@ -404,7 +395,6 @@ class Node final : public PollTask {
   drivers::PortCaps caps_;
   Pools pools_;
   uint16_t link_bytes_;
-  uint32_t ack_every_;
   uint32_t max_segments_;
   std::vector<drivers::PeerAddress> addrs_;   // per rank
   std::vector<drivers::PeerAddress> group_addrs_;  // per lane, joined on the port, when it multicasts
@@ -419,9 +409,7 @@ class Node final : public PollTask {
   uint64_t next_stamp_ = 0;           // the machine's order of sends, this broadcast
   std::vector<uint32_t> active_;      // channels holding a flight slab
   std::vector<uint32_t> resend_;      // channels with frames to send again
-  std::vector<uint32_t> ack_now_;     // channels owing an ack at once
-  std::vector<AckLater> ack_later_;   // ring, in deadline order
-  size_t ack_later_head_ = 0, ack_later_count_ = 0;
+  reliable::AckSchedule acks_;        // the acks this member owes, and when (ack_schedule.h)
   std::vector<StoreEntry> store_;
   std::vector<Stashed> stash_;
   size_t stash_count_ = 0;

@@ -233,7 +233,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   switch (c.rx.check(d.seq)) {
     case reliable::RecvChannel::Check::Duplicate:
       counters_.rx_duplicate.add();
-      ack_now(c);  // our ack was lost or late
+      acks_.ack_now(channel_id(c));  // our ack was lost or late
       rte_pktmbuf_free(m);
       return;
     case reliable::RecvChannel::Check::OutOfWindow:
@@ -246,7 +246,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   if (p.flags & wire::kFlagAbandoned) {
     // Its broadcast failed at the sender: keep the channel in step, drop it.
     c.rx.accept(d.seq);
-    ack_now(c);
+    acks_.ack_now(channel_id(c));
     counters_.rx_abandoned.add();
     if (p.flags & wire::kFlagStream) stream_given_up(p, now);
     rte_pktmbuf_free(m);
@@ -269,7 +269,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
       rte_pktmbuf_free(m);
       return;
     }
-    note_ack(c, p.flags, c.rx.accept(d.seq), now);
+    acks_.accepted(channel_id(c), (p.flags & wire::kFlagAckNow) != 0, c.rx.accept(d.seq), now);
     if (signal) {
       rte_pktmbuf_free(m);
       accept_signal(src, d, now);
@@ -295,7 +295,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
       rte_pktmbuf_free(m);
       return;
     }
-    note_ack(c, p.flags, c.rx.accept(d.seq), now);
+    acks_.accepted(channel_id(c), (p.flags & wire::kFlagAckNow) != 0, c.rx.accept(d.seq), now);
     rte_mbuf* payload = nullptr;
     if (signal) rte_pktmbuf_free(m);
     else payload = detach_payload(m, p.payload_offset);
@@ -306,7 +306,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   if (reliable::seq_before(d.op, current)) {
     // Already finished here: take it off the sender's hands.
     c.rx.accept(d.seq);
-    ack_now(c);
+    acks_.ack_now(channel_id(c));
     counters_.rx_stale_op.add();
     rte_pktmbuf_free(m);
     return;
@@ -455,34 +455,6 @@ void Node::replay_stash(uint64_t now) {
     accept_segment(s.frame, s.src, s.lane, s.data, s.seal, /*in_buffer=*/false, now);
   }
   stash_count_ = keep;
-}
-
-// --- acks we owe -----------------------------------------------------------
-
-// After accepting a data frame on channel c: ack at once when the sender asks
-// (its last frame for us, a full window, a frame sent again) or when a frame
-// came past a gap (the sender must learn of the gap); otherwise after
-// ack_every frames or ack_delay_ns, whichever comes first.
-void Node::note_ack(Channel& c, uint16_t flags, bool in_order, uint64_t now) {
-  ++c.rx_unacked;
-  if ((flags & wire::kFlagAckNow) || !in_order || c.rx_unacked >= ack_every_) {
-    ack_now(c);
-    return;
-  }
-  if (c.ack_state != kAckNone) return;
-  if (ack_later_count_ == ack_later_.size()) {  // cannot happen: one entry per channel, plus one
-    ack_now(c);
-    return;
-  }
-  c.ack_state = kAckLater;
-  c.ack_deadline = now + cfg_.ack_delay_ns;
-  ack_later_[(ack_later_head_ + ack_later_count_++) % ack_later_.size()] = AckLater{channel_id(c), c.ack_deadline};
-}
-
-void Node::ack_now(Channel& c) {
-  if (c.ack_state == kAckNow) return;
-  c.ack_state = kAckNow;
-  ack_now_.push_back(channel_id(c));  // capacity reserved for every channel
 }
 
 }  // namespace lanecast::engine

@@ -365,29 +365,11 @@ bool Node::send_ack(Channel& c, uint64_t now) {
   if (a == nullptr) return false;
   tx_lanes_.push(c.lane, a);
   counters_.tx_acks.add();
-  c.ack_state = kAckNone;
-  c.rx_unacked = 0;
   return true;
 }
 
 void Node::send_acks(uint64_t now) {
-  size_t i = 0;
-  for (; i < ack_now_.size(); ++i) {
-    Channel& c = channels_[ack_now_[i]];
-    if (c.ack_state == kAckNone) continue;  // sent meanwhile
-    if (!send_ack(c, now)) break;
-  }
-  ack_now_.erase(ack_now_.begin(), ack_now_.begin() + static_cast<long>(i));  // the rest next iteration
-  while (ack_later_count_ > 0) {
-    const AckLater& due = ack_later_[ack_later_head_];
-    Channel& c = channels_[due.channel];
-    if (c.ack_state == kAckLater && c.ack_deadline == due.deadline) {
-      if (due.deadline > now) break;
-      if (!send_ack(c, now)) break;
-    }
-    ack_later_head_ = (ack_later_head_ + 1) % ack_later_.size();
-    --ack_later_count_;
-  }
+  acks_.send_due(now, [&](uint32_t ch) { return send_ack(channels_[ch], now); });
 }
 
 }  // namespace lanecast::engine
