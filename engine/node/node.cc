@@ -54,6 +54,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       acks_(cfg.nodes * cfg.lanes, cfg.ack_every ? cfg.ack_every : std::max<uint32_t>(1, cfg.window / 4),
             cfg.ack_delay_ns),
       tx_lanes_(cfg.lanes, port.link_header_bytes(), cfg.pace_overhead_bytes, counters_.tx_lanes),
+      stash_(cfg.stash_frames, counters_.stash),
       fail_stop_(cfg.fail_stop, cfg.nodes, cfg.rank, counters_.fail_stop) {
   if (cfg.nodes == 0 || cfg.rank >= cfg.nodes) throw std::invalid_argument("node: rank outside the group");
   if (peers.size() != cfg.nodes) throw std::invalid_argument("node: need one address per member");
@@ -110,7 +111,6 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   active_.reserve(flights_.slabs());
   resend_.reserve(flights_.slabs());
   store_.resize(max_segments);
-  stash_.resize(cfg.stash_frames);
   datagrams_.resize(max_segments + 1);  // a machine multicasts each segment at most once
   // Nodes made by hand (tests) may leave the fanout to the default tree.
   if (cfg_.streams.fanout == 0) cfg_.streams.fanout = 2;
@@ -168,8 +168,6 @@ Node::~Node() {
   leave_groups();
   release_store();
   free_streams();
-  for (size_t i = 0; i < stash_count_; ++i)
-    if (stash_[i].frame != nullptr) rte_pktmbuf_free(stash_[i].frame);
   tx_lanes_.drop_queued();
 }
 
@@ -181,7 +179,7 @@ Node::Footprint Node::footprint() const {
   f.flight = flights_.bytes();
   f.owed = runs_.bytes();
   f.store = store_.capacity() * sizeof(StoreEntry);
-  f.stash = stash_.capacity() * sizeof(Stashed);
+  f.stash = stash_.footprint_bytes();
   f.datagrams = datagrams_.capacity() * sizeof(Datagram);
   f.other = sizeof(Node) + machine_arena_.capacity() + (auth_ ? auth_->bytes() : 0) +
             stream_slots_.size() * (sizeof(stream_slots_[0]) + sizeof(stream_mirrors_[0]));

@@ -29,6 +29,7 @@
 #include "drivers/port.h"
 #include "engine/node/completion_box.h"
 #include "engine/node/fail_stop.h"
+#include "engine/node/stash.h"
 #include "engine/node/tx_lanes.h"
 #include "engine/reliable/ack_schedule.h"
 #include "lanecast/group_spec.h"
@@ -232,15 +233,6 @@ class Node final : public PollTask {
     bool in_buffer = false;       // already copied into the application's buffer
     wire::Seal seal{};            // the root's payload seal (a group with a key), forwarded as it came
   };
-  struct Stashed {
-    rte_mbuf* frame;  // the payload; nullptr for a signal
-    algos::Rank src;
-    uint16_t lane;
-    bool signal;
-    bool datagram;    // a multicast copy (no channel: never acknowledged)
-    wire::DataBody data;
-    wire::Seal seal;  // its payload seal
-  };
   struct Datagram {   // one multicast, still to be sent
     uint32_t segment;
     uint16_t lane;
@@ -411,8 +403,6 @@ class Node final : public PollTask {
   std::vector<uint32_t> resend_;      // channels with frames to send again
   reliable::AckSchedule acks_;        // the acks this member owes, and when (ack_schedule.h)
   std::vector<StoreEntry> store_;
-  std::vector<Stashed> stash_;
-  size_t stash_count_ = 0;
   std::vector<Datagram> datagrams_;   // ring: the broadcast's multicasts not yet sent
   uint32_t datagram_blocked_lanes_ = 0;  // lanes whose next multicast could not go in this pump
   size_t datagram_head_ = 0, datagram_count_ = 0;
@@ -471,6 +461,7 @@ class Node final : public PollTask {
   NodeCounters counters_;
   // Parts with their own state, after counters_: each writes its slice.
   TxLanes tx_lanes_;    // transmit batches, pacers, seals (tx_lanes.h)
+  Stash stash_;         // a later broadcast's early frames (stash.h)
   FailStop fail_stop_;  // after counters_: it writes to its slice of them
 };
 

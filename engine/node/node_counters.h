@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "engine/node/fail_stop.h"
+#include "engine/node/stash.h"
 #include "engine/node/tx_lanes.h"
 #include "engine/runtime/counter.h"
 #include "engine/wire/wire.h"
@@ -37,7 +38,7 @@ struct NodeCounters {
   Counter rx_out_of_window;
   Counter rx_stale_op;        // data of an operation already finished here
   Counter rx_early_dropped;   // data of an operation too far ahead; sender retries
-  Counter rx_stashed;         // data of the next operation, kept for it
+  Stash::Counters stash;      // frames of a later operation kept for it, and those it never used (stash.h)
   Counter rx_bad_segment;     // header disagrees with the operation's plan
   Counter rx_abandoned;       // frames of a broadcast that failed at its sender
   Counter rx_signals;         // machine signals accepted (mcast_chain's synchronisation)
@@ -115,9 +116,9 @@ struct NodeCounters {
     f("rx_bad_ack", rx_bad_ack.get());
     f("rx_duplicate", rx_duplicate.get());
     f("rx_out_of_window", rx_out_of_window.get());
-    f("rx_stale_op", rx_stale_op.get());
+    f("rx_stale_op", rx_stale_op.get() + stash.stale.get());
     f("rx_early_dropped", rx_early_dropped.get());
-    f("rx_stashed", rx_stashed.get());
+    f("rx_stashed", stash.kept.get());
     f("rx_bad_segment", rx_bad_segment.get());
     f("rx_abandoned", rx_abandoned.get());
     f("rx_signals", rx_signals.get());

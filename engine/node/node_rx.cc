@@ -286,7 +286,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     // that posted several broadcasts at once (a barrier of broadcasts, one
     // per root) meets roots that are several broadcasts ahead of it. Its
     // payload is checked now: once acknowledged, a frame is never sent again.
-    if (stash_count_ == stash_.size()) {
+    if (stash_.full()) {
       counters_.rx_early_dropped.add();
       rte_pktmbuf_free(m);
       return;
@@ -299,8 +299,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     rte_mbuf* payload = nullptr;
     if (signal) rte_pktmbuf_free(m);
     else payload = detach_payload(m, p.payload_offset);
-    stash_[stash_count_++] = Stashed{payload, src, d.lane, signal, false, d, p.payload_seal};
-    counters_.rx_stashed.add();
+    stash_.keep(Stash::Entry{payload, src, d.lane, signal, false, d, p.payload_seal});
     return;
   }
   if (reliable::seq_before(d.op, current)) {
@@ -335,14 +334,12 @@ void Node::handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     const uint32_t current = op_.active ? op_.sub.op : next_op_;
     if (reliable::seq_before(d.op, current)) {
       counters_.rx_datagram_stale.add();
-    } else if (stashable(d.op) && stash_count_ < stash_.size() / 2 && d.lane < cfg_.lanes) {
+    } else if (stashable(d.op) && stash_.room_for_datagram() && d.lane < cfg_.lanes) {
       if (!payload_sound(m, p)) {  // counted
         rte_pktmbuf_free(m);
         return;
       }
-      stash_[stash_count_++] = Stashed{detach_payload(m, p.payload_offset), p.src, d.lane, false, true, d,
-                                       p.payload_seal};
-      counters_.rx_stashed.add();
+      stash_.keep(Stash::Entry{detach_payload(m, p.payload_offset), p.src, d.lane, false, true, d, p.payload_seal});
       return;
     } else {
       counters_.rx_datagram_early.add();
@@ -427,25 +424,14 @@ void Node::accept_signal(Rank src, const wire::DataBody& d, uint64_t now) {
 
 // Frames of this operation that arrived before it was posted (the stash).
 void Node::replay_stash(uint64_t now) {
-  size_t keep = 0;
-  for (size_t i = 0; i < stash_count_; ++i) {
-    Stashed& s = stash_[i];
-    if (s.data.op != op_.sub.op) {
-      if (reliable::seq_before(s.data.op, op_.sub.op)) {
-        counters_.rx_stale_op.add();
-        if (s.frame != nullptr) rte_pktmbuf_free(s.frame);
-      } else {
-        stash_[keep++] = s;
-      }
-      continue;
-    }
+  stash_.release(op_.sub.op, [&](Stash::Entry& s) {
     if (!op_.active || !fits_op(s.data, s.src, now, s.signal)) {
       if (s.frame != nullptr) rte_pktmbuf_free(s.frame);
-      continue;
+      return;
     }
     if (s.signal) {
       accept_signal(s.src, s.data, now);
-      continue;
+      return;
     }
     if (s.datagram) {
       counters_.rx_datagrams.add();
@@ -453,8 +439,7 @@ void Node::replay_stash(uint64_t now) {
       counters_.rx_data.add();
     }
     accept_segment(s.frame, s.src, s.lane, s.data, s.seal, /*in_buffer=*/false, now);
-  }
-  stash_count_ = keep;
+  });
 }
 
 }  // namespace lanecast::engine

@@ -194,16 +194,16 @@ TEST(Group, McastChainRootDelayAndSync) {
       // The synchronising member first; the root only once its signal waits
       // in the root's stash (watched, not slept for: no timing involved).
       std::vector<Completion> done(p);
-      const uint64_t stashed_before = node_counters(g->member(root)).rx_stashed.get();
+      const uint64_t stashed_before = node_counters(g->member(root)).stash.kept.get();
       done[c] = g->member(c).broadcast(root, bufs[c]);
       for (Rank r = 0; r < p; ++r)
         if (r != c && r != root) done[r] = g->member(r).broadcast(root, bufs[r]);
       if (size > 0) {
-        for (int spin = 0; spin < 100'000 && node_counters(g->member(root)).rx_stashed.get() == stashed_before; ++spin) {
+        for (int spin = 0; spin < 100'000 && node_counters(g->member(root)).stash.kept.get() == stashed_before; ++spin) {
           timespec ts{0, 20'000};
           nanosleep(&ts, nullptr);
         }
-        ASSERT_GT(node_counters(g->member(root)).rx_stashed.get(), stashed_before)
+        ASSERT_GT(node_counters(g->member(root)).stash.kept.get(), stashed_before)
             << "broadcast " << op << ": the synchronising signal never reached the root's stash";
       }
       done[root] = g->member(root).broadcast(root, bufs[root]);
@@ -224,7 +224,7 @@ TEST(Group, McastChainRootDelayAndSync) {
       const auto& k = node_counters(g->member(r));
       tx_signals += k.tx_signals.get();
       timers += k.timers_fired.get();
-      stashed += k.rx_stashed.get();
+      stashed += k.stash.kept.get();
       EXPECT_EQ(k.rx_signals.get(), signals_to[r]) << "rank " << r;
     }
     EXPECT_EQ(tx_signals, nonempty);  // one per broadcast with something to multicast

@@ -237,7 +237,7 @@ TEST_F(HostileFrames, EveryBadFrameIsCountedAndTheNodeStillWorks) {
   EXPECT_EQ(c.rx_spoofed.get(), 2u);
   EXPECT_EQ(c.rx_early_dropped.get(), 1u);
   EXPECT_EQ(c.delivered_bytes.get(), 0u);
-  EXPECT_EQ(c.rx_stashed.get(), 2u);
+  EXPECT_EQ(c.stash.kept.get(), 2u);
   EXPECT_EQ(c.rx_frames.get(), 3u + 4 + 3 + 1 + 2 + 300 + 4 - 1);  // the unknown MAC never arrives
   // Every dropped frame went back to its pool: only the two stashed remain out.
   EXPECT_EQ(rte_mempool_avail_count(h_->payload_pool(0)), free_payload_ - 2);
@@ -272,7 +272,7 @@ TEST_F(HostileFrames, DatagramsNeverTouchAReliableChannel) {
   EXPECT_EQ(c.rx_spoofed.get(), 1u);
   EXPECT_EQ(c.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].get(), 1u);
   EXPECT_EQ(c.rx_datagram_early.get(), 1u);
-  EXPECT_EQ(c.rx_stashed.get(), 2u);
+  EXPECT_EQ(c.stash.kept.get(), 2u);
   EXPECT_EQ(c.tx_acks.get(), acks_before) << "a datagram was acknowledged";
   EXPECT_EQ(c.delivered_bytes.get(), 0u);
   // The root's broadcast of 4 segments of the same bytes (0xC3): rank 1 takes

@@ -250,7 +250,7 @@ TEST_F(SealedFrames, ForgedFramesAreNeverTaken) {
   h_->run(50);
   EXPECT_EQ(c.rx_unsealed.get(), 5u);
   EXPECT_EQ(c.rx_bad_tag.get(), 4u);
-  EXPECT_EQ(c.rx_data.get() + c.rx_stashed.get(), 0u);
+  EXPECT_EQ(c.rx_data.get() + c.stash.kept.get(), 0u);
   auto bufs = message(1);
   ASSERT_TRUE(broadcast(bufs));
   EXPECT_EQ(bufs[0], bufs[1]);
