@@ -206,12 +206,16 @@ std::string run_checked(const Argv& argv, std::chrono::milliseconds limit) {
   throw CommandFailed(command_line(argv) + " " + why + (r.err.empty() ? "" : ": " + r.err));
 }
 
+// The files are new (the caller's fresh directory): anything already at
+// either path - a file or a symlink planted there - is refused, not followed
+// or overwritten.
 pid_t spawn_to_files(const Argv& argv, const std::string& out_path, const std::string& err_path) {
+  constexpr int kNew = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
   Fd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  Fd out(::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (out.get() < 0) throw CommandFailed("cannot write " + out_path + ": " + errno_text(errno));
-  Fd err(::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (err.get() < 0) throw CommandFailed("cannot write " + err_path + ": " + errno_text(errno));
+  Fd out(::open(out_path.c_str(), kNew, 0644));
+  if (out.get() < 0) throw CommandFailed("cannot create " + out_path + ": " + errno_text(errno));
+  Fd err(::open(err_path.c_str(), kNew, 0644));
+  if (err.get() < 0) throw CommandFailed("cannot create " + err_path + ": " + errno_text(errno));
   return spawn(argv, null.get(), out.get(), err.get(), /*die_with_parent=*/true);
 }
 

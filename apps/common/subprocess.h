@@ -43,7 +43,8 @@ CommandResult run_command(const Argv& argv, std::chrono::milliseconds limit);
 std::string run_checked(const Argv& argv, std::chrono::milliseconds limit = std::chrono::seconds(30));
 
 // Starts argv in the background, stdout and stderr to the files given
-// (created or truncated), stdin from /dev/null, in a process group of its
+// (created: CommandFailed if either path already exists, as a file or a
+// symlink), stdin from /dev/null, in a process group of its
 // own, killed by the kernel if this process dies first. Returns its pid.
 pid_t spawn_to_files(const Argv& argv, const std::string& out_path, const std::string& err_path);
 
