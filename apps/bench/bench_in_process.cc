@@ -152,6 +152,16 @@ GroupOptions group_options(const BenchConfig& c, const std::string& algo, uint64
   return go;
 }
 
+// The engine for groups like `go`, one at a time: twice its pools leaves
+// room for fragmentation; --cores or the engine's default (0) cores.
+EngineOptions engine_options(const BenchConfig& c, const GroupOptions& go) {
+  const uint64_t pool_mb = LocalGroup::memory_bytes(go) >> 20;
+  EngineOptions eo;
+  eo.polling_cores = c.cores;
+  eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(512, pool_mb * 2 + 256));
+  return eo;
+}
+
 int run_stream_bench(const BenchConfig& c, const OptionTable& table, const std::vector<std::string>& algos,
                      uint64_t max_size) {
   for (const char* o : {"iters", "memory"})
@@ -162,11 +172,7 @@ int run_stream_bench(const BenchConfig& c, const OptionTable& table, const std::
   if (max_size > go.streams.window_bytes / 2 - 64)
     throw UsageError("--sizes: " + format_size(max_size) + " does not fit the stream window of " +
                      format_size(go.streams.window_bytes) + " (at most half of it: --stream-window-bytes)");
-  const uint64_t pool_mb = LocalGroup::memory_bytes(go) >> 20;
-  EngineOptions eo;
-  eo.polling_cores = c.cores;
-  eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(512, pool_mb * 2 + 256));
-  Engine engine(eo);
+  Engine engine(engine_options(c, go));
   StreamBenchSettings s;
   s.sizes = c.sizes;
   s.messages = c.messages;
@@ -200,12 +206,7 @@ int bench_in_process(const BenchConfig& c, const OptionTable& table, const std::
                      " members needs " + format_size(need) + ", more than half of this machine's " +
                      format_size(have) + " of memory");
 
-  // One group at a time; twice its pools leaves room for fragmentation.
-  const uint64_t pool_mb = LocalGroup::memory_bytes(group_options(c, algos_to_run[0], max_size)) >> 20;
-  EngineOptions eo;
-  eo.polling_cores = c.cores;  // 0: the engine's default (lanecast/lanecast.h)
-  eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(512, pool_mb * 2 + 256));
-  Engine engine(eo);
+  Engine engine(engine_options(c, group_options(c, algos_to_run[0], max_size)));
 
   std::vector<std::vector<std::byte>> bufs(c.nodes, std::vector<std::byte>(max_size));
   std::vector<BenchRow> rows;
