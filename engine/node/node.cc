@@ -46,13 +46,13 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       caps_(port.caps()),
       pools_(pools),
       link_bytes_(port.link_header_bytes()),
-      flights_(slabs_for(cfg), cfg.window),
-      runs_(owed_runs_for(max_segments_of(cfg), uint64_t{cfg.nodes} * cfg.lanes)),
       machine_arena_(algos::machine_arena_bytes(cfg.nodes, cfg.lanes,
                                                 static_cast<uint32_t>(std::min<uint64_t>(max_segments_of(cfg), UINT32_MAX)),
                                                 algos::GroupShape{cfg.hypercube_order, cfg.site_of_rank})),
       acks_(cfg.nodes * cfg.lanes, cfg.ack_every ? cfg.ack_every : std::max<uint32_t>(1, cfg.window / 4),
             cfg.ack_delay_ns),
+      channels_(cfg.nodes, cfg.lanes, cfg.window, cfg.rtt, slabs_for(cfg),
+                owed_runs_for(max_segments_of(cfg), uint64_t{cfg.nodes} * cfg.lanes), counters_.channels),
       tx_lanes_(cfg.lanes, port.link_header_bytes(), cfg.pace_overhead_bytes, counters_.tx_lanes),
       stash_(cfg.stash_frames, counters_.stash),
       fail_stop_(cfg.fail_stop, cfg.nodes, cfg.rank, counters_.fail_stop) {
@@ -96,20 +96,6 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   addrs_ = std::move(peers);
   join_groups();
 
-  const size_t nchan = size_t{cfg.nodes} * cfg.lanes;
-  channels_.reserve(nchan);
-  for (uint32_t r = 0; r < cfg.nodes; ++r)
-    for (uint16_t l = 0; l < cfg.lanes; ++l) {
-      channels_.push_back(Channel{reliable::SendChannel(cfg.window, cfg.rtt), reliable::RecvChannel{}, OwedList{}});
-      channels_.back().peer = r;
-      channels_.back().lane = l;
-    }
-  // Every list below holds each channel at most once: reserved once here.
-  ready_.reserve(flights_.slabs());
-  blocked_.reserve(flights_.slabs());
-  waiting_.reserve(nchan);
-  active_.reserve(flights_.slabs());
-  resend_.reserve(flights_.slabs());
   store_.resize(max_segments);
   datagrams_.resize(max_segments + 1);  // a machine multicasts each segment at most once
   // Nodes made by hand (tests) may leave the fanout to the default tree.
@@ -173,11 +159,9 @@ Node::~Node() {
 
 Node::Footprint Node::footprint() const {
   Footprint f{};
-  f.channels = channels_.capacity() * sizeof(Channel) + addrs_.capacity() * sizeof(drivers::PeerAddress) +
-               (ready_.capacity() + waiting_.capacity() + blocked_.capacity()) * sizeof(Owing) +
-               acks_.footprint_bytes();
-  f.flight = flights_.bytes();
-  f.owed = runs_.bytes();
+  f.channels = channels_.list_bytes() + addrs_.capacity() * sizeof(drivers::PeerAddress) + acks_.footprint_bytes();
+  f.flight = channels_.flight_bytes();
+  f.owed = channels_.owed_bytes();
   f.store = store_.capacity() * sizeof(StoreEntry);
   f.stash = stash_.footprint_bytes();
   f.datagrams = datagrams_.capacity() * sizeof(Datagram);
@@ -265,7 +249,7 @@ uint64_t Node::next_wakeup_ns() const {
   // Frames left unsent wait for a pacer (then it says when) or for acks to
   // open a window (then an arrival wakes the core): tx_lanes_.paced_until() == 0 is
   // not "due now", or a sender waiting for acks would never sleep.
-  if ((owed_total_ > 0 || datagram_count_ > 0 || !resend_.empty()) && tx_lanes_.paced_until() != 0)
+  if ((channels_.owed() > 0 || datagram_count_ > 0 || channels_.resending()) && tx_lanes_.paced_until() != 0)
     at = std::min(at, tx_lanes_.paced_until());
   if (acks_.urgent()) return 0;
   at = std::min(at, acks_.next_deadline());
@@ -330,7 +314,7 @@ void Node::try_start(uint64_t now) {
   op_.start_ns = now;
   op_.held_ns = root || op_.plan->segments() == 0 ? now : 0;
   op_.last_rx_ns = now;
-  next_stamp_ = 0;
+  channels_.restart_order();
   internal_error_ = false;
   note_deadline(now + cfg_.peer_timeout_ns);  // the broadcast's own deadline
 
@@ -346,7 +330,8 @@ void Node::check_done(uint64_t now) {
     return;
   }
   // Streams' batches share the channels; the broadcast waits only for its own.
-  if (owed_total_ == stream_owed_ && datagram_count_ == 0 && unacked_total_ == stream_unacked_ && op_.machine->done())
+  if (channels_.owed() == stream_owed_ && datagram_count_ == 0 && channels_.unacked() == stream_unacked_ &&
+      op_.machine->done())
     finish(now, OpError::None, algos::kNoRank);
 }
 
@@ -366,33 +351,11 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
     counters_.ops_completed.add();
   } else {
     counters_.ops_failed.add();
-    // What was owed is dropped; what is in flight is abandoned: re-sent empty
-    // until acknowledged, so every channel stays in step for the next broadcast.
-    for (const auto* list : {&ready_, &waiting_})
-      for (const Owing& o : *list) owed_total_ -= channels_[o.channel].owed.clear_broadcast(runs_);
-    for (uint32_t id : active_) {
-      Channel& c = channels_[id];
-      c.tx.abandon_in_flight(now);
-      if (c.tx.has_resend() && !c.in_resend) {
-        c.in_resend = true;
-        resend_.push_back(id);
-      }
-    }
+    channels_.drop_broadcast(now);  // what it owed is dropped, what is in flight abandoned
     datagram_head_ = datagram_count_ = 0;
   }
   release_store();
-  // Channels that still owe streams' batches stay listed (keyed anew: their
-  // first item may have changed); the others leave the lists.
-  for (auto* list : {&ready_, &waiting_}) {
-    size_t keep = 0;
-    for (const Owing& o : *list) {
-      Channel& c = channels_[o.channel];
-      if (c.owed.empty()) c.listed = false;
-      else (*list)[keep++] = Owing{c.owed.front(runs_).stamp, o.channel};
-    }
-    list->resize(keep);
-    std::make_heap(list->begin(), list->end(), std::greater<>{});
-  }
+  channels_.after_broadcast();
   op_.active = false;
   op_.timer_at_ns = kNoTimer;
   op_.machine.reset();

@@ -27,6 +27,7 @@
 #include "algos/machine.h"
 #include "algos/registry.h"
 #include "drivers/port.h"
+#include "engine/node/channels.h"
 #include "engine/node/completion_box.h"
 #include "engine/node/fail_stop.h"
 #include "engine/node/stash.h"
@@ -38,9 +39,6 @@
 #include "engine/node/owed_runs.h"
 #include "engine/node/pacer.h"
 #include "engine/runtime/poller.h"
-#include "engine/reliable/flight_pool.h"
-#include "engine/reliable/recv_channel.h"
-#include "engine/reliable/send_channel.h"
 #include "engine/stream/batch_format.h"
 #include "engine/stream/stream_state.h"
 #include "engine/wire/wire.h"
@@ -143,7 +141,7 @@ class Node final : public PollTask {
   uint64_t next_wakeup_ns() const override;
   bool arm_wakeup() override;
   void disarm_wakeup() override;
-  bool busy() const override { return op_.active || unacked_total_ > 0 || streams_busy_; }
+  bool busy() const override { return op_.active || channels_.unacked() > 0 || streams_busy_; }
   // Control path (core parked): the waker of the core that polls this node.
   void attach_waker(drivers::Waker* w);
   // The poller an application thread drives while it waits for this node's
@@ -210,23 +208,7 @@ class Node final : public PollTask {
   Footprint footprint() const;
 
  private:
-  // One reliable channel: this node and one peer, on one lane.
-  struct Channel {
-    reliable::SendChannel tx;
-    reliable::RecvChannel rx;
-    OwedList owed;              // what the machine asked us to send, not yet sent
-    uint32_t peer = 0;
-    uint16_t lane = 0;
-    bool listed = false;        // in ready_ or waiting_ (it owes something)
-    bool in_resend = false;
-    uint32_t active_index = UINT32_MAX;  // position in active_ while it holds a slab
-  };
-  // A channel that owes something, keyed by the stamp of its first owed item.
-  struct Owing {
-    uint64_t stamp;
-    uint32_t channel;
-    bool operator>(const Owing& o) const { return stamp > o.stamp; }
-  };
+  using Channel = Channels::Channel;
   struct StoreEntry {
     rte_mbuf* payload = nullptr;  // the segment's bytes (shared by reference)
     uint32_t crc = 0;
@@ -254,8 +236,7 @@ class Node final : public PollTask {
   class Sink;  // the Actions implementation
   friend class Sink;
 
-  Channel& channel(algos::Rank peer, uint16_t lane) { return channels_[size_t{peer} * cfg_.lanes + lane]; }
-  uint32_t channel_id(const Channel& c) const { return static_cast<uint32_t>(&c - channels_.data()); }
+  Channel& channel(algos::Rank peer, uint16_t lane) { return channels_.at(peer, lane); }
 
   // rx path (node_rx.cc)
   void handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now);
@@ -284,8 +265,6 @@ class Node final : public PollTask {
   // machine actions (node_tx.cc)
   void owe(algos::Rank to, algos::SegmentIndex seg, algos::Lane lane);
   void owe_signal(algos::Rank to, uint32_t tag);
-  void owed_one(Channel& c, bool pushed);
-  void list_owing(Channel& c);
   void multicast(algos::SegmentIndex seg, algos::Lane lane);
   void arm(uint64_t at_ns, uint32_t tag);
   void fire_timer(uint64_t now);
@@ -306,8 +285,6 @@ class Node final : public PollTask {
   rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body);
   rte_mbuf* attach_payload(rte_mbuf* header, rte_mbuf* payload);  // zero-copy: by reference
   rte_mbuf* flatten(rte_mbuf* chained);
-  bool take_slab(Channel& c);
-  void release_slab(Channel& c);
   void pump(uint64_t now);
   void pump_resends(uint64_t now);
   void pump_datagrams(uint64_t now);
@@ -391,16 +368,7 @@ class Node final : public PollTask {
   std::vector<drivers::PeerAddress> addrs_;   // per rank
   std::vector<drivers::PeerAddress> group_addrs_;  // per lane, joined on the port, when it multicasts
   std::string multicast_fallback_;
-  std::vector<Channel> channels_;             // (peer, lane), peer-major
-  reliable::FlightPool flights_;
-  RunPool runs_;
   algos::MachineArena machine_arena_;
-  // Channels that owe something, as min-heaps on the stamp of the first item
-  // they owe: those holding a flight slab, and those waiting for one.
-  std::vector<Owing> ready_, waiting_, blocked_;
-  uint64_t next_stamp_ = 0;           // the machine's order of sends, this broadcast
-  std::vector<uint32_t> active_;      // channels holding a flight slab
-  std::vector<uint32_t> resend_;      // channels with frames to send again
   reliable::AckSchedule acks_;        // the acks this member owes, and when (ack_schedule.h)
   std::vector<StoreEntry> store_;
   std::vector<Datagram> datagrams_;   // ring: the broadcast's multicasts not yet sent
@@ -414,8 +382,6 @@ class Node final : public PollTask {
   uint32_t hold_turns_ = 0;            // turns the timers still wait after a stall
   uint64_t excused_to_ns_ = 0;         // silences already excused up to here (excuse_silence)
   uint64_t last_scan_ns_ = 0;
-  uint64_t owed_total_ = 0;     // sum of every channel's owed items
-  uint64_t unacked_total_ = 0;  // frames in flight over every channel
   bool internal_error_ = false; // the machine asked for something impossible
   drivers::Waker* waker_ = nullptr;
   Poller* driver_ = nullptr;
@@ -453,13 +419,13 @@ class Node final : public PollTask {
   static constexpr uint32_t kMaxTimerDefers = 64;  // turns: 64 full bursts read per lane
   static constexpr uint64_t kStallNs = 500'000;     // a gap between two turns that is a stall
   static constexpr uint16_t kMaxLanes = TxLanes::kMaxLanes;
-  uint64_t lane_rto_ns_[kMaxLanes] = {};  // the RTO a channel of the lane learned last
 
   // One more than the box has slots: a spsc ring keeps one slot empty.
   boost::lockfree::spsc_queue<Submission, boost::lockfree::capacity<CompletionBox::kSlots + 1>> submissions_;
   CompletionBox box_;
   NodeCounters counters_;
   // Parts with their own state, after counters_: each writes its slice.
+  Channels channels_;   // channels, owed work, flight slabs, resends (channels.h)
   TxLanes tx_lanes_;    // transmit batches, pacers, seals (tx_lanes.h)
   Stash stash_;         // a later broadcast's early frames (stash.h)
   FailStop fail_stop_;  // after counters_: it writes to its slice of them

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "engine/node/channels.h"
 #include "engine/node/fail_stop.h"
 #include "engine/node/stash.h"
 #include "engine/node/tx_lanes.h"
@@ -48,8 +49,7 @@ struct NodeCounters {
   Counter tx_data;
   std::array<Counter, 4> tx_data_lane;  // first transmissions per lane
   Counter tx_retransmits;     // data and signals sent again
-  Counter fast_retransmits;   // acks that revealed holes (each hole sent again once)
-  Counter rto_timeouts;       // a channel's timer expired: nothing acknowledged for an RTO
+  Channels::Counters channels;  // runs exhausted, fast retransmits, RTO timeouts (channels.h)
   Counter timers_deferred;    // turns due timers waited: arrivals unread, or the core stalled
   Counter tx_acks;
   Counter tx_abandoned;       // in-flight frames of a failed broadcast, re-sent empty
@@ -61,7 +61,6 @@ struct NodeCounters {
   Counter tx_alloc_failures;  // header mbuf pool empty: retried next iteration
   TxLanes::Counters tx_lanes;  // its pacers' waits, frames a full port left (tx_lanes.h)
   Counter tx_flatten_bytes;   // payload bytes copied to flatten frames for a port without chains
-  Counter owed_runs_exhausted;  // the owed-runs pool ran out: the broadcast failed
   Counter root_copy_bytes;    // root: user buffer -> frames (the one copy a send needs)
   Counter delivered_bytes;    // bytes made part of the result (copied once, on arrival)
   Counter ops_completed;
@@ -130,8 +129,8 @@ struct NodeCounters {
                                                       "tx_data_lane2", "tx_data_lane3"};
     for (size_t l = 0; l < tx_data_lane.size(); ++l) f(kLaneNames[l], tx_data_lane[l].get());
     f("tx_retransmits", tx_retransmits.get());
-    f("fast_retransmits", fast_retransmits.get());
-    f("rto_timeouts", rto_timeouts.get());
+    f("fast_retransmits", channels.fast_retransmits.get());
+    f("rto_timeouts", channels.rto_timeouts.get());
     f("timers_deferred", timers_deferred.get());
     f("tx_acks", tx_acks.get());
     f("tx_abandoned", tx_abandoned.get());
@@ -144,7 +143,7 @@ struct NodeCounters {
     f("tx_paced", tx_lanes.paced.get());
     f("tx_ring_full", tx_lanes.ring_full.get());
     f("tx_flatten_bytes", tx_flatten_bytes.get());
-    f("owed_runs_exhausted", owed_runs_exhausted.get());
+    f("owed_runs_exhausted", channels.owed_runs_exhausted.get());
     f("root_copy_bytes", root_copy_bytes.get());
     f("delivered_bytes", delivered_bytes.get());
     f("ops_completed", ops_completed.get());

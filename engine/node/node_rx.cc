@@ -100,19 +100,11 @@ void Node::handle_ack(Rank src, const wire::AckBody& ack, uint64_t now) {
     counters_.rx_bad_ack.add();
     return;
   }
-  unacked_total_ -= r.newly;
   stream_unacked_ -= r.newly_stream;
   // A fresh RTT sample may have brought the channel's deadline before the
   // next scan: the timer must still fire on time.
   if (!c.tx.idle()) note_deadline(c.tx.deadline());
-  if (r.newly > 0) lane_rto_ns_[ack.lane] = c.tx.timeout_ns();
-  if (r.new_holes) counters_.fast_retransmits.add();
-  if (c.tx.has_resend() && !c.in_resend) {
-    c.in_resend = true;
-    resend_.push_back(channel_id(c));
-  }
-  // A channel keeps its slab while it owes something (it is in ready_).
-  if (c.tx.idle() && c.tx.slab() != nullptr && !c.listed) release_slab(c);
+  channels_.on_ack(c, r);
 }
 
 bool Node::plan_agrees(const wire::DataBody& d) const {
@@ -233,7 +225,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   switch (c.rx.check(d.seq)) {
     case reliable::RecvChannel::Check::Duplicate:
       counters_.rx_duplicate.add();
-      acks_.ack_now(channel_id(c));  // our ack was lost or late
+      acks_.ack_now(channels_.id_of(c));  // our ack was lost or late
       rte_pktmbuf_free(m);
       return;
     case reliable::RecvChannel::Check::OutOfWindow:
@@ -246,7 +238,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   if (p.flags & wire::kFlagAbandoned) {
     // Its broadcast failed at the sender: keep the channel in step, drop it.
     c.rx.accept(d.seq);
-    acks_.ack_now(channel_id(c));
+    acks_.ack_now(channels_.id_of(c));
     counters_.rx_abandoned.add();
     if (p.flags & wire::kFlagStream) stream_given_up(p, now);
     rte_pktmbuf_free(m);
@@ -269,7 +261,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
       rte_pktmbuf_free(m);
       return;
     }
-    acks_.accepted(channel_id(c), (p.flags & wire::kFlagAckNow) != 0, c.rx.accept(d.seq), now);
+    acks_.accepted(channels_.id_of(c), (p.flags & wire::kFlagAckNow) != 0, c.rx.accept(d.seq), now);
     if (signal) {
       rte_pktmbuf_free(m);
       accept_signal(src, d, now);
@@ -295,7 +287,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
       rte_pktmbuf_free(m);
       return;
     }
-    acks_.accepted(channel_id(c), (p.flags & wire::kFlagAckNow) != 0, c.rx.accept(d.seq), now);
+    acks_.accepted(channels_.id_of(c), (p.flags & wire::kFlagAckNow) != 0, c.rx.accept(d.seq), now);
     rte_mbuf* payload = nullptr;
     if (signal) rte_pktmbuf_free(m);
     else payload = detach_payload(m, p.payload_offset);
@@ -305,7 +297,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   if (reliable::seq_before(d.op, current)) {
     // Already finished here: take it off the sender's hands.
     c.rx.accept(d.seq);
-    acks_.ack_now(channel_id(c));
+    acks_.ack_now(channels_.id_of(c));
     counters_.rx_stale_op.add();
     rte_pktmbuf_free(m);
     return;

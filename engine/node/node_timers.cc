@@ -23,7 +23,7 @@ void Node::excuse_silence(uint64_t unseen_from, uint64_t now) {
   if (now <= unseen_from || now - unseen_from < cfg_.peer_timeout_ns / 4) return;
   const uint64_t unseen = now - unseen_from;
   excused_to_ns_ = now;
-  for (uint32_t id : active_) channels_[id].tx.excuse_silence(unseen, now);
+  for (size_t i = 0; i < channels_.active_count(); ++i) channels_.active(i).tx.excuse_silence(unseen, now);
   if (op_.active) op_.last_rx_ns = std::min(now, op_.last_rx_ns + unseen);
 }
 
@@ -32,8 +32,8 @@ void Node::scan(uint64_t now) {
   if (scan_due_ns_ != UINT64_MAX && now > scan_due_ns_ + kStallNs) excuse_silence(scan_due_ns_, now);
   last_scan_ns_ = now;
   uint64_t next = UINT64_MAX;
-  for (size_t i = 0; i < active_.size(); ++i) {
-    Channel& c = channels_[active_[i]];
+  for (size_t i = 0; i < channels_.active_count(); ++i) {
+    Channel& c = channels_.active(i);
     if (c.tx.idle()) continue;
     const bool watched = op_.active || (stream_unacked_ > 0 && !streams_failed_);
     if (watched && now > c.tx.last_progress_ns() + cfg_.peer_timeout_ns) {
@@ -42,15 +42,7 @@ void Node::scan(uint64_t now) {
       scan_due_ns_ = now + cfg_.min_scan_interval_ns;  // frames were abandoned: look again soon
       return;
     }
-    if (now >= c.tx.deadline()) {
-      if (c.tx.on_timeout(now) > 0) {
-        counters_.rto_timeouts.add();
-        if (!c.in_resend) {
-          c.in_resend = true;
-          resend_.push_back(active_[i]);
-        }
-      }
-    }
+    if (now >= c.tx.deadline()) channels_.on_timeout(c, now);
     next = std::min(next, c.tx.deadline());
     if (watched) next = std::min(next, c.tx.last_progress_ns() + cfg_.peer_timeout_ns + 1);
   }

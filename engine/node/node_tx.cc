@@ -1,16 +1,10 @@
 // Node: the transmit path. The machine's actions become owed work (runs per
-// channel, multicasts in a queue of their own); pump() turns owed work into
-// frames - first what must be sent again, then multicasts, then owed sends in
-// the order the machine owed its peers - within each channel's window, each
-// lane's pacer and the lane's transmit batch; tx_lanes_.flush(port_) hands each lane's
-// batch to the port once per iteration.
-//
-// Owed sends go out in the order the machine asked for them (the stamps of
-// owed_runs.h), across peers, as the simulator models it: a forwarder sends
-// segment s to each child before segment s+1 to any. Serving one peer's whole
-// backlog before the next instead made symmetric's receivers take turns
-// flooding one peer at a time (a 300-frame queue on one downlink of a shaped
-// 8-node fabric while others idled).
+// channel in channels_, multicasts in a queue of their own); pump() turns
+// owed work into frames - first what must be sent again, then multicasts,
+// then owed sends in the order the machine owed its peers (channels.h
+// decides the order) - within each channel's window, each lane's pacer and
+// the lane's transmit batch; tx_lanes_.flush(port_) hands each lane's batch
+// to the port once per iteration.
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -29,23 +23,12 @@ using algos::SegmentIndex;
 
 // ---------------------------------------------------------------- machine actions
 
-// A channel that starts owing joins the heap of those with a flight slab, or
-// of those waiting for one; its key is the stamp of its first owed item.
-void Node::list_owing(Channel& c) {
-  if (c.listed) return;
-  c.listed = true;
-  auto& heap = c.tx.slab() != nullptr ? ready_ : waiting_;
-  heap.push_back(Owing{c.owed.front(runs_).stamp, channel_id(c)});  // capacity reserved
-  std::push_heap(heap.begin(), heap.end(), std::greater<>{});
-}
-
 void Node::owe(Rank to, SegmentIndex seg, algos::Lane lane) {
   if (to >= cfg_.nodes || to == cfg_.rank || seg >= op_.plan->segments() || lane >= cfg_.lanes) {
     internal_error_ = true;
     return;
   }
-  Channel& c = channel(to, lane);
-  owed_one(c, c.owed.push(runs_, seg, next_stamp_++));
+  if (!channels_.owe_segment(channel(to, lane), seg)) internal_error_ = true;
 }
 
 void Node::owe_signal(Rank to, uint32_t tag) {
@@ -53,19 +36,7 @@ void Node::owe_signal(Rank to, uint32_t tag) {
     internal_error_ = true;
     return;
   }
-  Channel& c = channel(to, 0);
-  owed_one(c, c.owed.push_signal(runs_, tag, next_stamp_++));
-}
-
-// After an item was (or could not be) added to what c owes.
-void Node::owed_one(Channel& c, bool pushed) {
-  if (!pushed) {
-    counters_.owed_runs_exhausted.add();
-    internal_error_ = true;
-    return;
-  }
-  ++owed_total_;
-  list_owing(c);
+  if (!channels_.owe_signal(channel(to, 0), tag)) internal_error_ = true;
 }
 
 void Node::multicast(SegmentIndex seg, algos::Lane lane) {
@@ -143,38 +114,17 @@ bool Node::materialize(SegmentIndex seg) {
 
 // ---------------------------------------------------------------- sending
 
-bool Node::take_slab(Channel& c) {
-  reliable::FlightSlab* s = flights_.take();
-  if (s == nullptr) return false;
-  c.tx.attach(s);
-  c.tx.raise_rto(lane_rto_ns_[c.lane]);
-  c.active_index = static_cast<uint32_t>(active_.size());
-  active_.push_back(channel_id(c));
-  return true;
-}
-
-void Node::release_slab(Channel& c) {
-  flights_.give_back(c.tx.detach());
-  const uint32_t last = active_.back();
-  active_[c.active_index] = last;
-  channels_[last].active_index = c.active_index;
-  active_.pop_back();
-  c.active_index = UINT32_MAX;
-}
-
 void Node::pump(uint64_t now) {
   tx_lanes_.new_turn();
   datagram_blocked_lanes_ = 0;
-  if (!resend_.empty()) pump_resends(now);
+  if (channels_.resending()) pump_resends(now);
   if (datagram_count_ > 0) pump_datagrams(now);
-  if (owed_total_ > 0) pump_owed(now);
+  if (channels_.owed() > 0) pump_owed(now);
 }
 
 // Frames to send again: holes the acks revealed, timeouts, abandoned frames.
 void Node::pump_resends(uint64_t now) {
-  size_t keep = 0;
-  for (size_t i = 0; i < resend_.size(); ++i) {
-    Channel& c = channels_[resend_[i]];
+  channels_.send_resends([&](Channel& c) {
     const uint32_t frame = link_bytes_ + hdr_data_ + cfg_.segment_bytes;
     while (c.tx.has_resend() && tx_lanes_.room(c.lane, frame, now)) {
       const uint32_t seq = c.tx.resend_front();
@@ -207,10 +157,7 @@ void Node::pump_resends(uint64_t now) {
       c.tx.resend_done(now);
       tx_lanes_.push(c.lane, m);
     }
-    if (c.tx.has_resend()) resend_[keep++] = resend_[i];
-    else c.in_resend = false;
-  }
-  resend_.resize(keep);
+  });
 }
 
 // Multicasts: one frame to the group address where the port's switch copies,
@@ -251,36 +198,19 @@ void Node::pump_datagrams(uint64_t now) {
   datagram_blocked_lanes_ = 0;
 }
 
-// Owed sends in the machine's order, within each channel's windows and each
-// lane's pacer: free flight slabs go to the waiting channels owed the
-// earliest items, then the channel whose next item is earliest sends it,
-// until every channel is blocked or owes nothing.
+// Owed sends in the machine's order (channels_ offers them, channels.h):
+// each item offered becomes a frame if its window and lane have room.
 void Node::pump_owed(uint64_t now) {
-  const auto later = std::greater<>{};
-  while (!waiting_.empty() && flights_.in_use() < flights_.slabs()) {
-    std::pop_heap(waiting_.begin(), waiting_.end(), later);
-    const Owing o = waiting_.back();
-    waiting_.pop_back();
-    take_slab(channels_[o.channel]);
-    ready_.push_back(o);
-    std::push_heap(ready_.begin(), ready_.end(), later);
-  }
-  bool lane_blocked[kMaxLanes] = {};
-  uint16_t lanes_blocked = 0;
-  for (uint16_t l = 0; l < cfg_.lanes; ++l)
-    if (datagram_blocked_lanes_ & (1u << l)) {
-      lane_blocked[l] = true;
-      ++lanes_blocked;
+  using Step = Channels::Step;
+  channels_.send_owed(datagram_blocked_lanes_, [&](Channel& c, const OwedItem& item, bool may_send) {
+    if (item.is_stream() && !stream_holds(item.stream, item.value)) {
+      // A batch let go before it was sent here: the reports say this peer's
+      // subtree delivered it (as pump_resends takes them to). Nothing to
+      // send, and what is owed behind it must not wait for it for ever.
+      --stream_owed_;
+      return Step::kLetGo;
     }
-  blocked_.clear();
-  while (!ready_.empty() && lanes_blocked < cfg_.lanes) {
-    const Owing top = ready_.front();
-    Channel& c = channels_[top.channel];
-    const OwedItem item = c.owed.front(runs_);
-    // A batch let go before it was sent here: the reports say this peer's
-    // subtree delivered it (as pump_resends takes them to). Nothing to send,
-    // and what is owed behind it must not wait for it for ever.
-    const bool let_go = item.is_stream() && !stream_holds(item.stream, item.value);
+    if (!may_send) return Step::kWait;
     uint32_t payload = 0;
     if (item.is_stream()) {
       const stream::StreamState& s = *stream_slots_[item.stream];
@@ -288,74 +218,40 @@ void Node::pump_owed(uint64_t now) {
     } else if (!item.signal) {
       payload = op_.plan->segment(item.value).length;
     }
-    bool sent = false;
-    if (let_go) {
-      c.owed.pop(runs_);
-      --owed_total_;
-      --stream_owed_;
-      sent = true;  // the channel moves on to its next item
-    } else if (!lane_blocked[c.lane] && c.tx.window_open()) {
-      if (!tx_lanes_.room(c.lane, link_bytes_ + hdr_data_ + payload, now)) {
-        lane_blocked[c.lane] = true;
-        ++lanes_blocked;
-      } else {
-        // Ask for an ack at once when this is the last frame we have for the
-        // peer in this broadcast, or when it fills the window.
-        const bool last = !item.is_stream() && c.owed.size() == 1 && op_.machine->done();
-        const uint16_t flags = last || c.tx.last_in_window() ? wire::kFlagAckNow : 0;
-        rte_mbuf* m = nullptr;
-        if (item.is_stream()) {
-          m = build_stream(c, item.stream, item.value, c.tx.next_seq(), flags);
-          if (m != nullptr) counters_.stream_batches_tx.add();
-        } else if (item.signal) {
-          m = build_signal(c, item.value, c.tx.next_seq(), flags);
-          if (m != nullptr) counters_.tx_signals.add();
-        } else if (store_[item.value].payload != nullptr || materialize(item.value)) {
-          m = build_data(addrs_[c.peer], item.value, c.tx.next_seq(), c.lane, flags);
-          if (m != nullptr) {
-            counters_.tx_data.add();
-            counters_.tx_data_lane[c.lane].add();
-          }
-        } else if (op_.sub.root != cfg_.rank) {
-          internal_error_ = true;  // sending what it lacks
-        }
-        if (m == nullptr) break;  // a pool is empty: try again next iteration
-        peer_counters_[c.peer].tx_data.add();
-        if (c.tx.idle()) note_deadline(now + c.tx.timeout_ns());
-        if (item.is_stream()) {
-          c.tx.push(item.stream, item.value, now, false, /*stream=*/true);
-          --stream_owed_;
-          ++stream_unacked_;
-        } else {
-          c.tx.push(op_.sub.op, item.value, now, item.signal);
-        }
-        c.owed.pop(runs_);
-        --owed_total_;
-        ++unacked_total_;
-        tx_lanes_.push(c.lane, m);
-        sent = true;
+    if (!tx_lanes_.room(c.lane, link_bytes_ + hdr_data_ + payload, now)) return Step::kLaneFull;
+    // Ask for an ack at once when this is the last frame we have for the
+    // peer in this broadcast, or when it fills the window.
+    const bool last = !item.is_stream() && c.owed.size() == 1 && op_.machine->done();
+    const uint16_t flags = last || c.tx.last_in_window() ? wire::kFlagAckNow : 0;
+    rte_mbuf* m = nullptr;
+    if (item.is_stream()) {
+      m = build_stream(c, item.stream, item.value, c.tx.next_seq(), flags);
+      if (m != nullptr) counters_.stream_batches_tx.add();
+    } else if (item.signal) {
+      m = build_signal(c, item.value, c.tx.next_seq(), flags);
+      if (m != nullptr) counters_.tx_signals.add();
+    } else if (store_[item.value].payload != nullptr || materialize(item.value)) {
+      m = build_data(addrs_[c.peer], item.value, c.tx.next_seq(), c.lane, flags);
+      if (m != nullptr) {
+        counters_.tx_data.add();
+        counters_.tx_data_lane[c.lane].add();
       }
+    } else if (op_.sub.root != cfg_.rank) {
+      internal_error_ = true;  // sending what it lacks
     }
-    if (sent && !c.owed.empty() && ready_.size() == 1) {
-      ready_.front().stamp = c.owed.front(runs_).stamp;  // one channel owing (a chain): no heap work
-      continue;
-    }
-    std::pop_heap(ready_.begin(), ready_.end(), later);
-    ready_.pop_back();
-    if (!sent) {
-      blocked_.push_back(top);
-    } else if (c.owed.empty()) {
-      c.listed = false;
-      if (c.tx.idle()) release_slab(c);  // nothing in flight either (all it owed was let go): no ack will free it
+    if (m == nullptr) return Step::kStop;  // a pool is empty: try again next iteration
+    peer_counters_[c.peer].tx_data.add();
+    if (c.tx.idle()) note_deadline(now + c.tx.timeout_ns());
+    if (item.is_stream()) {
+      c.tx.push(item.stream, item.value, now, false, /*stream=*/true);
+      --stream_owed_;
+      ++stream_unacked_;
     } else {
-      ready_.push_back(Owing{c.owed.front(runs_).stamp, top.channel});
-      std::push_heap(ready_.begin(), ready_.end(), later);
+      c.tx.push(op_.sub.op, item.value, now, item.signal);
     }
-  }
-  for (const Owing& o : blocked_) {
-    ready_.push_back(o);
-    std::push_heap(ready_.begin(), ready_.end(), later);
-  }
+    tx_lanes_.push(c.lane, m);
+    return Step::kSent;
+  });
 }
 
 // Sends c's ack now if its lane has room; false if it must wait.

@@ -124,7 +124,7 @@ StreamState* Node::open_stream_state(uint16_t slot, Rank publisher, uint16_t ind
   s.last_report_ns = s.last_activity_ns = now;
   // The batches owed to one child merge into runs unless other sends come
   // between them: at worst a run per batch of the window, per child.
-  runs_.grow(cfg_.streams.window_batches * s.tree.children());
+  channels_.grow_runs(cfg_.streams.window_batches * s.tree.children());
   if (delivery_hdr_.load(std::memory_order_relaxed) == nullptr && !has_handler_.load(std::memory_order_acquire)) {
     const size_t bytes = stream::RecordRing::bytes_for(cfg_.streams.delivery_bytes);
     delivery_mem_ = stream::aligned_bytes(bytes);
@@ -297,24 +297,9 @@ void Node::fail_streams(uint64_t now, OpError err, Rank peer) {
     p->error_peer.store(peer, std::memory_order_relaxed);
     p->error.store(static_cast<uint8_t>(err), std::memory_order_release);
   }
-  for (Channel& c : channels_) {
-    const uint32_t before = c.owed.size();
-    c.owed.clear(runs_);
-    owed_total_ -= before;
-    if (!c.tx.idle() && c.tx.slab() != nullptr) {
-      c.tx.abandon_in_flight(now, /*streams_too=*/true);
-      if (c.tx.has_resend() && !c.in_resend) {
-        c.in_resend = true;
-        resend_.push_back(channel_id(c));
-      }
-    }
-  }
+  channels_.drop_everything(now);  // owed dropped, in flight abandoned, lists emptied
   stream_owed_ = 0;
   if (op_.active) finish(now, err, peer);
-  for (auto* list : {&ready_, &waiting_}) {
-    for (const Owing& o : *list) channels_[o.channel].listed = false;
-    list->clear();
-  }
 }
 
 void Node::free_streams() {

@@ -32,9 +32,8 @@ void Node::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_
   s.last_activity_ns = now;
   for (uint32_t i = 0; i < s.tree.children(); ++i) {
     Channel& c = channel(s.tree.child(i), 0);
-    const bool pushed = c.owed.push(runs_, static_cast<uint32_t>(batch), next_stamp_++, s.slot);
-    owed_one(c, pushed);
-    if (pushed) ++stream_owed_;
+    if (channels_.owe_batch(c, static_cast<uint32_t>(batch), s.slot)) ++stream_owed_;
+    else internal_error_ = true;
   }
 }
 

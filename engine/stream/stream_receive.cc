@@ -93,7 +93,7 @@ void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, u
   const uint64_t batch = s->deliver_next + static_cast<uint64_t>(static_cast<int64_t>(rel));
   if (rel < 0 || batch < s->released || (s->slot_of(batch).payload != nullptr && s->slot_of(batch).batch == batch)) {
     c.rx.accept(d.seq);  // had it: take it off the sender's hands
-    acks_.ack_now(channel_id(c));
+    acks_.ack_now(channels_.id_of(c));
     counters_.rx_stream_duplicate.add();
     return drop();
   }
@@ -101,7 +101,7 @@ void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, u
     counters_.rx_stream_ahead.add();
     return drop();
   }
-  acks_.accepted(channel_id(c), (p.flags & wire::kFlagAckNow) != 0, c.rx.accept(d.seq), now);
+  acks_.accepted(channels_.id_of(c), (p.flags & wire::kFlagAckNow) != 0, c.rx.accept(d.seq), now);
   counters_.stream_batches_rx.add();
   hold_batch(*s, batch, detach_payload(m, p.payload_offset), d.payload_len, d.payload_crc, p.payload_seal,
              static_cast<uint32_t>(d.total_len), d.offset, now);

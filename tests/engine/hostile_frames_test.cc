@@ -319,7 +319,7 @@ TEST_F(HostileFrames, AGonePeerFailsTheBroadcastWhileTimersFire) {
   const uint64_t start = post_to_gone_rank1(a);
   while (!h_->node(0).completions().ready(1) && h_->now() - start < 10'000'000'000) step_without_rank1();
   expect_silent_verdict(start);
-  EXPECT_GT(h_->node(0).counters().rto_timeouts.get(), 3u) << "the timer fired meanwhile";
+  EXPECT_GT(h_->node(0).counters().channels.rto_timeouts.get(), 3u) << "the timer fired meanwhile";
 }
 
 // The same while a flood keeps the root's receive queue full on every turn:

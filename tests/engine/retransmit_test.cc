@@ -56,7 +56,7 @@ TEST_P(NoLossNoResend, OnAShapedLinkWithBusyCores) {
   for (uint32_t r = 0; r < 8; ++r) {
     resent += h.node(r).counters().tx_retransmits.get();
     duplicates += h.node(r).counters().rx_duplicate.get();
-    timeouts += h.node(r).counters().rto_timeouts.get();
+    timeouts += h.node(r).counters().channels.rto_timeouts.get();
   }
   EXPECT_EQ(resent, 0u) << "frames sent again with nothing lost (" << timeouts << " timeouts)";
   EXPECT_EQ(duplicates, 0u) << "receivers got frames twice";
@@ -155,7 +155,7 @@ TEST(ARetransmissionTimer, FiresOnTheDeadlineAFreshRoundTripShortened) {
   ASSERT_EQ(recs[0].error, OpError::None);
   ASSERT_EQ(recs[1].error, OpError::None);
   EXPECT_TRUE(test::all_equal(bufs, 0));
-  EXPECT_EQ(h.node(0).counters().rto_timeouts.get(), 1u);
+  EXPECT_EQ(h.node(0).counters().channels.rto_timeouts.get(), 1u);
   EXPECT_LT(recs[1].held_ns - start, 4'000'000u) << "the lost frame was sent again " << (recs[1].held_ns - start) / 1000
                                                   << " us after the start: on the initial 10 ms timer";
 }
