@@ -33,7 +33,7 @@ Totals totals(LocalGroup& g) {
     const auto& k = node_counters(g.member(r));
     t.data += k.tx_data.get();
     t.retransmits += k.tx_retransmits.get();
-    t.timeouts += k.rto_timeouts.get();
+    t.timeouts += k.channels.rto_timeouts.get();
     t.acks += k.tx_acks.get();
     t.datagrams += k.tx_datagrams.get();
   }
