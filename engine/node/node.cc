@@ -38,6 +38,12 @@ uint64_t max_segments_of(const NodeConfig& cfg) {
   return (cfg.max_message_bytes + cfg.segment_bytes - 1) / cfg.segment_bytes;
 }
 
+uint32_t segments_held_of(const NodeConfig& cfg) {
+  const uint64_t n = max_segments_of(cfg);
+  if (n >= (1u << 28)) throw std::invalid_argument("node: message limit too large");
+  return static_cast<uint32_t>(n);
+}
+
 }  // namespace
 
 Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::vector<drivers::PeerAddress> peers)
@@ -53,6 +59,8 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
             cfg.ack_delay_ns),
       channels_(cfg.nodes, cfg.lanes, cfg.window, cfg.rtt, slabs_for(cfg),
                 owed_runs_for(max_segments_of(cfg), uint64_t{cfg.nodes} * cfg.lanes), counters_.channels),
+      store_(segments_held_of(cfg)),
+      multicasts_(segments_held_of(cfg) + 1),  // a machine multicasts each segment at most once
       tx_lanes_(cfg.lanes, port.link_header_bytes(), cfg.pace_overhead_bytes, counters_.tx_lanes),
       stash_(cfg.stash_frames, counters_.stash),
       fail_stop_(cfg.fail_stop, cfg.nodes, cfg.rank, counters_.fail_stop) {
@@ -77,9 +85,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
     throw std::invalid_argument("segment of " + std::to_string(cfg.segment_bytes) + " bytes makes " +
                                 std::to_string(frame) + "-byte frames; port " + port.name() + " carries at most " +
                                 std::to_string(port.max_frame_bytes()));
-  const uint64_t max_segments = max_segments_of(cfg);
-  if (max_segments >= (1u << 28)) throw std::invalid_argument("node: message limit too large");
-  max_segments_ = static_cast<uint32_t>(max_segments);
+  max_segments_ = store_.capacity();
   if (cfg.lanes == 0 || cfg.lanes > kMaxLanes || cfg.lanes > port.lanes())
     throw std::invalid_argument("node: " + std::to_string(cfg.lanes) + " lanes requested, port " + port.name() +
                                 " has " + std::to_string(port.lanes()) + " (at most " + std::to_string(kMaxLanes) + ")");
@@ -96,8 +102,6 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   addrs_ = std::move(peers);
   join_groups();
 
-  store_.resize(max_segments);
-  datagrams_.resize(max_segments + 1);  // a machine multicasts each segment at most once
   // Nodes made by hand (tests) may leave the fanout to the default tree.
   if (cfg_.streams.fanout == 0) cfg_.streams.fanout = 2;
   const lanecast::StreamOptions& so = cfg_.streams;
@@ -152,7 +156,6 @@ void Node::leave_groups() {
 
 Node::~Node() {
   leave_groups();
-  release_store();
   free_streams();
   tx_lanes_.drop_queued();
 }
@@ -162,9 +165,9 @@ Node::Footprint Node::footprint() const {
   f.channels = channels_.list_bytes() + addrs_.capacity() * sizeof(drivers::PeerAddress) + acks_.footprint_bytes();
   f.flight = channels_.flight_bytes();
   f.owed = channels_.owed_bytes();
-  f.store = store_.capacity() * sizeof(StoreEntry);
+  f.store = store_.bytes();
   f.stash = stash_.footprint_bytes();
-  f.datagrams = datagrams_.capacity() * sizeof(Datagram);
+  f.datagrams = multicasts_.bytes();
   f.other = sizeof(Node) + machine_arena_.capacity() + (auth_ ? auth_->bytes() : 0) +
             stream_slots_.size() * (sizeof(stream_slots_[0]) + sizeof(stream_mirrors_[0]));
   return f;
@@ -249,7 +252,7 @@ uint64_t Node::next_wakeup_ns() const {
   // Frames left unsent wait for a pacer (then it says when) or for acks to
   // open a window (then an arrival wakes the core): tx_lanes_.paced_until() == 0 is
   // not "due now", or a sender waiting for acks would never sleep.
-  if ((channels_.owed() > 0 || datagram_count_ > 0 || channels_.resending()) && tx_lanes_.paced_until() != 0)
+  if ((channels_.owed() > 0 || !multicasts_.empty() || channels_.resending()) && tx_lanes_.paced_until() != 0)
     at = std::min(at, tx_lanes_.paced_until());
   if (acks_.urgent()) return 0;
   at = std::min(at, acks_.next_deadline());
@@ -330,7 +333,7 @@ void Node::check_done(uint64_t now) {
     return;
   }
   // Streams' batches share the channels; the broadcast waits only for its own.
-  if (channels_.owed() == stream_owed_ && datagram_count_ == 0 && channels_.unacked() == stream_unacked_ &&
+  if (channels_.owed() == stream_owed_ && multicasts_.empty() && channels_.unacked() == stream_unacked_ &&
       op_.machine->done())
     finish(now, OpError::None, algos::kNoRank);
 }
@@ -352,9 +355,9 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
   } else {
     counters_.ops_failed.add();
     channels_.drop_broadcast(now);  // what it owed is dropped, what is in flight abandoned
-    datagram_head_ = datagram_count_ = 0;
+    multicasts_.clear();
   }
-  release_store();
+  store_.clear();
   channels_.after_broadcast();
   op_.active = false;
   op_.timer_at_ns = kNoTimer;
@@ -364,14 +367,5 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
 }
 
 void Node::publish(const CompletionRecord& rec) { box_.publish(rec); }
-
-void Node::release_store() {
-  if (!op_.plan) return;
-  const uint32_t n = std::min<uint32_t>(op_.plan->segments(), static_cast<uint32_t>(store_.size()));
-  for (uint32_t i = 0; i < n; ++i) {
-    if (store_[i].payload != nullptr) rte_pktmbuf_free(store_[i].payload);
-    store_[i] = StoreEntry{};
-  }
-}
 
 }  // namespace lanecast::engine

@@ -30,6 +30,8 @@
 #include "engine/node/channels.h"
 #include "engine/node/completion_box.h"
 #include "engine/node/fail_stop.h"
+#include "engine/node/multicast_queue.h"
+#include "engine/node/segment_store.h"
 #include "engine/node/stash.h"
 #include "engine/node/tx_lanes.h"
 #include "engine/reliable/ack_schedule.h"
@@ -209,17 +211,6 @@ class Node final : public PollTask {
 
  private:
   using Channel = Channels::Channel;
-  struct StoreEntry {
-    rte_mbuf* payload = nullptr;  // the segment's bytes (shared by reference)
-    uint32_t crc = 0;
-    bool in_buffer = false;       // already copied into the application's buffer
-    wire::Seal seal{};            // the root's payload seal (a group with a key), forwarded as it came
-  };
-  struct Datagram {   // one multicast, still to be sent
-    uint32_t segment;
-    uint16_t lane;
-    uint32_t next_rank;  // emulation: the next member to get its copy
-  };
   struct Op {
     bool active = false;
     Submission sub;
@@ -348,7 +339,6 @@ class Node final : public PollTask {
   void check_done(uint64_t now);
   void finish(uint64_t now, OpError err, algos::Rank peer);
   void publish(const CompletionRecord& rec);
-  void release_store();
 
   NodeConfig cfg_;
   // A group with a key: this member's seals (engine/auth/frame_auth.h),
@@ -370,10 +360,7 @@ class Node final : public PollTask {
   std::string multicast_fallback_;
   algos::MachineArena machine_arena_;
   reliable::AckSchedule acks_;        // the acks this member owes, and when (ack_schedule.h)
-  std::vector<StoreEntry> store_;
-  std::vector<Datagram> datagrams_;   // ring: the broadcast's multicasts not yet sent
   uint32_t datagram_blocked_lanes_ = 0;  // lanes whose next multicast could not go in this pump
-  size_t datagram_head_ = 0, datagram_count_ = 0;
   Op op_;
   uint32_t next_op_ = 1;  // the operation this node runs next
   uint64_t scan_due_ns_ = UINT64_MAX;   // earliest timer of a channel or of the broadcast
@@ -426,6 +413,8 @@ class Node final : public PollTask {
   NodeCounters counters_;
   // Parts with their own state, after counters_: each writes its slice.
   Channels channels_;   // channels, owed work, flight slabs, resends (channels.h)
+  SegmentStore store_;  // the running broadcast's segments held here (segment_store.h)
+  MulticastQueue multicasts_;  // its multicasts not yet sent (multicast_queue.h)
   TxLanes tx_lanes_;    // transmit batches, pacers, seals (tx_lanes.h)
   Stash stash_;         // a later broadcast's early frames (stash.h)
   FailStop fail_stop_;  // after counters_: it writes to its slice of them

@@ -159,7 +159,7 @@ bool read_into(const rte_mbuf* m, uint32_t offset, uint32_t len, void* dst) {
 // counted under its reason.
 bool Node::take_payload(const rte_mbuf* m, const wire::Parsed& p) {
   const wire::DataBody& d = p.data;
-  if (op_.sub.root == cfg_.rank || store_[d.segment].payload != nullptr) return true;
+  if (op_.sub.root == cfg_.rank || store_.held(d.segment)) return true;
   std::byte* dst = op_.sub.buffer + d.offset;
   if (auth_ != nullptr) {
     if (!read_into(m, p.payload_offset, d.payload_len, dst)) return false;  // parse() checked the length
@@ -388,19 +388,15 @@ rte_mbuf* Node::copy_payload(rte_mbuf* payload) {
 void Node::accept_segment(rte_mbuf* payload, Rank src, uint16_t lane, const wire::DataBody& d,
                           const wire::Seal& seal, bool in_buffer, uint64_t now) {
   op_.last_rx_ns = now;
-  StoreEntry& e = store_[d.segment];
-  if (e.payload != nullptr || op_.sub.root == cfg_.rank) {
+  if (store_.held(d.segment) || op_.sub.root == cfg_.rank) {
     // A second copy of a segment (multicast + repair), or the root's own (a
     // copy it receives back, as in scatter_allgather's ring, is not needed).
     rte_pktmbuf_free(payload);
   } else {
     if (cfg_.test_copy_forwarded_payloads) payload = copy_payload(payload);
-    e.payload = payload;
-    e.crc = d.payload_crc;
-    e.seal = seal;
     // Replayed from the stash (checked when stashed): copy it in now.
     if (!in_buffer) read_into(payload, 0, d.payload_len, op_.sub.buffer + d.offset);
-    e.in_buffer = true;
+    store_.keep(d.segment, SegmentStore::Entry{payload, d.payload_crc, seal});
     if (++op_.held == op_.plan->segments()) op_.held_ns = std::max(now, op_.start_ns);
   }
   Sink sink(*this, now);

@@ -46,11 +46,10 @@ void Node::multicast(SegmentIndex seg, algos::Lane lane) {
   }
   // Sized for one multicast per segment, the most a machine may ask for
   // (algos/machine.h); a machine asking for more loses the extra, counted.
-  if (datagram_count_ == datagrams_.size()) {
+  if (!multicasts_.push(seg, lane)) {
     counters_.tx_datagrams_dropped.add();
     return;
   }
-  datagrams_[(datagram_head_ + datagram_count_++) % datagrams_.size()] = Datagram{seg, lane, 0};
   if (!caps_.multicast) counters_.tx_mcast_emulated.add();
 }
 
@@ -75,7 +74,7 @@ void Node::fire_timer(uint64_t now) {
 // The bytes are in the application's buffer already (copied while their CRC
 // was checked, node_rx.cc): delivering only makes them part of the result.
 void Node::deliver(SegmentIndex seg) {
-  if (seg >= op_.plan->segments() || store_[seg].payload == nullptr || !store_[seg].in_buffer) {
+  if (seg >= op_.plan->segments() || !store_.held(seg)) {
     internal_error_ = true;
     return;
   }
@@ -107,7 +106,7 @@ bool Node::materialize(SegmentIndex seg) {
   } else {
     crc = crc32c_copy(0, dst, op_.sub.buffer + s.offset, s.length);
   }
-  store_[seg] = StoreEntry{m, crc, true, seal};
+  store_.keep(seg, SegmentStore::Entry{m, crc, seal});
   counters_.root_copy_bytes.add(s.length);
   return true;
 }
@@ -118,7 +117,7 @@ void Node::pump(uint64_t now) {
   tx_lanes_.new_turn();
   datagram_blocked_lanes_ = 0;
   if (channels_.resending()) pump_resends(now);
-  if (datagram_count_ > 0) pump_datagrams(now);
+  if (!multicasts_.empty()) pump_datagrams(now);
   if (channels_.owed() > 0) pump_owed(now);
 }
 
@@ -163,9 +162,9 @@ void Node::pump_resends(uint64_t now) {
 // Multicasts: one frame to the group address where the port's switch copies,
 // otherwise one datagram to each member in turn (the emulation).
 void Node::pump_datagrams(uint64_t now) {
-  while (datagram_count_ > 0) {
-    Datagram& g = datagrams_[datagram_head_];
-    if (store_[g.segment].payload == nullptr && !materialize(g.segment)) {
+  while (!multicasts_.empty()) {
+    MulticastQueue::Item& g = multicasts_.front();
+    if (!store_.held(g.segment) && !materialize(g.segment)) {
       if (op_.sub.root != cfg_.rank) internal_error_ = true;  // multicasting what it lacks
       return;
     }
@@ -192,8 +191,7 @@ void Node::pump_datagrams(uint64_t now) {
       counters_.tx_datagrams.add();
       if (++g.next_rank == cfg_.rank) ++g.next_rank;
     }
-    datagram_head_ = (datagram_head_ + 1) % datagrams_.size();
-    --datagram_count_;
+    multicasts_.pop();
   }
   datagram_blocked_lanes_ = 0;
 }
@@ -230,7 +228,7 @@ void Node::pump_owed(uint64_t now) {
     } else if (item.signal) {
       m = build_signal(c, item.value, c.tx.next_seq(), flags);
       if (m != nullptr) counters_.tx_signals.add();
-    } else if (store_[item.value].payload != nullptr || materialize(item.value)) {
+    } else if (store_.held(item.value) || materialize(item.value)) {
       m = build_data(addrs_[c.peer], item.value, c.tx.next_seq(), c.lane, flags);
       if (m != nullptr) {
         counters_.tx_data.add();
