@@ -63,7 +63,8 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       multicasts_(segments_held_of(cfg) + 1),  // a machine multicasts each segment at most once
       tx_lanes_(cfg.lanes, port.link_header_bytes(), cfg.pace_overhead_bytes, counters_.tx_lanes),
       stash_(cfg.stash_frames, counters_.stash),
-      fail_stop_(cfg.fail_stop, cfg.nodes, cfg.rank, counters_.fail_stop) {
+      fail_stop_(cfg.fail_stop, cfg.nodes, cfg.rank, counters_.fail_stop),
+      delivery_(counters_.stream_delivery) {
   if (cfg.nodes == 0 || cfg.rank >= cfg.nodes) throw std::invalid_argument("node: rank outside the group");
   if (peers.size() != cfg.nodes) throw std::invalid_argument("node: need one address per member");
   if (pools.payload == nullptr || pools.header == nullptr) throw std::invalid_argument("node: mempools missing");

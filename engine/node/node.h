@@ -42,6 +42,7 @@
 #include "engine/node/pacer.h"
 #include "engine/runtime/poller.h"
 #include "engine/stream/batch_format.h"
+#include "engine/stream/delivery_target.h"
 #include "engine/stream/stream_state.h"
 #include "engine/wire/wire.h"
 
@@ -162,11 +163,11 @@ class Node final : public PollTask {
   }
   // The ring of messages delivered here and not yet taken (null until this
   // member's first stream started): one consumer, the application.
-  stream::RecordRingHeader* delivery_ring() const { return delivery_hdr_.load(std::memory_order_acquire); }
+  stream::RecordRingHeader* delivery_ring() const { return delivery_.ring(); }
   // Instead of the ring: the core calls this for every message delivered
   // here, in order (the bytes are valid during the call). Set before any
   // stream starts; it must not block.
-  using MessageHandler = std::function<void(const stream::DeliveredHead&, const uint8_t*, uint32_t)>;
+  using MessageHandler = stream::DeliveryTarget::Handler;
   void set_message_handler(MessageHandler h);
   // Why this member's streams stopped (OpError::None while they run), and the
   // peer it names.
@@ -385,12 +386,6 @@ class Node final : public PollTask {
   std::unique_ptr<PeerCounters[]> peer_counters_;
   std::vector<std::unique_ptr<stream::PublisherShared>> publishers_;
   boost::lockfree::spsc_queue<stream::PublisherShared*, boost::lockfree::capacity<16>> publisher_queue_;
-  stream::AlignedBytes delivery_mem_;
-  stream::RecordRing delivery_;
-  std::atomic<stream::RecordRingHeader*> delivery_hdr_{nullptr};
-  MessageHandler handler_;
-  std::atomic<bool> has_handler_{false};
-  std::vector<uint8_t> reassembly_;   // a message in pieces, for the handler
   uint64_t stream_owed_ = 0;          // owed items that are streams' batches
   uint64_t stream_unacked_ = 0;       // frames in flight that are streams' batches
   uint64_t stream_due_ns_ = UINT64_MAX;  // the next report or refresh
@@ -418,6 +413,7 @@ class Node final : public PollTask {
   TxLanes tx_lanes_;    // transmit batches, pacers, seals (tx_lanes.h)
   Stash stash_;         // a later broadcast's early frames (stash.h)
   FailStop fail_stop_;  // after counters_: it writes to its slice of them
+  stream::DeliveryTarget delivery_;  // the ring or handler in-order messages go to (delivery_target.h)
 };
 
 }  // namespace lanecast::engine

@@ -12,6 +12,7 @@
 #include "engine/node/stash.h"
 #include "engine/node/tx_lanes.h"
 #include "engine/runtime/counter.h"
+#include "engine/stream/delivery_target.h"
 #include "engine/wire/wire.h"
 
 namespace lanecast::engine {
@@ -71,7 +72,7 @@ struct NodeCounters {
   Counter stream_batches_tx;      // batches sent to a child, first transmissions
   Counter stream_batches_rx;      // batches accepted from the parent
   Counter stream_msgs_delivered;  // messages delivered here, in order
-  Counter stream_delivery_full;   // times delivery waited for the application to take messages
+  stream::DeliveryTarget::Counters stream_delivery;  // times delivery waited for the application (delivery_target.h)
   Counter stream_reports_tx;
   Counter stream_reports_rx;
   Counter rx_stream_duplicate;    // a batch held already (acknowledged again)
@@ -153,7 +154,7 @@ struct NodeCounters {
     f("stream_batches_tx", stream_batches_tx.get());
     f("stream_batches_rx", stream_batches_rx.get());
     f("stream_msgs_delivered", stream_msgs_delivered.get());
-    f("stream_delivery_full", stream_delivery_full.get());
+    f("stream_delivery_full", stream_delivery.full.get());
     f("stream_reports_tx", stream_reports_tx.get());
     f("stream_reports_rx", stream_reports_rx.get());
     f("rx_stream_duplicate", rx_stream_duplicate.get());

@@ -66,8 +66,7 @@ bool Node::open_publisher(std::unique_ptr<stream::PublisherShared> p) {
 }
 
 void Node::set_message_handler(MessageHandler h) {
-  handler_ = std::move(h);
-  has_handler_.store(static_cast<bool>(handler_), std::memory_order_release);
+  delivery_.set_handler(std::move(h));
 }
 
 void Node::take_publishers(uint64_t now) {
@@ -125,15 +124,7 @@ StreamState* Node::open_stream_state(uint16_t slot, Rank publisher, uint16_t ind
   // The batches owed to one child merge into runs unless other sends come
   // between them: at worst a run per batch of the window, per child.
   channels_.grow_runs(cfg_.streams.window_batches * s.tree.children());
-  if (delivery_hdr_.load(std::memory_order_relaxed) == nullptr && !has_handler_.load(std::memory_order_acquire)) {
-    const size_t bytes = stream::RecordRing::bytes_for(cfg_.streams.delivery_bytes);
-    delivery_mem_ = stream::aligned_bytes(bytes);
-    std::memset(delivery_mem_.get(), 0, bytes);  // no page faults on the delivery path later
-    stream::RecordRingHeader* h = stream::RecordRing::init(delivery_mem_.get(), cfg_.streams.delivery_bytes);
-    delivery_ = stream::RecordRing(h);
-    delivery_hdr_.store(h, std::memory_order_release);
-  }
-  if (has_handler_.load(std::memory_order_acquire) && reassembly_.empty()) reassembly_.resize(max_stream_message());
+  delivery_.open(cfg_.streams.delivery_bytes, max_stream_message());
   stream_slots_[slot] = std::move(state);
   streams_open_.push_back(slot);
   stream_mirrors_[slot].store(&s.mirror, std::memory_order_release);

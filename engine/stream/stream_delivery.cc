@@ -81,7 +81,6 @@ void Node::deliver_stream(StreamState& s, uint64_t now) {
 bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
   const RecordHead h = stream::read_head(rec);
   const uint32_t piece = h.piece & stream::kPieceMask;
-  const bool handler = has_handler_.load(std::memory_order_relaxed);
   stream::DeliveredHead dh{s.deliver_seq, h.timestamp_ns, s.publisher, s.index, 0};
   if (h.piece & stream::kContinuation) {
     // A piece whose first piece was never seen here: only a publisher that
@@ -91,20 +90,11 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
     return true;
   }
   if (!(h.piece & stream::kMorePieces)) {
-    if (handler) {
-      handler_(dh, rec + kHeadBytes, piece);
-    } else {
-      uint8_t* dst = delivery_.reserve(sizeof dh + piece, 0);
-      if (dst == nullptr) {
-        counters_.stream_delivery_full.add();
-        *used = 0;
-        return false;
-      }
-      std::memcpy(dst, &dh, sizeof dh);
-      std::memcpy(dst + sizeof dh, rec + kHeadBytes, piece);
-      delivery_.commit();
-      counters_.delivered_bytes.add(piece);
+    if (!delivery_.put(dh, rec + kHeadBytes, piece)) {
+      *used = 0;  // the ring is full
+      return false;
     }
+    if (!delivery_.to_handler()) counters_.delivered_bytes.add(piece);  // copied into the ring
     *used = kHeadBytes + piece;
     ++s.deliver_seq;
     counters_.stream_msgs_delivered.add();
@@ -142,18 +132,10 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
     }
     have += last_piece;
   }
-  uint8_t* dst;
-  if (handler) {
-    dst = reassembly_.data();
-  } else {
-    dst = delivery_.reserve(sizeof dh + uint64_t{h.message_len}, 0);
-    if (dst == nullptr) {
-      counters_.stream_delivery_full.add();
-      *used = 0;
-      return false;
-    }
-    std::memcpy(dst, &dh, sizeof dh);
-    dst += sizeof dh;
+  uint8_t* dst = delivery_.begin(dh, h.message_len);
+  if (dst == nullptr) {
+    *used = 0;  // the ring is full
+    return false;
   }
   std::memcpy(dst, rec + kHeadBytes, piece);
   uint64_t at = piece;
@@ -163,12 +145,8 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
     std::memcpy(dst + at, p + kHeadBytes, n);
     at += n;
   }
-  if (handler) {
-    handler_(dh, dst, h.message_len);
-  } else {
-    delivery_.commit();
-    counters_.delivered_bytes.add(h.message_len);
-  }
+  delivery_.finish(dh, dst, h.message_len);
+  if (!delivery_.to_handler()) counters_.delivered_bytes.add(h.message_len);
   ++s.deliver_seq;
   counters_.stream_msgs_delivered.add();
   note_delivered(s, h.message_len);
