@@ -24,22 +24,6 @@ void DeliveryTarget::open(uint64_t ring_bytes, uint64_t max_message) {
   ring_hdr_.store(h, std::memory_order_release);
 }
 
-bool DeliveryTarget::put(const DeliveredHead& head, const uint8_t* bytes, uint32_t len) {
-  if (to_handler()) {
-    handler_(head, bytes, len);
-    return true;
-  }
-  uint8_t* dst = ring_.reserve(sizeof head + uint64_t{len}, 0);
-  if (dst == nullptr) {
-    counters_.full.add();
-    return false;
-  }
-  std::memcpy(dst, &head, sizeof head);
-  std::memcpy(dst + sizeof head, bytes, len);
-  ring_.commit();
-  return true;
-}
-
 uint8_t* DeliveryTarget::begin(const DeliveredHead& head, uint64_t len) {
   if (to_handler()) return assembly_.size() >= len ? assembly_.data() : nullptr;
   uint8_t* dst = ring_.reserve(sizeof head + len, 0);

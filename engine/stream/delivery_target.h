@@ -8,12 +8,14 @@
 //
 // Threads: set_handler() and ring() are the application's (before any
 // stream starts, and any time, respectively); everything else is the
-// polling core's. Memory is made once, by open(), when this member's first
+// polling core's; put(), a message's one copy, is inline: it runs per
+// message. Memory is made once, by open(), when this member's first
 // stream starts; nothing allocates afterwards.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -50,7 +52,21 @@ class DeliveryTarget {
   bool to_handler() const { return has_handler_.load(std::memory_order_relaxed); }
   // A whole message: to the handler (no copy) or copied into the ring.
   // False when the ring is full (counted): nothing was taken, try later.
-  bool put(const DeliveredHead& head, const uint8_t* bytes, uint32_t len);
+  bool put(const DeliveredHead& head, const uint8_t* bytes, uint32_t len) {
+    if (to_handler()) {
+      handler_(head, bytes, len);
+      return true;
+    }
+    uint8_t* dst = ring_.reserve(sizeof head + uint64_t{len}, 0);
+    if (dst == nullptr) {
+      counters_.full.add();
+      return false;
+    }
+    std::memcpy(dst, &head, sizeof head);
+    std::memcpy(dst + sizeof head, bytes, len);
+    ring_.commit();
+    return true;
+  }
   // A message in pieces: where to put its `len` bytes together (the ring's
   // room, or the handler's buffer); null when the ring is full (counted).
   // Then finish() hands it over.
