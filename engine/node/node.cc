@@ -38,6 +38,19 @@ uint64_t max_segments_of(const NodeConfig& cfg) {
   return (cfg.max_message_bytes + cfg.segment_bytes - 1) / cfg.segment_bytes;
 }
 
+// The streams' shape, their options checked. Nodes made by hand (tests)
+// may leave the fanout to the default tree.
+stream::StreamTable::Shape stream_shape_of(const NodeConfig& cfg) {
+  const lanecast::StreamOptions& so = cfg.streams;
+  if (so.window_batches < 16 || so.window_batches > 65536 || (so.window_batches & (so.window_batches - 1)) != 0 ||
+      so.streams_per_member < 1 || so.streams_per_member > lanecast::kMaxStreamsPerMember || so.window_messages == 0)
+    throw std::invalid_argument("node: stream options out of range (fanout >= 1, window_batches a power of two 16..65536, "
+                                "streams_per_member 1.." + std::to_string(lanecast::kMaxStreamsPerMember) + ")");
+  if (so.window_bytes < 4096 || so.delivery_bytes < 4096)
+    throw std::invalid_argument("node: stream window_bytes and delivery_bytes must be at least 4096");
+  return {cfg.nodes, cfg.rank, so.streams_per_member, so.fanout == 0 ? 2 : so.fanout, so.window_batches};
+}
+
 uint32_t segments_held_of(const NodeConfig& cfg) {
   const uint64_t n = max_segments_of(cfg);
   if (n >= (1u << 28)) throw std::invalid_argument("node: message limit too large");
@@ -64,7 +77,8 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       tx_lanes_(cfg.lanes, port.link_header_bytes(), cfg.pace_overhead_bytes, counters_.tx_lanes),
       stash_(cfg.stash_frames, counters_.stash),
       fail_stop_(cfg.fail_stop, cfg.nodes, cfg.rank, counters_.fail_stop),
-      delivery_(counters_.stream_delivery) {
+      delivery_(counters_.stream_delivery),
+      streams_(stream_shape_of(cfg)) {
   if (cfg.nodes == 0 || cfg.rank >= cfg.nodes) throw std::invalid_argument("node: rank outside the group");
   if (peers.size() != cfg.nodes) throw std::invalid_argument("node: need one address per member");
   if (pools.payload == nullptr || pools.header == nullptr) throw std::invalid_argument("node: mempools missing");
@@ -103,19 +117,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   addrs_ = std::move(peers);
   join_groups();
 
-  // Nodes made by hand (tests) may leave the fanout to the default tree.
-  if (cfg_.streams.fanout == 0) cfg_.streams.fanout = 2;
-  const lanecast::StreamOptions& so = cfg_.streams;
-  if (so.window_batches < 16 || so.window_batches > 65536 || (so.window_batches & (so.window_batches - 1)) != 0 ||
-      so.streams_per_member < 1 || so.streams_per_member > lanecast::kMaxStreamsPerMember || so.window_messages == 0)
-    throw std::invalid_argument("node: stream options out of range (fanout >= 1, window_batches a power of two 16..65536, "
-                                "streams_per_member 1.." + std::to_string(lanecast::kMaxStreamsPerMember) + ")");
-  if (so.window_bytes < 4096 || so.delivery_bytes < 4096)
-    throw std::invalid_argument("node: stream window_bytes and delivery_bytes must be at least 4096");
-  // A slot per stream any member may publish; each made on its first frame.
-  const size_t slots = size_t{cfg.nodes} * so.streams_per_member;
-  stream_slots_.resize(slots);
-  stream_mirrors_ = std::make_unique<std::atomic<const stream::StreamMirror*>[]>(slots);
+  if (cfg_.streams.fanout == 0) cfg_.streams.fanout = 2;  // as stream_shape_of
   peer_counters_ = std::make_unique<PeerCounters[]>(cfg.nodes);
 
   if (cfg.lane_rate_bps > 0) {
@@ -157,7 +159,7 @@ void Node::leave_groups() {
 
 Node::~Node() {
   leave_groups();
-  free_streams();
+  streams_.free_batches();
   tx_lanes_.drop_queued();
 }
 
@@ -170,7 +172,7 @@ Node::Footprint Node::footprint() const {
   f.stash = stash_.footprint_bytes();
   f.datagrams = multicasts_.bytes();
   f.other = sizeof(Node) + machine_arena_.capacity() + (auth_ ? auth_->bytes() : 0) +
-            stream_slots_.size() * (sizeof(stream_slots_[0]) + sizeof(stream_mirrors_[0]));
+            streams_.bytes();
   return f;
 }
 
@@ -238,7 +240,7 @@ uint32_t Node::poll_rx(uint64_t now) {
 uint32_t Node::poll_tx(uint64_t now) {
   if (!fail_stop_.due().empty()) send_notices(now);
   send_acks(now);
-  if (!streams_open_.empty() || publisher_queue_.read_available() > 0) pump_streams(now);
+  if (streams_.any_open() || publishers_.waiting()) pump_streams(now);
   pump(now);
   const uint32_t work = tx_lanes_.flush(port_);
   if (op_.active) check_done(now);
@@ -247,7 +249,7 @@ uint32_t Node::poll_tx(uint64_t now) {
 
 uint64_t Node::next_wakeup_ns() const {
   if (tx_lanes_.pending() || submissions_.read_available() > 0 || !fail_stop_.due().empty() ||
-      publisher_queue_.read_available() > 0)
+      publishers_.waiting())
     return 0;
   uint64_t at = std::min(scan_due_ns_, stream_due_ns_);
   // Frames left unsent wait for a pacer (then it says when) or for acks to

@@ -43,6 +43,8 @@
 #include "engine/runtime/poller.h"
 #include "engine/stream/batch_format.h"
 #include "engine/stream/delivery_target.h"
+#include "engine/stream/publisher_intake.h"
+#include "engine/stream/stream_table.h"
 #include "engine/stream/stream_state.h"
 #include "engine/wire/wire.h"
 
@@ -183,9 +185,9 @@ class Node final : public PollTask {
   // Slot i's counters (i < stream_slots()), or null while no stream has
   // used it: application threads read them while the core runs.
   const stream::StreamMirror* stream_mirror(size_t i) const {
-    return stream_mirrors_[i].load(std::memory_order_acquire);
+    return streams_.mirror(i);
   }
-  size_t stream_slots() const { return stream_slots_.size(); }
+  size_t stream_slots() const { return streams_.size(); }
   // Frames to and from each member (both lanes): data and streams' batches
   // sent (first transmissions), sent again, and accepted.
   struct PeerCounters {
@@ -296,10 +298,6 @@ class Node final : public PollTask {
   // streams (node_stream.cc)
   void pump_streams(uint64_t now);
   void take_publishers(uint64_t now);
-  // The slot of `publisher`'s stream `index`, or none when the group has
-  // no such stream (an index past streams_per_member).
-  std::optional<uint16_t> stream_slot(algos::Rank publisher, uint32_t index) const;
-  stream::StreamState* find_stream(algos::Rank publisher, uint32_t index);
   stream::StreamState* open_stream_state(uint16_t slot, algos::Rank publisher, uint16_t index, uint64_t now);
   bool form_batch(stream::StreamState& s, uint64_t now);
   void hold_batch(stream::StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_t len, uint32_t crc,
@@ -325,7 +323,6 @@ class Node final : public PollTask {
   bool stream_holds(uint16_t slot, uint32_t batch_low) const;
   rte_mbuf* build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags);
   void fail_streams(uint64_t now, OpError err, algos::Rank peer);
-  void free_streams();
 
   // fail-stop groups: fail_stop_ decides (fail_stop.h); the node fails what
   // runs when it says so and sends the notices it says are due (node_frames.cc)
@@ -374,18 +371,10 @@ class Node final : public PollTask {
   drivers::Waker* waker_ = nullptr;
   Poller* driver_ = nullptr;
 
-  // Streams: a slot for every stream any member may publish (publisher x
-  // streams_per_member + index), each state made on the stream's first
-  // frame and kept for the group's life; the slots in use, in the order
-  // they opened (what the core walks each turn); each state's counters for
-  // application threads; the publishers handed over by the application;
-  // the delivery ring.
-  std::vector<std::unique_ptr<stream::StreamState>> stream_slots_;
-  std::vector<uint16_t> streams_open_;
-  std::unique_ptr<std::atomic<const stream::StreamMirror*>[]> stream_mirrors_;
   std::unique_ptr<PeerCounters[]> peer_counters_;
-  std::vector<std::unique_ptr<stream::PublisherShared>> publishers_;
-  boost::lockfree::spsc_queue<stream::PublisherShared*, boost::lockfree::capacity<16>> publisher_queue_;
+  // Streams: their states are streams_'s, their publishers publishers_'s,
+  // where their messages go delivery_'s (below); what the node keeps is
+  // what its turn needs to know of them all.
   uint64_t stream_owed_ = 0;          // owed items that are streams' batches
   uint64_t stream_unacked_ = 0;       // frames in flight that are streams' batches
   uint64_t stream_due_ns_ = UINT64_MAX;  // the next report or refresh
@@ -414,6 +403,8 @@ class Node final : public PollTask {
   Stash stash_;         // a later broadcast's early frames (stash.h)
   FailStop fail_stop_;  // after counters_: it writes to its slice of them
   stream::DeliveryTarget delivery_;  // the ring or handler in-order messages go to (delivery_target.h)
+  stream::StreamTable streams_;      // every stream's state by slot, in the order they opened (stream_table.h)
+  stream::PublisherIntake publishers_;  // publishers handed over by the application (publisher_intake.h)
 };
 
 }  // namespace lanecast::engine

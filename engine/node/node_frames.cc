@@ -120,7 +120,7 @@ rte_mbuf* Node::build_abandoned(const Channel& c, uint32_t seq, const reliable::
   if (e.flags & reliable::InFlight::kStream) {
     // Which stream's batch it is: a child that lacks it learns that it will
     // never come from here (Node::stream_given_up).
-    const stream::StreamState& s = *stream_slots_[e.op];
+    const stream::StreamState& s = *streams_.at(static_cast<uint16_t>(e.op));
     b.op = s.index;
     b.root = s.publisher;
     flags |= wire::kFlagStream;

@@ -211,7 +211,7 @@ void Node::pump_owed(uint64_t now) {
     if (!may_send) return Step::kWait;
     uint32_t payload = 0;
     if (item.is_stream()) {
-      const stream::StreamState& s = *stream_slots_[item.stream];
+      const stream::StreamState& s = *streams_.at(item.stream);
       payload = s.slots[item.value & s.mask].len;
     } else if (!item.signal) {
       payload = op_.plan->segment(item.value).length;

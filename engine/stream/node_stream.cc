@@ -59,8 +59,7 @@ uint64_t Node::max_stream_message() const {
 }
 
 bool Node::open_publisher(std::unique_ptr<stream::PublisherShared> p) {
-  if (!publisher_queue_.push(p.get())) return false;
-  p.release();  // the queue's pointer owns it now; the core adopts it
+  if (!publishers_.offer(p)) return false;
   notify_core();
   return true;
 }
@@ -70,64 +69,35 @@ void Node::set_message_handler(MessageHandler h) {
 }
 
 void Node::take_publishers(uint64_t now) {
-  stream::PublisherShared* raw;
-  while (publisher_queue_.pop(raw)) {
-    publishers_.emplace_back(raw);  // set-up of a stream, not per message
+  publishers_.adopt([&](stream::PublisherShared& p) {
     if (streams_failed_) {  // opened after this member's streams failed: told now, as the others were
-      raw->error_peer.store(stream_error_peer_.load(std::memory_order_relaxed), std::memory_order_relaxed);
-      raw->error.store(stream_error_.load(std::memory_order_relaxed), std::memory_order_release);
-      continue;
+      p.error_peer.store(stream_error_peer_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+      p.error.store(stream_error_.load(std::memory_order_relaxed), std::memory_order_release);
+      return;
     }
-    const std::optional<uint16_t> slot = stream_slot(cfg_.rank, raw->index);
-    StreamState* s = slot ? open_stream_state(*slot, cfg_.rank, raw->index, now) : nullptr;
-    if (s == nullptr) {  // an index Member::open_stream refuses: the publisher's error
-      raw->error.store(static_cast<uint8_t>(OpError::Internal), std::memory_order_release);
-      continue;
+    const std::optional<uint16_t> slot = streams_.slot(cfg_.rank, p.index);
+    if (!slot) {  // an index Member::open_stream refuses: the publisher's error
+      p.error.store(static_cast<uint8_t>(OpError::Internal), std::memory_order_release);
+      return;
     }
-    s->pub = raw;
-    s->pub_ring = stream::RecordRing(raw->ring);
-  }
+    StreamState* s = open_stream_state(*slot, cfg_.rank, p.index, now);
+    s->pub = &p;
+    s->pub_ring = stream::RecordRing(p.ring);
+  });
 }
 
-std::optional<uint16_t> Node::stream_slot(Rank publisher, uint32_t index) const {
-  const uint32_t per = cfg_.streams.streams_per_member;
-  if (publisher >= cfg_.nodes || index >= per) return std::nullopt;
-  return static_cast<uint16_t>(publisher * per + index);
-}
-
-StreamState* Node::find_stream(Rank publisher, uint32_t index) {
-  const std::optional<uint16_t> slot = stream_slot(publisher, index);
-  return slot ? stream_slots_[*slot].get() : nullptr;
-}
-
-// A stream this member starts taking part in: its window of slots, its
-// place in the tree, its share of the owed runs and (the first time) the
-// delivery ring. Done once per stream, on its first frame: the only
-// allocations streams make.
+// A stream this member starts taking part in (streams_ makes its state:
+// its window of slots, its place in the tree), its share of the owed runs
+// and (the first time) the delivery ring. Done once per stream, on its
+// first frame: the only allocations streams make.
 StreamState* Node::open_stream_state(uint16_t slot, Rank publisher, uint16_t index, uint64_t now) {
-  if (StreamState* s = stream_slots_[slot].get()) return s;
-  auto state = std::make_unique<StreamState>();
-  StreamState& s = *state;
-  s.slot = slot;
-  s.publisher = publisher;
-  s.index = index;
-  s.tree = algos::StreamTree(cfg_.nodes, publisher, cfg_.rank, cfg_.streams.fanout);
-  s.slots.assign(cfg_.streams.window_batches, BatchSlot{});
-  s.mask = cfg_.streams.window_batches - 1;
-  s.child_mark.assign(s.tree.children(), 0);
-  s.child_slowest.assign(s.tree.children(), algos::kNoRank);
-  for (uint32_t i = 0; i < s.tree.children(); ++i) s.child_slowest[i] = s.tree.child(i);
-  s.subtree_slowest = cfg_.rank;
-  s.mirror.publisher.store(publisher, std::memory_order_relaxed);
-  s.mirror.index.store(index, std::memory_order_relaxed);
-  s.last_report_ns = s.last_activity_ns = now;
+  bool opened = false;
+  StreamState& s = streams_.open(slot, publisher, index, now, &opened);
+  if (!opened) return &s;
   // The batches owed to one child merge into runs unless other sends come
   // between them: at worst a run per batch of the window, per child.
   channels_.grow_runs(cfg_.streams.window_batches * s.tree.children());
   delivery_.open(cfg_.streams.delivery_bytes, max_stream_message());
-  stream_slots_[slot] = std::move(state);
-  streams_open_.push_back(slot);
-  stream_mirrors_[slot].store(&s.mirror, std::memory_order_release);
   return &s;
 }
 
@@ -204,7 +174,7 @@ bool Node::form_batch(StreamState& s, uint64_t now) {
 // Each turn: adopt new publishers, cut what they published into batches,
 // deliver what waits for the application, and send the reports due.
 void Node::pump_streams(uint64_t now) {
-  if (publisher_queue_.read_available() > 0) take_publishers(now);
+  if (publishers_.waiting()) take_publishers(now);
   streams_busy_ = false;
   stream_due_ns_ = UINT64_MAX;
   if (streams_failed_) {
@@ -212,8 +182,8 @@ void Node::pump_streams(uint64_t now) {
     return;
   }
   const uint64_t delay = static_cast<uint64_t>(cfg_.streams.report_us * 1000);
-  for (const uint16_t slot : streams_open_) {
-    StreamState& s = *stream_slots_[slot];
+  for (const uint16_t slot : streams_.open_slots()) {
+    StreamState& s = *streams_.at(slot);
     if (s.pub != nullptr)
       while (form_batch(s, now)) {
       }
@@ -255,8 +225,8 @@ void Node::tell_parents(uint64_t now) {
   if (now >= streams_failed_ns_ + kRefreshForNs) return;
   if (now >= streams_told_ns_ + kRefreshNs) {
     bool all = true;
-    for (const uint16_t slot : streams_open_) {
-      StreamState& s = *stream_slots_[slot];
+    for (const uint16_t slot : streams_.open_slots()) {
+      StreamState& s = *streams_.at(slot);
       if (s.tree.parent() != algos::kNoRank && !send_report(s, now, wire::kFlagAbandoned)) all = false;
     }
     if (!all) {  // no room on the lane: the next turn tries again
@@ -284,24 +254,10 @@ void Node::fail_streams(uint64_t now, OpError err, Rank peer) {
   if (err != OpError::GroupBroken) fail_stop_.saw(op_.active ? op_.sub.op : next_op_, err, peer);
   stream_error_peer_.store(peer, std::memory_order_relaxed);
   stream_error_.store(static_cast<uint8_t>(err), std::memory_order_release);
-  for (auto& p : publishers_) {
-    p->error_peer.store(peer, std::memory_order_relaxed);
-    p->error.store(static_cast<uint8_t>(err), std::memory_order_release);
-  }
+  publishers_.fail_all(static_cast<uint8_t>(err), peer);
   channels_.drop_everything(now);  // owed dropped, in flight abandoned, lists emptied
   stream_owed_ = 0;
   if (op_.active) finish(now, err, peer);
-}
-
-void Node::free_streams() {
-  for (const uint16_t slot : streams_open_)
-    for (BatchSlot& b : stream_slots_[slot]->slots)
-      if (b.payload != nullptr) {
-        rte_pktmbuf_free(b.payload);
-        b.payload = nullptr;
-      }
-  stream::PublisherShared* raw;
-  while (publisher_queue_.pop(raw)) delete raw;
 }
 
 }  // namespace lanecast::engine

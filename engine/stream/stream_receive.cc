@@ -61,7 +61,7 @@ void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, u
   // Nothing is kept for a stream - not even its slot - before its frame
   // came from the stream's parent and holds well-formed records.
   auto drop = [&] { rte_pktmbuf_free(m); };
-  const std::optional<uint16_t> slot = stream_slot(d.root, d.op);
+  const std::optional<uint16_t> slot = streams_.slot(d.root, d.op);
   const bool from_parent = slot && p.src == algos::StreamTree(cfg_.nodes, d.root, cfg_.rank, cfg_.streams.fanout).parent();
   if (streams_failed_ && from_parent) tell_failed(p, now);
   if (streams_failed_ || !from_parent || d.payload_len > cfg_.segment_bytes || d.payload_len < kHeadBytes ||
@@ -111,7 +111,7 @@ void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, u
 
 void Node::handle_stream_report(const wire::Parsed& p, uint64_t now) {
   const wire::DataBody& d = p.data;
-  StreamState* s = find_stream(d.root, d.op);
+  StreamState* s = streams_.find(d.root, d.op);
   const uint32_t i = s == nullptr ? 0 : s->tree.child_index(p.src);
   if (s == nullptr || i == s->tree.children()) {
     counters_.rx_stream_bad.add();
@@ -139,14 +139,14 @@ void Node::handle_stream_report(const wire::Parsed& p, uint64_t now) {
 // waiting at the gap for ever (the publisher in WouldBlock above it).
 void Node::stream_given_up(const wire::Parsed& p, uint64_t now) {
   const wire::DataBody& d = p.data;
-  const std::optional<uint16_t> slot = stream_slot(d.root, d.op);
+  const std::optional<uint16_t> slot = streams_.slot(d.root, d.op);
   if (!slot || d.root == cfg_.rank ||
       p.src != algos::StreamTree(cfg_.nodes, d.root, cfg_.rank, cfg_.streams.fanout).parent()) {
     counters_.rx_stream_bad.add();
     return;
   }
   if (streams_failed_) return tell_failed(p, now);
-  if (const StreamState* s = stream_slots_[*slot].get()) {
+  if (const StreamState* s = streams_.at(*slot)) {
     const uint64_t batch = s->unwrap(d.segment);
     const BatchSlot& b = s->slots[batch & s->mask];
     if (batch < s->deliver_next || (b.payload != nullptr && b.batch == batch)) return;  // it has it
@@ -224,7 +224,7 @@ void Node::tell_eviction(StreamState& s, uint64_t now) {
 
 void Node::handle_stream_eviction(const wire::Parsed& p) {
   const wire::DataBody& d = p.data;
-  StreamState* s = find_stream(d.root, d.op);
+  StreamState* s = streams_.find(d.root, d.op);
   if (s == nullptr || d.segment != p.src) {  // a member tells of itself only
     counters_.rx_stream_bad.add();
     return;
@@ -240,14 +240,14 @@ void Node::handle_stream_eviction(const wire::Parsed& p) {
 // ---------------------------------------------------------------- frames
 
 bool Node::stream_holds(uint16_t slot, uint32_t batch_low) const {
-  const StreamState& s = *stream_slots_[slot];
+  const StreamState& s = *streams_.at(slot);
   const BatchSlot& b = s.slots[batch_low & s.mask];
   return b.payload != nullptr && static_cast<uint32_t>(b.batch) == batch_low;
 }
 
 rte_mbuf* Node::build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags) {
   if (!stream_holds(slot, batch_low)) return nullptr;
-  const StreamState& s = *stream_slots_[slot];
+  const StreamState& s = *streams_.at(slot);
   const BatchSlot& b = s.slots[batch_low & s.mask];
   uint8_t* at;
   rte_mbuf* h = alloc_frame(addrs_[c.peer], hdr_data_, &at);
