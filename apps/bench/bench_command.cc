@@ -34,6 +34,7 @@ MemberSchedule schedule_of(const BenchConfig& c, const std::vector<std::string>&
   m.cores = c.cores;
   m.progress_in_calls = c.progress_in_calls;
   m.counters = c.counters;
+  m.json = c.json;
   m.stream = c.stream;
   m.stream_messages = c.messages;
   m.msg_rate = c.msg_rate;
@@ -43,13 +44,14 @@ MemberSchedule schedule_of(const BenchConfig& c, const std::vector<std::string>&
 // --testbed: what the members and their testbed take of the options; the
 // options of the in-process fabric and of --config do not apply.
 TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table, const std::vector<std::string>& algos) {
-  for (const char* o : {"nodes", "ports", "loss", "latency", "topology", "config", "rank", "json", "memory",
+  for (const char* o : {"nodes", "ports", "loss", "latency", "topology", "config", "rank", "memory",
                         "auto-rules", "faults"})
     if (table.given(o)) throw UsageError("--" + std::string(o) + " does not apply to --testbed");
   TestbedBenchConfig t;
   t.testbed.nodes = c.testbed_nodes;
   t.testbed.lanes = c.lanes;
   t.testbed.mtu = c.mtu;
+  t.testbed.uplink_queue = c.uplink_queue;
   if (table.given("rate")) t.testbed.rate_mbit = testbed_rate_mbit(c.rate_mbit);
   testbed::check(t.testbed);
   static_cast<MemberSchedule&>(t) = schedule_of(c, algos);
@@ -100,8 +102,11 @@ int bench_main(int argc, char** argv) {
     for (const char* o : {"messages", "msg-rate", "fanout", "stream-window", "stream-window-bytes"})
       if (table.given(o)) throw UsageError("--" + std::string(o) + " applies to --stream only");
   }
+  if (c.json && c.counters && (table.given("testbed") || !c.config.empty() || c.rank))
+    throw UsageError("--counters prints every member's counters as text: with --config or --testbed, leave out --json "
+                     "to see them");
   if (table.given("testbed")) return bench_testbed(testbed_config(c, table, algos_to_run));
-  for (const char* o : {"mtu", "xdp", "deadline"})
+  for (const char* o : {"mtu", "uplink-queue", "xdp", "deadline"})
     if (table.given(o)) throw UsageError("--" + std::string(o) + " applies to --testbed only");
   if (!c.config.empty() || c.rank) {
     if (c.config.empty()) throw UsageError("--rank R needs --config FILE");

@@ -25,6 +25,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "apps/bench/bench_report.h"
 #include "apps/bench/group_exchange.h"
 #include "apps/bench/skew.h"
 #include "apps/common/fault_text.h"
@@ -108,7 +109,8 @@ int bench_group(const GroupBenchConfig& c) {
   Engine engine(member_engine_options(who, c.cores, c.yield_when_idle, c.progress_in_calls));
   auto g = engine.join(spec, who.rank);
   const bool printer = g->rank() == 0;
-  if (printer) {
+  std::vector<BenchRow> rows;  // --json: what rank 0 prints at the end
+  if (printer && !c.json) {
     const std::string progress = engine.progress_in_calls()
                                      ? std::string("progress in calls (no polling core)")
                                      : std::to_string(engine.polling_cores()) + " polling core(s)";
@@ -174,7 +176,29 @@ int bench_group(const GroupBenchConfig& c) {
       }
       const double acked = all[c.root].acked_sum_us / std::max<uint32_t>(c.iters, 1);
       all_ok = all_ok && bad == 0;
-      if (printer) {
+      if (printer && c.json) {
+        BenchRow row;
+        row.algo = row.chosen = algo;
+        row.nodes = g->size();
+        row.size = size;
+        row.iters = c.iters;
+        row.avg_us = held;
+        row.min_us = mn < 1e300 ? mn : 0.0;
+        row.mbps = held > 0 ? static_cast<double>(size) / held : 0.0;
+        row.acked_us = acked;
+        row.verified = bad == 0;
+        if (bad != 0) row.error = std::to_string(bad) + " broadcasts whose bytes differed";
+        row.rank_us = arrived.rank_us;
+        row.skew = skew_of(arrived.rank_us, c.root);
+        double lo = 1e300, hi = 0;
+        for (uint32_t r = 0; r < g->size(); ++r)
+          if (r != c.root) lo = std::min(lo, arrived.rank_us[r]), hi = std::max(hi, arrived.rank_us[r]);
+        row.spread_us = hi >= lo ? hi - lo : 0.0;
+        row.rate_mbit = spec.port_rate_mbit;
+        row.per_process = true;
+        row.span_us = arrived.span_us;
+        rows.push_back(std::move(row));
+      } else if (printer) {
         const uint32_t n = g->size();
         std::printf("%-12s %10s %6u %12.1f %12.1f %10.1f %12.1f %9s %12.1f %10.1f %10.1f %7.3f\n", algo.c_str(),
                     format_size(size).c_str(), c.iters, held, mn, held > 0 ? static_cast<double>(size) / held : 0.0,
@@ -205,6 +229,7 @@ int bench_group(const GroupBenchConfig& c) {
     std::printf("  cpu: user=%.3f s sys=%.3f s voluntary_switches=%ld involuntary_switches=%ld\n", secs(ru.ru_utime),
                 secs(ru.ru_stime), ru.ru_nvcsw, ru.ru_nivcsw);
   }
+  if (printer && c.json) print_bench_json(rows);
   if (!all_ok) std::fprintf(stderr, "lanecast bench: some broadcasts were not verified\n");
   return all_ok ? 0 : 1;
 }

@@ -95,6 +95,10 @@ OptionTable make_bench_table(BenchConfig& c) {
          [&](std::string_view v) { c.testbed_nodes = static_cast<uint32_t>(parse_uint(v, "--testbed", 1'000'000)); }});
   t.add({"mtu", "M", "1500", "with --testbed: the links' MTU (576..9000; --xdp: at most 3500)",
          [&](std::string_view v) { c.mtu = static_cast<uint32_t>(parse_uint(v, "--mtu", 1'000'000)); }});
+  t.add({"uplink-queue", "FRAMES", "1000",
+         "with --testbed: frames a node's uplink queues, as a host NIC's txqueuelen (0..100000; 0: 5 ms, as a switch "
+         "port)",
+         [&](std::string_view v) { c.uplink_queue = static_cast<uint32_t>(parse_uint(v, "--uplink-queue", 1'000'000)); }});
   t.add({"xdp", "", "",
          "with --testbed: af_xdp ports instead of af_packet (XDP transmit skips the node's qdisc: only the switch "
          "side shapes); mounts bpffs at /sys/fs/bpf if missing",
@@ -161,7 +165,9 @@ OptionTable make_bench_table(BenchConfig& c) {
          [&](std::string_view v) { c.faults = parse_fault_text(v, "--faults"); }});
   t.add({"memory", "", "", "print engine memory per member (state, pools, fabric) and the process's peak RSS",
          [&](std::string_view) { c.memory = true; }});
-  t.add({"json", "", "", "print results as a JSON array, one object per (algo, nodes, size)",
+  t.add({"json", "", "", "print results as JSON: an array, one object per (algo, nodes, size); --config: the same (rank 0 prints it), "
+         "timed per process (span_us, rank_us); --testbed: one object - testbed, results (that array), payload, links "
+         "(every tbf's counters), failed - with the progress lines on stderr",
          [&](std::string_view) { c.json = true; }});
   t.add({"counters", "", "", "print every node's counters after each algorithm",
          [&](std::string_view) { c.counters = true; }});

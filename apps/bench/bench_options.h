@@ -46,6 +46,7 @@ struct BenchConfig {
   std::string sizes_text = "1:16M";  // as given: member processes get it
   uint32_t testbed_nodes = 0;        // --testbed N: a member process per namespace
   uint32_t mtu = 1500;
+  uint32_t uplink_queue = 1000;  // --testbed: frames a node's uplink queues (0: 5 ms)
   bool xdp = false;
   double deadline_s = 0;
   testbed::MulticastSettings mcast;

@@ -97,8 +97,8 @@ void print_bench_memory(LocalGroup& g, uint64_t app_buffer) {
               rss > p * app_buffer ? (rss - p * app_buffer) / 1024.0 / p : 0.0, format_size(app_buffer).c_str());
 }
 
-void print_bench_json(const std::vector<BenchRow>& rows) {
-  std::printf("[\n");
+void print_bench_json(const std::vector<BenchRow>& rows, std::FILE* to) {
+  std::fprintf(to, "[\n");
   for (size_t i = 0; i < rows.size(); ++i) {
     const BenchRow& r = rows[i];
     std::string ranks;
@@ -107,19 +107,27 @@ void print_bench_json(const std::vector<BenchRow>& rows) {
       std::snprintf(b, sizeof b, "%s%.3f", k ? ", " : "", r.rank_us[k]);
       ranks += b;
     }
-    std::printf("  {\"algo\": \"%s\", \"chosen\": \"%s\", \"nodes\": %u, \"size\": %" PRIu64
-                ", \"iters\": %u, \"avg_us\": %.3f, \"min_us\": %.3f, \"p50_us\": %.3f, \"p99_us\": %.3f, \"max_us\": %.3f, "
-                "\"mbps\": %.3f, \"spread_us\": %.3f, \"acked_us\": %.3f, \"data_frames\": %" PRIu64
-                ", \"retransmits\": %" PRIu64 ", \"rto_timeouts\": %" PRIu64 ", \"acks\": %" PRIu64
-                ", \"datagrams\": %" PRIu64 ", \"rank1_us\": %.3f, \"rankN_us\": %.3f, \"skew\": %.4f, \"rank_us\": [%s]"
-                ", \"rate_mbit\": %.1f, \"verified\": %s%s%s%s}%s\n",
-                r.algo.c_str(), r.chosen.c_str(), r.nodes, r.size, r.iters, r.avg_us, r.min_us, r.p50_us, r.p99_us, r.max_us,
-                r.mbps, r.spread_us, r.acked_us, r.data_frames, r.retransmits, r.timeouts, r.acks, r.datagrams,
-                r.rank_us.size() > 1 ? r.rank_us[1] : 0.0, r.rank_us.empty() ? 0.0 : r.rank_us.back(), r.skew,
-                ranks.c_str(), r.rate_mbit, r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"",
-                r.error.c_str(), r.error.empty() ? "" : "\"", i + 1 < rows.size() ? "," : "");
+    char measured[512];
+    if (r.per_process)
+      std::snprintf(measured, sizeof measured, "\"span_us\": %.3f", r.span_us);
+    else
+      std::snprintf(measured, sizeof measured,
+                    "\"p50_us\": %.3f, \"p99_us\": %.3f, \"max_us\": %.3f, \"data_frames\": %" PRIu64
+                    ", \"retransmits\": %" PRIu64 ", \"rto_timeouts\": %" PRIu64 ", \"acks\": %" PRIu64
+                    ", \"datagrams\": %" PRIu64,
+                    r.p50_us, r.p99_us, r.max_us, r.data_frames, r.retransmits, r.timeouts, r.acks, r.datagrams);
+    std::fprintf(to,
+                 "  {\"algo\": \"%s\", \"chosen\": \"%s\", \"nodes\": %u, \"size\": %" PRIu64
+                 ", \"iters\": %u, \"avg_us\": %.3f, \"min_us\": %.3f, %s, \"mbps\": %.3f, \"spread_us\": %.3f, "
+                 "\"acked_us\": %.3f, \"rank1_us\": %.3f, \"rankN_us\": %.3f, \"skew\": %.4f, \"rank_us\": [%s]"
+                 ", \"rate_mbit\": %.1f, \"verified\": %s%s%s%s}%s\n",
+                 r.algo.c_str(), r.chosen.c_str(), r.nodes, r.size, r.iters, r.avg_us, r.min_us, measured, r.mbps,
+                 r.spread_us, r.acked_us, r.rank_us.size() > 1 ? r.rank_us[1] : 0.0,
+                 r.rank_us.empty() ? 0.0 : r.rank_us.back(), r.skew, ranks.c_str(), r.rate_mbit,
+                 r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"", r.error.c_str(),
+                 r.error.empty() ? "" : "\"", i + 1 < rows.size() ? "," : "");
   }
-  std::printf("]\n");
+  std::fprintf(to, "]\n");
 }
 
 }  // namespace lanecast::apps

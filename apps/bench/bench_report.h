@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,12 +37,18 @@ struct BenchRow {
   // Each link's rate as the run set it (the fabric's, or --port-rate on
   // ports; 0: unlimited), for shares of the line.
   double rate_mbit = 0;
+  // One member per process (--config, --testbed), timed as osu_bcast: avg_us
+  // and min_us are the members' (the largest average, the least minimum),
+  // span_us the root's posting to the last member holding the message; the
+  // percentiles and frame counts are not measured there and left out.
+  bool per_process = false;
+  double span_us = 0;
 };
 
 void print_bench_header(const BenchConfig& c, const std::string& algo, uint32_t cores, const GroupCaps& caps);
 void print_bench_row(const BenchRow& r);
 void print_bench_counters(LocalGroup& g);
 void print_bench_memory(LocalGroup& g, uint64_t app_buffer);
-void print_bench_json(const std::vector<BenchRow>& rows);
+void print_bench_json(const std::vector<BenchRow>& rows, std::FILE* to = stdout);
 
 }  // namespace lanecast::apps

@@ -203,9 +203,7 @@ void print_stream_row(const StreamRow& r) {
   std::fflush(stdout);
 }
 
-namespace {
-
-void print_json(const std::vector<StreamRow>& rows) {
+void print_stream_json(const std::vector<StreamRow>& rows) {
   std::printf("[\n");
   for (size_t i = 0; i < rows.size(); ++i) {
     const StreamRow& r = rows[i];
@@ -226,6 +224,8 @@ void print_json(const std::vector<StreamRow>& rows) {
   }
   std::printf("]\n");
 }
+
+namespace {
 
 void print_counters(LocalGroup& g) {
   std::printf("# counters (nonzero)\n");
@@ -265,7 +265,7 @@ int stream_bench(Engine& engine, const std::vector<std::string>& algos, const Gr
     if (s.counters && !s.json) print_counters(*g);
     if (!s.json) std::printf("\n");
   }
-  if (s.json) print_json(rows);
+  if (s.json) print_stream_json(rows);
   if (!ok) std::fprintf(stderr, "lanecast bench --stream: some messages were not delivered or not verified\n");
   return ok ? 0 : 1;
 }

@@ -53,6 +53,8 @@ void fill_stream_figures(StreamRow& row, uint64_t first_timed_ns, uint64_t last_
 // histogram line (or FAILED and why).
 void print_stream_columns();
 void print_stream_row(const StreamRow& r);
+// The rows as a JSON array, one object per (algorithm, size).
+void print_stream_json(const std::vector<StreamRow>& rows);
 
 // Runs the stream benchmark on a group made with `go` (any number of
 // algorithms, one group each); prints the table or JSON. Returns 0 when

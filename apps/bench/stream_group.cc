@@ -57,7 +57,8 @@ int stream_group(const GroupBenchConfig& c) {
                  format_size(max_size).c_str(), format_size(pub.max_message()).c_str());
     return 1;
   }
-  if (g->rank() == 0) {
+  std::vector<StreamRow> rows;  // --json: what rank 0 prints at the end
+  if (g->rank() == 0 && !c.json) {
     std::printf("# lanecast bench --stream: group %s of %u processes (%s), publisher %u, segment %u B, %s\n",
                 who.spec.name.c_str(), g->size(), c.config.c_str(), c.root, g->caps().segment_bytes,
                 engine.progress_in_calls() ? "progress in calls (no polling core)"
@@ -142,6 +143,9 @@ int stream_group(const GroupBenchConfig& c) {
     all_to_all(*g, at, sizeof(StreamFigures), "exchanging figures");
     if (g->rank() != 0) continue;
     StreamRow row;
+    row.algo = who.spec.algo;
+    row.fanout = g->caps().stream_fanout;
+    row.offered = c.msg_rate;
     row.nodes = g->size();
     row.size = size;
     row.messages = c.stream_messages;
@@ -160,11 +164,13 @@ int stream_group(const GroupBenchConfig& c) {
     if (!row.verified) {
       row.error = std::to_string(missing) + " messages missing, " + std::to_string(bad) +
                   " out of order or differing, over " + std::to_string(g->size()) + " members";
-      print_stream_row(row);
+      if (c.json) rows.push_back(row);
+      else print_stream_row(row);
       continue;  // every member goes on to the next size alike (only rank 0 knows of the failure)
     }
     fill_stream_figures(row, p.first_timed_ns, last, p.end_publish_ns, frames, total);
-    print_stream_row(row);
+    if (c.json) rows.push_back(row);
+    else print_stream_row(row);
   }
   if (c.counters) {
     std::printf("rank %u:", g->rank());
@@ -173,6 +179,7 @@ int stream_group(const GroupBenchConfig& c) {
     });
     std::printf("\n");
   }
+  if (g->rank() == 0 && c.json) print_stream_json(rows);
   barrier(*g);  // nobody leaves while another still needs its acks
   return all_ok ? 0 : 1;
 }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <random>
 #include <thread>
 
@@ -98,6 +99,7 @@ Argv member_argv(const TestbedBenchConfig& c, const std::string& self, const std
   if (c.cores != 0) a.insert(a.end(), {"--cores", std::to_string(c.cores)});
   if (c.progress_in_calls) a.insert(a.end(), {"--progress", "calls"});
   if (c.counters) a.push_back("--counters");
+  if (c.json) a.push_back("--json");
   if (c.stream) {
     a.insert(a.end(), {"--stream", "--messages", std::to_string(c.stream_messages)});
     if (c.msg_rate > 0) a.insert(a.end(), {"--msg-rate", std::to_string(c.msg_rate)});
@@ -105,28 +107,28 @@ Argv member_argv(const TestbedBenchConfig& c, const std::string& self, const std
   return a;
 }
 
-void print_header(const TestbedBenchConfig& c, const testbed::TestbedSpec& t, double pace_mbit, double bound_s,
-                  const std::string& group_file) {
-  std::printf("# lanecast %s --testbed: %u member processes, one in each namespace of testbed %s (%s..%s; "
+void print_header(std::FILE* to, const TestbedBenchConfig& c, const testbed::TestbedSpec& t, double pace_mbit,
+                  double bound_s, const std::string& group_file) {
+  std::fprintf(to, "# lanecast %s --testbed: %u member processes, one in each namespace of testbed %s (%s..%s; "
               "lanecast testbed status --name %s while it runs)\n",
               c.member_command.empty() ? "bench" : c.member_command[0].c_str(), t.nodes, t.name.c_str(), testbed::node_ns(t.name, 0).c_str(),
               testbed::node_ns(t.name, t.nodes - 1).c_str(), t.name.c_str());
-  std::printf("# links: %u lane%s (a bridge each), tbf %u Mbit/s both ways (burst %u B, queue %u ms), MTU %u\n",
-              t.lanes, t.lanes > 1 ? "s" : "", t.rate_mbit, testbed::burst_bytes(t), testbed::kQueueMs, t.mtu);
+  std::fprintf(to, "# links: %u lane%s (a bridge each), tbf %u Mbit/s both ways (burst %u B; %s), MTU %u\n",
+              t.lanes, t.lanes > 1 ? "s" : "", t.rate_mbit, testbed::burst_bytes(t), testbed::queues_text(t).c_str(), t.mtu);
   if (c.xdp)
-    std::printf("# ports: af_xdp on queue 0 - XDP transmit skips the node's qdisc, so the links are shaped on the "
+    std::fprintf(to, "# ports: af_xdp on queue 0 - XDP transmit skips the node's qdisc, so the links are shaped on the "
                 "bridge side only (the switch's downlinks); the uplinks hold to the rate by the members' pacing\n");
   else
-    std::printf("# ports: af_packet, qdisc_bypass=0 (every frame passes the node's tbf)%s\n",
+    std::fprintf(to, "# ports: af_packet, qdisc_bypass=0 (every frame passes the node's tbf)%s\n",
                 testbed::af_packet_ring_devargs(t.mtu).empty() ? "" : ", rings sized for the MTU");
   if (pace_mbit > 0)
-    std::printf("# paced: each lane at %g Mbit/s, %u bytes per frame beyond it (tbf counts the frame alone)\n",
+    std::fprintf(to, "# paced: each lane at %g Mbit/s, %u bytes per frame beyond it (tbf counts the frame alone)\n",
                 pace_mbit, c.port_overhead);
   else
-    std::printf("# paced: no (frames pile up behind tbf)\n");
-  std::printf("# group file %s (discovery; peer timeout %g ms); the run may take %.0f s (--deadline)\n",
+    std::fprintf(to, "# paced: no (frames pile up behind tbf)\n");
+  std::fprintf(to, "# group file %s (discovery; peer timeout %g ms); the run may take %.0f s (--deadline)\n",
               group_file.c_str(), c.peer_timeout_ms, bound_s);
-  std::fflush(stdout);
+  std::fflush(to);
 }
 
 // The members' run, watched: rank 0's output streamed, every member's end
@@ -169,14 +171,14 @@ void watch(MemberProcesses& members, FileTail& rank0, double bound_s, double pee
 }
 
 // After the first member that failed: when each other ended.
-void print_failure_timing(const MemberProcesses& members, double peer_timeout_ms) {
+void print_failure_timing(std::FILE* to, const MemberProcesses& members, double peer_timeout_ms) {
   const MemberProcesses::Member* first = nullptr;
   for (const auto& m : members.members())
     if (!m.ok() && (first == nullptr || m.ended_s < first->ended_s)) first = &m;
   if (first == nullptr) return;
   double last = first->ended_s;
   for (const auto& m : members.members()) last = std::max(last, m.ended_s);
-  std::printf("# rank %u ended first (%s) %.2f s into the run; the last member ended %.0f ms later (peer timeout "
+  std::fprintf(to, "# rank %u ended first (%s) %.2f s into the run; the last member ended %.0f ms later (peer timeout "
               "%g ms)\n",
               first->rank, first->how_ended().c_str(), first->ended_s, (last - first->ended_s) * 1e3, peer_timeout_ms);
 }
@@ -239,12 +241,15 @@ int bench_testbed(const TestbedBenchConfig& c) {
   const StopSignals stop;  // from here, a signal unwinds through every scope below
   const TempDir dir;
   const std::string group_file = dir.path() + "/group.toml";
-  print_header(c, t, pace, bound_s, group_file);
+  // With --json stdout carries one JSON object at the end; what a person
+  // reads on the way goes to stderr.
+  std::FILE* human = c.json ? stderr : stdout;
+  print_header(human, c, t, pace, bound_s, group_file);
   const testbed::TestbedScope scope(t);
   // The members do not see it (`ip netns exec` gives each a /sys of its
   // namespace), so libxdp loads its program without the dispatcher; mounted
   // all the same for the XDP tools one may run beside.
-  if (c.xdp) std::printf("# %s (the members' libxdp has its own /sys and loads no dispatcher)\n",
+  if (c.xdp) std::fprintf(human, "# %s (the members' libxdp has its own /sys and loads no dispatcher)\n",
                          testbed::mount_bpffs_if_missing().c_str());
 
   testbed::MemberGroup g;
@@ -271,12 +276,17 @@ int bench_testbed(const TestbedBenchConfig& c) {
   MemberProcesses members(dir.path());
   const std::string self = self_path();
   for (uint32_t r = 0; r < t.nodes; ++r) members.start(r, member_argv(c, self, testbed::node_ns(t.name, r), group_file, r));
-  FileTail rank0(members.members()[0].out_path, stdout);
+  // Rank 0's table streams as it comes; its JSON is read whole at the end.
+  std::FILE* rank0_to = c.json ? nullptr : stdout;
+  FileTail rank0(members.members()[0].out_path, rank0_to);
   watch(members, rank0, bound_s, c.peer_timeout_ms);
   rank0.finish();
 
-  std::printf("\n");
-  print_link_counters(t, c.xdp, c.root, before, snapshot_links(t), payload_of(c));
+  const std::vector<LinkRow> links = link_rows(t, before, snapshot_links(t));
+  if (!c.json) {
+    std::printf("\n");
+    print_link_counters(links, c.xdp, c.root, payload_of(c));
+  }
   if (c.counters)
     for (const auto& m : members.members())
       if (m.rank != 0) FileTail(m.out_path, stdout).finish();
@@ -289,12 +299,18 @@ int bench_testbed(const TestbedBenchConfig& c) {
   for (const auto& m : ended) {
     if (m.ok()) continue;
     const std::string said = error_lines(m);
-    std::printf("# rank %u: %s%s%s\n", m.rank, m.how_ended().c_str(), said.empty() ? "" : ": ", said.c_str());
+    std::fprintf(human, "# rank %u: %s%s%s\n", m.rank, m.how_ended().c_str(), said.empty() ? "" : ": ", said.c_str());
     failed += (failed.empty() ? "" : "; ") + ("rank " + std::to_string(m.rank) + " " + m.how_ended()) +
               (said.empty() ? "" : ": " + said);
   }
-  print_failure_timing(members, c.peer_timeout_ms);
-  std::fflush(stdout);
+  print_failure_timing(human, members, c.peer_timeout_ms);
+  std::fflush(human);
+  if (c.json) {
+    std::ifstream out(members.members()[0].out_path);
+    std::stringstream text;
+    text << out.rdbuf();
+    print_testbed_json(TestbedJson{&t, pace, text.str(), payload_of(c), links, c.root, failed});
+  }
   if (failed.empty()) return 0;
   std::fprintf(stderr, "lanecast bench: the testbed run failed: %s\n", failed.c_str());
   return 1;

@@ -31,9 +31,19 @@ std::vector<QdiscCounters> snapshot_links(const testbed::TestbedSpec& t) {
   return all;
 }
 
-void print_link_counters(const testbed::TestbedSpec& t, bool xdp, uint32_t root,
-                         const std::vector<QdiscCounters>& before, const std::vector<QdiscCounters>& after,
-                         const Payload& payload) {
+std::vector<LinkRow> link_rows(const testbed::TestbedSpec& t, const std::vector<QdiscCounters>& before,
+                               const std::vector<QdiscCounters>& after) {
+  std::vector<LinkRow> rows;
+  const std::string sw = testbed::switch_ns(t.name);
+  for (uint32_t i = 0; i < t.nodes; ++i)
+    for (uint32_t lane = 0; lane < t.lanes; ++lane)
+      rows.push_back(LinkRow{i, testbed::node_iface(lane),
+                             during(before, after, testbed::node_ns(t.name, i), testbed::node_iface(lane)),
+                             during(before, after, sw, testbed::switch_port(lane, i))});
+  return rows;
+}
+
+void print_link_counters(const std::vector<LinkRow>& links, bool xdp, uint32_t root, const Payload& payload) {
   std::printf("# links during the run, as each tbf counted (frames with their Ethernet header, no FCS, preamble or "
               "gap; acks, barriers and hellos included)%s\n",
               xdp ? "; af_xdp: uplinks count nothing (XDP transmit skips the node's qdisc)" : "");
@@ -42,24 +52,77 @@ void print_link_counters(const testbed::TestbedSpec& t, bool xdp, uint32_t root,
   std::printf("%5s %-4s %14s %9s %8s %10s %14s %9s %8s %10s %9s\n", "rank", "lane", "up_bytes", "up_pkts", "up_drop",
               "up_overlim", "down_bytes", "down_pkts", "down_drop", "down_overl", "down/pay");
   uint64_t drops = 0, root_up = 0;
-  const std::string sw = testbed::switch_ns(t.name);
-  for (uint32_t i = 0; i < t.nodes; ++i) {
-    for (uint32_t lane = 0; lane < t.lanes; ++lane) {
-      const QdiscCounters up = during(before, after, testbed::node_ns(t.name, i), testbed::node_iface(lane));
-      const QdiscCounters down = during(before, after, sw, testbed::switch_port(lane, i));
-      drops += up.dropped + down.dropped;
-      if (i == root) root_up += up.bytes;
-      std::printf("%5u %-4s %14" PRIu64 " %9" PRIu64 " %8" PRIu64 " %10" PRIu64 " %14" PRIu64 " %9" PRIu64 " %8" PRIu64
-                  " %10" PRIu64 " %9.3f\n",
-                  i, testbed::node_iface(lane).c_str(), up.bytes, up.packets, up.dropped, up.overlimits, down.bytes,
-                  down.packets, down.dropped, down.overlimits,
-                  payload.bytes ? static_cast<double>(down.bytes) / static_cast<double>(payload.bytes) : 0.0);
-    }
+  for (const LinkRow& l : links) {
+    drops += l.up.dropped + l.down.dropped;
+    if (l.rank == root) root_up += l.up.bytes;
+    std::printf("%5u %-4s %14" PRIu64 " %9" PRIu64 " %8" PRIu64 " %10" PRIu64 " %14" PRIu64 " %9" PRIu64 " %8" PRIu64
+                " %10" PRIu64 " %9.3f\n",
+                l.rank, l.lane.c_str(), l.up.bytes, l.up.packets, l.up.dropped, l.up.overlimits, l.down.bytes,
+                l.down.packets, l.down.dropped, l.down.overlimits,
+                payload.bytes ? static_cast<double>(l.down.bytes) / static_cast<double>(payload.bytes) : 0.0);
   }
   std::printf("# the root's (rank %u) uplink carried %" PRIu64 " B = %.3f x the payload; drops on every link: %" PRIu64
               "\n",
               root, root_up, payload.bytes ? static_cast<double>(root_up) / static_cast<double>(payload.bytes) : 0.0,
               drops);
+}
+
+namespace {
+
+// A JSON string literal of s: quotes, backslashes and control characters
+// escaped (what a member said may hold anything).
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const unsigned char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += static_cast<char>(ch);
+    } else if (ch < 0x20 || ch == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", ch);
+      out += b;
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out + "\"";
+}
+
+// Rank 0's output when it is one whole JSON array (it printed its results
+// and ended), else "null": a member killed mid-run leaves half a document.
+std::string whole_array(const std::string& text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  const size_t last = text.find_last_not_of(" \t\r\n");
+  if (first == std::string::npos || text[first] != '[' || text[last] != ']') return "null";
+  return text.substr(first, last - first + 1);
+}
+
+}  // namespace
+
+void print_testbed_json(const TestbedJson& j) {
+  const testbed::TestbedSpec& t = *j.testbed;
+  std::printf("{\"testbed\": {\"nodes\": %u, \"lanes\": %u, \"rate_mbit\": %u, \"mtu\": %u, \"burst_bytes\": %u, "
+              "\"uplink_queue_frames\": %u, \"uplink_limit_bytes\": %" PRIu64 ", \"switch_queue_ms\": %u, "
+              "\"paced_mbit\": %g},\n",
+              t.nodes, t.lanes, t.rate_mbit, t.mtu, testbed::burst_bytes(t), t.uplink_queue,
+              testbed::uplink_limit_bytes(t), testbed::kQueueMs, j.paced_mbit);
+  std::printf(" \"results\": %s,\n", whole_array(j.results).c_str());
+  std::printf(" \"payload_bytes\": %" PRIu64 ", \"payload\": %s,\n", j.payload.bytes, json_string(j.payload.how).c_str());
+  std::printf(" \"links\": [\n");
+  uint64_t drops = 0, root_up = 0;
+  for (size_t i = 0; i < j.links.size(); ++i) {
+    const LinkRow& l = j.links[i];
+    drops += l.up.dropped + l.down.dropped;
+    if (l.rank == j.root) root_up += l.up.bytes;
+    std::printf("  {\"rank\": %u, \"lane\": %s, \"up_bytes\": %" PRIu64 ", \"up_packets\": %" PRIu64
+                ", \"up_dropped\": %" PRIu64 ", \"up_overlimits\": %" PRIu64 ", \"down_bytes\": %" PRIu64
+                ", \"down_packets\": %" PRIu64 ", \"down_dropped\": %" PRIu64 ", \"down_overlimits\": %" PRIu64 "}%s\n",
+                l.rank, json_string(l.lane).c_str(), l.up.bytes, l.up.packets, l.up.dropped, l.up.overlimits,
+                l.down.bytes, l.down.packets, l.down.dropped, l.down.overlimits, i + 1 < j.links.size() ? "," : "");
+  }
+  std::printf(" ],\n \"root_uplink_bytes\": %" PRIu64 ", \"drops\": %" PRIu64 ", \"failed\": %s}\n", root_up, drops,
+              json_string(j.failed).c_str());
+  std::fflush(stdout);
 }
 
 std::string error_lines(const MemberProcesses::Member& m) {

@@ -6,6 +6,7 @@
 namespace lanecast::apps {
 
 void FileTail::pump() {
+  if (to_ == nullptr) return;  // nowhere to copy to: the file is read whole later
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;  // not created yet
   char buf[8192];
@@ -23,6 +24,7 @@ void FileTail::pump() {
 }
 
 void FileTail::finish() {
+  if (to_ == nullptr) return;
   pump();
   if (partial_.empty()) return;
   std::fprintf(to_, "%s\n", partial_.c_str());

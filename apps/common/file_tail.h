@@ -13,6 +13,7 @@ namespace lanecast::apps {
 
 class FileTail {
  public:
+  // `to` null: it copies nothing (a caller that reads the file whole later).
   FileTail(std::string path, std::FILE* to) : path_(std::move(path)), to_(to) {}
   void pump();    // the new whole lines
   void finish();  // the rest, a last line without its newline too

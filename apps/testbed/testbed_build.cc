@@ -85,13 +85,17 @@ class Builder {
          "netns", sw});
     run({"ip", "-n", sw, "link", "set", port, "mtu", mtu(), "master", br, "up"});
     run({"ip", "-n", ns, "link", "set", iface, "up"});
-    shape(ns, iface);
-    shape(sw, port);
+    shape(ns, iface, /*uplink=*/true);
+    shape(sw, port, /*uplink=*/false);
   }
 
-  void shape(const std::string& ns, const std::string& dev) {
-    run({"tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate", std::to_string(s_.rate_mbit) + "mbit",
-         "burst", std::to_string(burst_bytes(s_)), "latency", std::to_string(kQueueMs) + "ms"});
+  // The uplink's queue in frames (a host's), the switch port's in time.
+  void shape(const std::string& ns, const std::string& dev, bool uplink) {
+    std::vector<std::string> cmd = {"tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf",
+                                    "rate", std::to_string(s_.rate_mbit) + "mbit", "burst", std::to_string(burst_bytes(s_))};
+    if (uplink && s_.uplink_queue > 0) cmd.insert(cmd.end(), {"limit", std::to_string(uplink_limit_bytes(s_))});
+    else cmd.insert(cmd.end(), {"latency", std::to_string(kQueueMs) + "ms"});
+    run(cmd);
   }
 
   const TestbedSpec& s_;

@@ -33,8 +33,10 @@ const char* kUsage =
     "\n"
     "Every link is shaped both ways by a tbf root qdisc - the node's uplink on v0/w0,\n"
     "the switch's downlink on bI/cI - at the rate, with a burst of 400 us of it (at\n"
-    "least two frames) and a 5 ms queue. MTU M on every interface; IPv6 off in every\n"
-    "namespace. `up` removes what it built when a step fails or on SIGINT/SIGTERM;\n"
+    "least two frames). A switch port queues 5 ms; a node's uplink queues what a host\n"
+    "NIC does, --uplink-queue frames (txqueuelen; 0: 5 ms like the switch), so TCP\n"
+    "backs off in its own queue as on a host. MTU M on every interface; IPv6 off in\n"
+    "every namespace. `up` removes what it built when a step fails or on SIGINT/SIGTERM;\n"
     "`down` removes every namespace of NAME; `status` lists them with each tbf's\n"
     "counters. Needs root and iproute2 (ip, tc). `lanecast bench --testbed N` builds\n"
     "one for a run and starts a member process in every node.\n"
@@ -50,6 +52,10 @@ OptionTable make_table(testbed::TestbedSpec& s) {
          [&](std::string_view v) { s.rate_mbit = static_cast<uint32_t>(parse_uint(v, "--rate", 1'000'000)); }});
   t.add({"mtu", "M", "1500", "up: MTU of every interface (576..9000)",
          [&](std::string_view v) { s.mtu = static_cast<uint32_t>(parse_uint(v, "--mtu", 1'000'000)); }});
+  t.add({"uplink-queue", "FRAMES", std::to_string(testbed::kUplinkQueueFrames),
+         "up: frames a node's uplink queues before it drops, as a host NIC's txqueuelen (0..100000; 0: 5 ms, as a "
+         "switch port)",
+         [&](std::string_view v) { s.uplink_queue = static_cast<uint32_t>(parse_uint(v, "--uplink-queue", 1'000'000)); }});
   t.add({"name", "NAME", testbed::kDefaultName,
          "the testbed's name, the prefix of its namespaces: a lowercase letter and up to 8 letters or digits",
          [&](std::string_view v) { s.name = std::string(v); }});
@@ -61,11 +67,11 @@ std::string summary(const testbed::TestbedSpec& s) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "testbed %s: %u nodes (%s..%s, v0%s, %s-%u), switch %s, probe %s; tbf %u Mbit/s burst %u B "
-                "latency %u ms both ways; MTU %u",
+                "both ways, %s; MTU %u",
                 s.name.c_str(), s.nodes, testbed::node_ns(s.name, 0).c_str(), testbed::node_ns(s.name, last).c_str(),
                 s.lanes == 2 ? " and w0 on a second switch" : "", testbed::node_ipv4(0).c_str(), last + 1,
                 testbed::switch_ns(s.name).c_str(), testbed::probe_ns(s.name).c_str(), s.rate_mbit,
-                testbed::burst_bytes(s), testbed::kQueueMs, s.mtu);
+                testbed::burst_bytes(s), testbed::queues_text(s).c_str(), s.mtu);
   return buf;
 }
 

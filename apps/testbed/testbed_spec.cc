@@ -40,6 +40,10 @@ void check(const TestbedSpec& s) {
     throw UsageError("--rate " + std::to_string(s.rate_mbit) + ": 1.." + std::to_string(kMaxRateMbit) + " Mbit/s");
   if (s.mtu < kMinMtu || s.mtu > kMaxMtu)
     throw UsageError("--mtu " + std::to_string(s.mtu) + ": " + std::to_string(kMinMtu) + ".." + std::to_string(kMaxMtu));
+  if (s.uplink_queue > kMaxUplinkQueueFrames)
+    throw UsageError("--uplink-queue " + std::to_string(s.uplink_queue) + ": 0.." +
+                     std::to_string(kMaxUplinkQueueFrames) + " frames (0: " + std::to_string(kQueueMs) +
+                     " ms, as the switch's ports)");
 }
 
 std::string node_ns(const std::string& name, uint32_t node) { return name + "n" + std::to_string(node); }
@@ -69,6 +73,14 @@ uint32_t burst_bytes(const TestbedSpec& s) {
   const uint64_t of_rate = uint64_t{s.rate_mbit} * kBurstUs / 8;  // Mbit/s x us / 8 = bytes
   const uint64_t two_frames = 2 * (uint64_t{s.mtu} + 14);
   return static_cast<uint32_t>(std::max(of_rate, two_frames));
+}
+
+uint64_t uplink_limit_bytes(const TestbedSpec& s) { return uint64_t{s.uplink_queue} * (s.mtu + 14); }
+
+std::string queues_text(const TestbedSpec& s) {
+  const std::string sw = "switch ports " + std::to_string(kQueueMs) + " ms";
+  if (s.uplink_queue == 0) return "uplinks " + std::to_string(kQueueMs) + " ms, " + sw;
+  return "uplinks " + std::to_string(s.uplink_queue) + " frames (" + std::to_string(uplink_limit_bytes(s)) + " B), " + sw;
 }
 
 }  // namespace lanecast::apps::testbed

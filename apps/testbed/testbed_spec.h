@@ -12,7 +12,13 @@
 //
 // Every link is shaped both ways by a tbf root qdisc - the node's uplink on
 // its end, the switch's downlink on the bridge port - at one rate, with a
-// burst of 400 us of that rate (at least two frames) and a 5 ms queue. MTU M
+// burst of 400 us of that rate (at least two frames). The switch's ports
+// queue 5 ms, as a switch's buffers do; a node's uplink queues what a host
+// NIC's transmit queue holds (txqueuelen, 1000 frames by default), so a
+// sender that outruns its link waits in its own queue, as on a host, instead
+// of losing frames there - TCP (Open MPI) backs off on a full local queue
+// without a loss; a 5 ms uplink queue made it drop its own packets into
+// retransmission timeouts (uplink_queue 0 builds that testbed). MTU M
 // everywhere; IPv6 off in every namespace, so nothing but the programs'
 // own frames crosses the links.
 #pragma once
@@ -29,6 +35,8 @@ inline constexpr uint32_t kMinMtu = 576, kMaxMtu = 9000;
 inline constexpr uint32_t kMaxRateMbit = 100'000;
 inline constexpr uint32_t kQueueMs = 5;
 inline constexpr uint32_t kBurstUs = 400;
+inline constexpr uint32_t kUplinkQueueFrames = 1000;  // a host NIC's txqueuelen
+inline constexpr uint32_t kMaxUplinkQueueFrames = 100'000;
 inline constexpr const char* kDefaultName = "lctb";
 
 struct TestbedSpec {
@@ -37,6 +45,8 @@ struct TestbedSpec {
   uint32_t lanes = 1;
   uint32_t rate_mbit = 200;
   uint32_t mtu = 1500;
+  // Frames a node's uplink queues before tbf drops; 0: kQueueMs, as the switch.
+  uint32_t uplink_queue = kUplinkQueueFrames;
 };
 
 // Throws UsageError naming the option at fault.
@@ -64,5 +74,10 @@ std::string node_ipv4(uint32_t node);  // "10.78.0.(I+1)"
 
 // tbf's burst: 400 us of the rate, but at least two frames of the MTU.
 uint32_t burst_bytes(const TestbedSpec& s);
+// A node's uplink queue in bytes (tbf's limit): uplink_queue frames of the
+// MTU with their Ethernet header; 0 when it queues kQueueMs instead.
+uint64_t uplink_limit_bytes(const TestbedSpec& s);
+// The queues in words: "uplink 1000 frames (1514000 B), switch 5 ms".
+std::string queues_text(const TestbedSpec& s);
 
 }  // namespace lanecast::apps::testbed

@@ -181,6 +181,7 @@ GroupCaps group_caps_of(const Node& n, uint32_t segment_bytes) {
   const drivers::PortCaps& c = n.port_caps();
   GroupCaps g{c.multicast, c.tx_chained, c.rx_wakeup, segment_bytes, n.multicast_fallback(), "", false, ""};
   if (!n.group_addresses().empty()) g.group_address = drivers::format_address(n.group_addresses()[0]);
+  g.stream_fanout = n.config().streams.fanout;
   if (n.config().auth) {
     g.sealed = true;
     g.key_fingerprint = n.config().auth->fingerprint;

@@ -383,6 +383,7 @@ struct GroupCaps {
   // key's fingerprint ("" without a key).
   bool sealed = false;
   std::string key_fingerprint;
+  uint32_t stream_fanout = 0;  // each member's children in a stream's tree (StreamOptions::fanout, resolved)
 };
 
 // p members in this process, served by its polling cores, joined either by the

@@ -121,6 +121,8 @@ expect 2 "--rate 0: 1..100000 Mbit/s" testbed up 3 --rate 0
 expect 2 "--rate: '2.5' is not a whole number" testbed up 3 --rate 2.5
 expect 2 "--mtu 575: 576..9000" testbed up 3 --mtu 575
 expect 2 "--mtu 9001: 576..9000" testbed up 3 --mtu 9001
+expect 2 "--uplink-queue 100001: 0..100000 frames" testbed up 3 --uplink-queue 100001
+expect 2 "--uplink-queue: '-1' is not a whole number" testbed up 3 --uplink-queue -1
 expect 2 "--name 'Lab': a lowercase letter" testbed up 3 --name Lab
 expect 2 "--name 'abcdefghij': a lowercase letter" testbed up 3 --name abcdefghij
 expect 2 "--name 'a;reboot'" testbed down --name 'a;reboot'
@@ -141,6 +143,8 @@ expect 2 "--config does not apply to --testbed" bench --testbed 3 --config x.tom
 expect 2 "--segment with --testbed: 64..9000" bench --testbed 3 --segment 10
 expect 2 "--root 5 is outside the testbed's 3 members" bench --testbed 3 --root 5
 expect 2 "--mtu applies to --testbed only" bench --mtu 9000
+expect 2 "--uplink-queue applies to --testbed only" bench --uplink-queue 10
+expect 2 "--uplink-queue 200000: 0..100000" bench --testbed 3 --uplink-queue 200000
 expect 2 "--xdp applies to --testbed only" bench --xdp
 expect 2 "--deadline applies to --testbed only" bench --deadline 10
 expect 2 "--deadline: 0 is outside" bench --testbed 3 --deadline 0

@@ -14,14 +14,17 @@
 # which the ranks' skew after a barrier cannot shorten.
 #
 # usage: tests/bench/mpi_vs_lanecast.sh [--nodes N] [--rate MBIT] [--mtu M]
-#          [--sizes LIST] [--iters K] [--warmup W] [--algos LIST]
-#          [--progress calls|cores] [--lanecast PATH]
+#          [--uplink-queue FRAMES] [--sizes LIST] [--iters K] [--warmup W]
+#          [--algos LIST] [--progress calls|cores] [--lanecast PATH]
 # --progress: how lanecast's members progress (bench --progress; default
-# calls: one thread per process, as the MPI ranks have).
+# calls: one thread per process, as the MPI ranks have). --uplink-queue:
+# the nodes' uplink queue (lanecast testbed up --help; default a host NIC's
+# 1000 frames, where TCP backs off without losing; 0: 5 ms, the testbed
+# before, where TCP dropped its own packets).
 # Needs root, iproute2, openmpi-bin and libopenmpi-dev (mpicc).
 set -euo pipefail
 
-nodes=8 rate=200 mtu=1500 sizes=2,64K,256K,1M,8M iters=5 warmup=2 algos=chain,bintree progress=calls
+nodes=8 rate=200 mtu=1500 uplink_queue=1000 sizes=2,64K,256K,1M,8M iters=5 warmup=2 algos=chain,bintree progress=calls
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 lanecast=$repo/build/apps/lanecast
 while (($#)); do
@@ -29,13 +32,14 @@ while (($#)); do
     --nodes) nodes=$2; shift ;;
     --rate) rate=$2; shift ;;
     --mtu) mtu=$2; shift ;;
+    --uplink-queue) uplink_queue=$2; shift ;;
     --sizes) sizes=$2; shift ;;
     --iters) iters=$2; shift ;;
     --warmup) warmup=$2; shift ;;
     --algos) algos=$2; shift ;;
     --progress) progress=$2; shift ;;
     --lanecast) lanecast=$2; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "mpi_vs_lanecast: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -54,7 +58,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
-"$repo/tools/testbed.sh" up "$nodes" --rate "$rate" --mtu "$mtu" --name "$tag"
+"$repo/tools/testbed.sh" up "$nodes" --rate "$rate" --mtu "$mtu" --uplink-queue "$uplink_queue" --name "$tag"
 mpicc -O2 -o "$work/mpi_bcast" "$repo/tests/bench/mpi_bcast.c"
 
 size_list=()

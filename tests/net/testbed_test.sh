@@ -72,15 +72,19 @@ else
   ip -n "${tb}s" link show c1 | grep -q "master br1" || fail "c1 (lane 1) is not on br1"
   ip -n "${tb}p" link show p1 | grep -q "link/ether 02:00:00:02:00:01" || fail "the probe's p1 has not 02:00:00:02:00:01"
   # burst: max(400 us of 100 Mbit/s = 5000 B, two 3014-byte frames) = 6028 B
-  # (tc shows it as the kernel rounded it to its clock: 6025b)
-  tc -n "${tb}n0" qdisc show dev w0 | grep -q "tbf .*rate 100Mbit burst 602[0-9]b lat 5ms" ||
+  # (tc shows it as the kernel rounded it to its clock: 6025b). A node's
+  # uplink queues a host NIC's 1000 frames: 3014000 B at 12.5 MB/s = 241 ms
+  # (tc shows the limit as the time it takes); a switch port 5 ms.
+  tc -n "${tb}n0" qdisc show dev w0 | grep -q "tbf .*rate 100Mbit burst 602[0-9]b lat 24[01]ms" ||
     fail "n0's w0 tbf: $(tc -n "${tb}n0" qdisc show dev w0)"
   tc -n "${tb}s" qdisc show dev c2 | grep -q "tbf .*rate 100Mbit burst 602[0-9]b lat 5ms" ||
     fail "the switch's c2 tbf: $(tc -n "${tb}s" qdisc show dev c2)"
   [[ $(ip netns exec "${tb}n0" sysctl -n net.ipv6.conf.all.disable_ipv6) == 1 ]] || fail "IPv6 is on in n0"
   "$bin" testbed status --name "$tb" >"$work/status.out" 2>&1 || fail "testbed status exited $?"
-  # 3 nodes x 2 lanes + 2 x 3 switch ports + 2 probe ports + 2 probe switch ports = 16 tbf lines
-  [[ $(grep -cE "100Mbit +602[0-9]b +5ms" "$work/status.out") -eq 16 ]] || fail "testbed status: $(cat "$work/status.out")"
+  # 3 nodes x 2 lanes + 2 probe ports (uplinks: 1000 frames) and 2 x 3
+  # switch ports + 2 probe switch ports (5 ms): 16 tbf lines
+  [[ $(grep -cE "100Mbit +602[0-9]b +24[01]ms" "$work/status.out") -eq 8 &&
+     $(grep -cE "100Mbit +602[0-9]b +5ms" "$work/status.out") -eq 8 ]] || fail "testbed status: $(cat "$work/status.out")"
   # Two lanes, two polling cores: lane 1 gets a core of its own.
   {
     printf '[group]\nname = "lanes2"\nid = 47\nbootstrap = "discovery"\nlanes = 2\nalgo = "multilane"\n'
@@ -118,7 +122,7 @@ chmod +x "$work/fakebin/tc"
 PATH=$work/fakebin:$PATH "$bin" testbed up 3 --name "$tb" >"$work/bad.out" 2>&1
 rc=$?
 [[ $rc -eq 3 ]] || fail "up with a failing tc exited $rc, not 3"
-grep -q "tc -n ${tb}n0 qdisc replace dev v0 root tbf rate 200mbit burst 10000 latency 5ms failed (exit 2): RTNETLINK answers: refused by the test" \
+grep -q "tc -n ${tb}n0 qdisc replace dev v0 root tbf rate 200mbit burst 10000 limit 1514000 failed (exit 2): RTNETLINK answers: refused by the test" \
   "$work/bad.out" || fail "up with a failing tc said: $(cat "$work/bad.out")"
 [[ -z $(left "$tb") ]] || fail "a failed up left $(left "$tb" | tr '\n' ' ')"
 
@@ -138,6 +142,33 @@ grep -q "payload each receiver must get: 1 algo x 6 broadcasts .* = 393228 B" "$
 [[ $(grep -cE "^ +[0-2] v0 +[0-9]+" "$work/bench.out") -eq 3 ]] || fail "bench --testbed 3 did not show every link"
 [[ -n $run && -z $(left "$run") ]] || fail "bench --testbed left $(left "$run" | tr '\n' ' ') (name '$run')"
 members_left "$work/bench.out" && fail "bench --testbed left member processes"
+
+# 3b. --json: one object on stdout that a JSON parser takes - the testbed as
+# built (--uplink-queue 0: the 5 ms uplinks of before), each size verified
+# with its span and per-rank times, every link's counters; the progress
+# lines on stderr only.
+timeout 120 "$bin" bench --testbed 3 --uplink-queue 0 --algo chain,bintree --sizes 2,64K --iters 3 --warmup 1 --json \
+  >"$work/json.out" 2>"$work/json.err"
+rc=$?
+names+=("$(name_in "$work/json.err")")
+[[ $rc -eq 0 ]] || fail "bench --testbed --json exited $rc: $(tail -3 "$work/json.err")"
+grep -q "uplinks 5 ms, switch ports 5 ms" "$work/json.err" || fail "bench --testbed --json: no header on stderr"
+if ! python3 - "$work/json.out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t, r, links = d["testbed"], d["results"], d["links"]
+assert t["nodes"] == 3 and t["uplink_queue_frames"] == 0 and t["switch_queue_ms"] == 5, t
+assert [(x["algo"], x["size"]) for x in r] == [("chain", 2), ("chain", 65536), ("bintree", 2), ("bintree", 65536)], r
+for x in r:
+    assert x["verified"] is True and x["nodes"] == 3 and x["iters"] == 3, x
+    assert len(x["rank_us"]) == 3 and x["rank_us"][0] == 0 and x["span_us"] >= max(x["rank_us"]) - 1e-3, x
+assert [(l["rank"], l["lane"]) for l in links] == [(0, "v0"), (1, "v0"), (2, "v0")], links
+assert all(l["down_bytes"] >= 2 * (2 + 65536) * 4 for l in links[1:]), links
+assert d["payload_bytes"] == 2 * 4 * (2 + 65536) and d["failed"] == "", d
+PY
+then
+  fail "bench --testbed --json printed: $(head -c 600 "$work/json.out")"
+fi
 
 # 4. A member killed mid-broadcast.
 timeout 120 "$bin" bench --testbed 3 --progress cores --sizes 1M --iters 400 --timeout 1000 >"$work/kill.out" 2>"$work/kill.err" &
