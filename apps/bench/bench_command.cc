@@ -67,6 +67,7 @@ TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table
   t.segment = c.segment;
   t.port_rate_mbit = table.given("port-rate") ? c.port_rate_mbit : -1;
   t.port_overhead = table.given("port-overhead") ? c.port_overhead : 0;
+  t.rate_control = c.rate_control;
   t.deadline_s = c.deadline_s;
   t.mcast = c.mcast;
   t.stream_fanout = c.fanout;

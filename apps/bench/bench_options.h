@@ -37,6 +37,7 @@ struct BenchConfig {
   std::vector<std::string> ports;
   double port_rate_mbit = 0;
   uint32_t port_overhead = 24;
+  bool rate_control = false;  // each lane finds its rate (a --port-rate is its ceiling)
   std::string auto_rules;
   std::string topology;
   bool memory = false;

@@ -121,7 +121,11 @@ void print_header(std::FILE* to, const TestbedBenchConfig& c, const testbed::Tes
   else
     std::fprintf(to, "# ports: af_packet, qdisc_bypass=0 (every frame passes the node's tbf)%s\n",
                 testbed::af_packet_ring_devargs(t.mtu).empty() ? "" : ", rings sized for the MTU");
-  if (pace_mbit > 0)
+  if (c.rate_control)
+    std::fprintf(to, "# paced: each lane at the rate its controller finds (queueing delay, losses)%s\n",
+                 pace_mbit > 0 ? (", at most " + std::to_string(static_cast<uint64_t>(pace_mbit)) + " Mbit/s").c_str()
+                               : "; not told the links' rate");
+  else if (pace_mbit > 0)
     std::fprintf(to, "# paced: each lane at %g Mbit/s, %u bytes per frame beyond it (tbf counts the frame alone)\n",
                 pace_mbit, c.port_overhead);
   else
@@ -235,7 +239,8 @@ int bench_testbed(const TestbedBenchConfig& c) {
     throw UsageError("--root " + std::to_string(c.root) + " is outside the testbed's " + std::to_string(t.nodes) +
                      " members");
   testbed::require_root("--testbed");
-  const double pace = c.port_rate_mbit < 0 ? t.rate_mbit : c.port_rate_mbit;
+  // Told the links' rate unless the members are to find it.
+  const double pace = c.port_rate_mbit >= 0 ? c.port_rate_mbit : c.rate_control ? 0 : t.rate_mbit;
   const double bound_s = c.deadline_s > 0 ? c.deadline_s : schedule_bound_s(c);
 
   const StopSignals stop;  // from here, a signal unwinds through every scope below
@@ -259,6 +264,7 @@ int bench_testbed(const TestbedBenchConfig& c) {
   g.peer_timeout_ms = c.peer_timeout_ms;
   g.port_rate_mbit = pace;
   g.port_overhead = c.port_overhead;
+  g.rate_control = c.rate_control;
   g.window = c.window;
   g.segment = c.segment;
   g.xdp = c.xdp;

@@ -23,6 +23,7 @@ struct TestbedBenchConfig : MemberSchedule {
   uint32_t window = 0, segment = 0;  // 0: the group file's defaults
   double port_rate_mbit = -1;    // pacing per lane; < 0: the links' rate
   uint32_t port_overhead = 0;    // tbf counts the frame alone
+  bool rate_control = false;     // the members find the rate (port_rate_mbit < 0: not told it)
   double deadline_s = 0;         // 0: from the schedule (schedule_bound_s)
   testbed::MulticastSettings mcast;
   uint32_t stream_fanout = 0, stream_window = 0;  // --stream: the group file's (0: defaults)

@@ -28,6 +28,7 @@ struct MemberGroup {
   double peer_timeout_ms = 3000;
   double port_rate_mbit = 0;   // pacing per lane; the links' rate
   uint32_t port_overhead = 0;  // tbf counts the frame alone
+  bool rate_control = false;   // each lane finds its rate (port_rate_mbit, if any, its ceiling)
   uint32_t window = 0;         // 0: the group file's default
   uint32_t segment = 0;        // 0: from the MTU
   bool xdp = false;            // af_xdp ports instead of af_packet

@@ -196,6 +196,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   nc.window = o.window;
   nc.peer_timeout_ns = static_cast<uint64_t>(o.peer_timeout_ms * 1e6);
   nc.lane_rate_bps = static_cast<uint64_t>(o.port_rate_mbit * 1e6);
+  nc.rate_control = o.rate_control;
   nc.pace_overhead_bytes = o.port_overhead_bytes;
   nc.streams = engine::resolve_streams(o.streams, o.algo, o.nodes);
   nc.algo_options.root_delay_ns = static_cast<uint64_t>(std::llround(o.mcast_root_delay_us * 1e3));

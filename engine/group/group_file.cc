@@ -42,13 +42,13 @@ constexpr int64_t kMaxOverhead = 1024;
 constexpr uint64_t kMaxMessage = uint64_t{4} << 30;
 
 constexpr std::array<std::string_view, 2> kTopKeys = {"group", "member"};
-constexpr std::array<std::string_view, 32> kGroupKeys = {
+constexpr std::array<std::string_view, 33> kGroupKeys = {
     "name", "id", "epoch", "bootstrap", "bootstrap_timeout_ms", "lanes", "algo", "segment",
     "max_message", "window", "peer_timeout_ms", "port_rate_mbit", "port_overhead",
     "site_latency_us", "use_sites", "emulate_latency", "multicast", "mcast_root_delay_us",
     "mcast_sync_seed", "mcast_loss", "mcast_loss_seed", "mcast_repair", "stream_fanout", "stream_window",
     "stream_window_bytes", "stream_window_messages", "streams_per_member", "stream_delivery_bytes", "stream_report_us",
-    "key_file", "stream_evict_after_ms", "faults"};
+    "key_file", "stream_evict_after_ms", "faults", "rate_control"};
 constexpr std::array<std::string_view, 4> kMemberKeys = {"rank", "site", "lanes", "macs"};
 constexpr std::array<std::string_view, 3> kBootstraps = {"static", "discovery", "pmix"};
 
@@ -149,6 +149,7 @@ class GroupFileReader : TomlFields {
     if (auto v = integer(g, "window", "group.window", 1, kMaxWindow)) spec.window = static_cast<uint32_t>(*v);
     if (auto v = timeout_ms(g, "peer_timeout_ms")) spec.peer_timeout_ms = *v;
     if (auto v = number(g, "port_rate_mbit", "group.port_rate_mbit", true)) spec.port_rate_mbit = *v;
+    if (auto v = boolean(g, "rate_control", "group.rate_control")) spec.rate_control = *v;
     if (auto v = integer(g, "port_overhead", "group.port_overhead", 0, kMaxOverhead))
       spec.port_overhead_bytes = static_cast<uint32_t>(*v);
     read_site_latency(g, spec);

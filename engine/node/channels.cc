@@ -95,10 +95,11 @@ void Channels::on_ack(Channel& c, const reliable::SendChannel::AckResult& r) {
   if (c.tx.idle() && c.tx.slab() != nullptr && !c.listed) release_slab(c);
 }
 
-void Channels::on_timeout(Channel& c, uint64_t now) {
-  if (c.tx.on_timeout(now) == 0) return;
+bool Channels::on_timeout(Channel& c, uint64_t now) {
+  if (c.tx.on_timeout(now) == 0) return false;
   counters_.rto_timeouts.add();
   want_resend(c);
+  return true;
 }
 
 void Channels::drop_broadcast(uint64_t now) {

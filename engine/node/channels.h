@@ -111,7 +111,8 @@ class Channels {
   // owes nothing.
   void on_ack(Channel& c, const reliable::SendChannel::AckResult& r);
   // c's retransmission deadline passed: what it had in flight goes again.
-  void on_timeout(Channel& c, uint64_t now);
+  // Whether anything was queued (a timeout that counts).
+  bool on_timeout(Channel& c, uint64_t now);
   // Channels holding a flight slab (those that may have frames in flight).
   size_t active_count() const { return active_.size(); }
   Channel& active(size_t i) { return channels_[active_[i]]; }

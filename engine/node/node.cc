@@ -120,10 +120,20 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   if (cfg_.streams.fanout == 0) cfg_.streams.fanout = 2;  // as stream_shape_of
   peer_counters_ = std::make_unique<PeerCounters[]>(cfg.nodes);
 
-  if (cfg.lane_rate_bps > 0) {
-    const uint64_t two_frames = 2 * (frame + 24);
+  min_burst_bytes_ = 2 * (frame + 24);
+  if (cfg.rate_control) {
+    // From below: slow start finds a faster link in a few rounds, and a
+    // slower one is not flooded first.
+    reliable::RateControl::Params p;
+    p.ceiling_bps = cfg.lane_rate_bps ? cfg.lane_rate_bps : kRateControlCeilingBps;
+    p.start_bps = std::min<uint64_t>(p.ceiling_bps, 100'000'000);
+    p.floor_bps = std::min(p.floor_bps, p.ceiling_bps);
+    rates_.assign(cfg.lanes, reliable::RateControl(p));
+    for (uint16_t l = 0; l < cfg.lanes; ++l)
+      tx_lanes_.set_rate(l, rates_[l].rate_bps(), cfg.pace_burst_bytes, min_burst_bytes_, 0);
+  } else if (cfg.lane_rate_bps > 0) {
     const uint64_t burst = cfg.pace_burst_bytes ? cfg.pace_burst_bytes
-                                                : std::max<uint64_t>(two_frames, cfg.lane_rate_bps / 8 / 5000);
+                                                : std::max<uint64_t>(min_burst_bytes_, cfg.lane_rate_bps / 8 / 5000);
     tx_lanes_.pace(cfg.lane_rate_bps, burst);
   }
 }

@@ -35,6 +35,7 @@
 #include "engine/node/stash.h"
 #include "engine/node/tx_lanes.h"
 #include "engine/reliable/ack_schedule.h"
+#include "engine/reliable/rate_control.h"
 #include "lanecast/group_spec.h"
 #include "engine/node/node_counters.h"
 #include "engine/node/op_types.h"
@@ -60,6 +61,10 @@ class FrameAuth;
 }
 
 namespace lanecast::engine {
+
+// A rate controller's ceiling when the group gave no port rate: a 10 Gbit/s
+// port's, the most a lane of this engine's ports has carried.
+inline constexpr uint64_t kRateControlCeilingBps = 10'000'000'000;
 
 struct NodeConfig {
   uint32_t group_id = 1;
@@ -103,6 +108,10 @@ struct NodeConfig {
   // Bytes the link adds to each frame as its rate counts them: 24 on an
   // Ethernet wire (preamble, FCS, gap), 0 for a Linux tbf (it counts the frame).
   uint32_t pace_overhead_bytes = 24;
+  // Each lane's pacer follows a rate controller (engine/reliable/rate_control.h)
+  // fed by the lane's RTT samples and losses; lane_rate_bps is its ceiling
+  // (0: kRateControlCeilingBps).
+  bool rate_control = false;
   uint64_t min_scan_interval_ns = 20'000;  // timers are checked at most this often
   algos::AlgoOptions algo_options;       // the group's (mcast_chain's root delay, sync seed)
   lanecast::StreamOptions streams;       // fanout resolved (>= 1)
@@ -390,6 +399,12 @@ class Node final : public PollTask {
   static constexpr uint32_t kMaxTimerDefers = 64;  // turns: 64 full bursts read per lane
   static constexpr uint64_t kStallNs = 500'000;     // a gap between two turns that is a stall
   static constexpr uint16_t kMaxLanes = TxLanes::kMaxLanes;
+  // Rate control (NodeConfig::rate_control): a controller per lane, and the
+  // pacer's burst rule (pace_burst_bytes, or two frames at least).
+  std::vector<reliable::RateControl> rates_;
+  uint64_t min_burst_bytes_ = 0;
+  void adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, uint64_t now);
+  void rate_loss(uint16_t lane, uint64_t now);
 
   // One more than the box has slots: a spsc ring keeps one slot empty.
   boost::lockfree::spsc_queue<Submission, boost::lockfree::capacity<CompletionBox::kSlots + 1>> submissions_;

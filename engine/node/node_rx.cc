@@ -105,6 +105,7 @@ void Node::handle_ack(Rank src, const wire::AckBody& ack, uint64_t now) {
   // next scan: the timer must still fire on time.
   if (!c.tx.idle()) note_deadline(c.tx.deadline());
   channels_.on_ack(c, r);
+  if (!rates_.empty()) adapt_rate(c.lane, r, now);
 }
 
 bool Node::plan_agrees(const wire::DataBody& d) const {

@@ -24,6 +24,16 @@ class Pacer {
 
   bool on() const { return ps_per_byte_ != 0; }
 
+  // A new rate (a rate controller's), the bytes saved kept as bytes.
+  void set_rate(uint64_t rate_bps, uint64_t burst_bytes, uint64_t now_ns) {
+    refill(now_ns);
+    const uint64_t saved = ps_per_byte_ ? tokens_ps_ / ps_per_byte_ : 0;
+    ps_per_byte_ = rate_bps ? 8'000'000'000'000 / rate_bps : 0;
+    burst_ps_ = burst_bytes * ps_per_byte_;
+    tokens_ps_ = std::min(burst_ps_, saved * ps_per_byte_);
+    last_ns_ = std::max(last_ns_, now_ns);
+  }
+
   // Whether a frame of `bytes` may go at now_ns; if so, it is charged.
   bool take(uint64_t now_ns, uint32_t bytes) {
     if (!on()) return true;

@@ -40,6 +40,12 @@ class TxLanes {
   void pace(uint64_t rate_bps, uint64_t burst_bytes) {
     for (uint16_t l = 0; l < lanes_; ++l) pacers_[l] = Pacer(rate_bps, burst_bytes);
   }
+  // A lane's rate as a rate controller moves it: bursts of `fixed_burst`
+  // bytes if given, else 200 us of the rate, at least `min_burst`.
+  void set_rate(uint16_t lane, uint64_t rate_bps, uint64_t fixed_burst, uint64_t min_burst, uint64_t now) {
+    const uint64_t burst = fixed_burst ? fixed_burst : std::max<uint64_t>(min_burst, rate_bps / 8 / 5000);
+    pacers_[lane].set_rate(rate_bps, burst, now);
+  }
   // A group with a key: frames are sealed with `auth` as they leave.
   void seal_with(auth::FrameAuth* auth) { auth_ = auth; }
 

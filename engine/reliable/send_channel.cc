@@ -74,13 +74,16 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
   // RFC 7323 (3.4) has TCP echo the earliest unacknowledged segment's
   // timestamp: with acks batched, the time a frame waits for its ack belongs
   // in the round trip the timer must outlast.
-  uint32_t oldest = 0;
+  // The newest frame it covers gives the path's round trip without the
+  // wait for a batched ack: what a rate controller reads as queueing.
+  uint32_t oldest = 0, newest = 0;
   bool any = false;
   auto take = [&](uint32_t s) {
     set_acked(s);
     ++r.newly;
     if (slot(s).flags & InFlight::kStream) ++r.newly_stream;
     if (!any || seq_before(s, oldest)) oldest = s;
+    if (!any || seq_before(newest, s)) newest = s;
     any = true;
   };
   // Cumulative part: every frame below cum_ack. base_ passes them below, so
@@ -105,6 +108,8 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
   }
   // Karn's rule: only a frame sent once gives an unambiguous sample.
   if (any && slot(oldest).tries == 1 && now_ns >= slot(oldest).sent_ns) sample_rtt(now_ns - slot(oldest).sent_ns);
+  if (any && slot(newest).tries == 1 && now_ns >= slot(newest).sent_ns)
+    r.path_rtt_ns = std::max<uint64_t>(1, now_ns - slot(newest).sent_ns);
 
   const uint32_t old_base = base_;
   while (base_ != next_ && acked(base_)) clear_acked(base_++);

@@ -76,6 +76,10 @@ class SendChannel {
     uint32_t newly_stream = 0;  // of which streams' batches
     bool valid = true;     // false: it acknowledges what was never sent
     bool new_holes = false;  // holes queued for fast retransmit
+    // The round trip of the newest frame it newly acknowledged, sent once
+    // (0: none - Karn's rule): the path's RTT and its queues, without the
+    // wait for a batched ack that the timer's sample (the oldest's) includes.
+    uint64_t path_rtt_ns = 0;
   };
   AckResult on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t now_ns);
 

@@ -182,6 +182,10 @@ struct GroupSpec {
   uint32_t window = 128;
   double peer_timeout_ms = 3000;
   double port_rate_mbit = 0;          // pace each lane to this (0: off)
+  // Each lane finds its rate from the queueing delay its acks reveal and
+  // from losses (engine/reliable/rate_control.h); port_rate_mbit, when
+  // given, is then its ceiling.
+  bool rate_control = false;
   uint32_t port_overhead_bytes = 24;  // 24 on an Ethernet wire, 0 under tbf
   // One-way latency between sites in microseconds, sites x sites (empty:
   // uniform): the network's shape, which the algorithms use (use_sites) and

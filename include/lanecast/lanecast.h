@@ -170,6 +170,9 @@ struct GroupOptions {
   // Each lane of a member sends at most this many Mbit/s (its link's rate):
   // keeps the queues of a rate-limited link short (engine/node/pacer.h). 0: off.
   double port_rate_mbit = 0;
+  // Each lane finds its rate from the queueing delay its acks reveal and
+  // from losses (docs/engine.md); port_rate_mbit, when given, is its ceiling.
+  bool rate_control = false;
   // Bytes the link adds to each frame as its rate counts them: 24 on an
   // Ethernet wire (preamble, FCS, gap); 0 for a Linux tbf, which counts the
   // frame alone.

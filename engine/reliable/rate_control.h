@@ -1,0 +1,120 @@
+// One lane's sending rate, found from what the network says rather than
+// told: a delay-based controller in the family of TIMELY (Mittal et al.,
+// SIGCOMM 2015) and Swift (Kumar et al., SIGCOMM 2020), with loss as the
+// last resort signal as in TCP.
+//
+// Signals, per lane (every channel of the lane feeds it):
+//   - the queueing delay an ack reveals: the round trip of the newest frame
+//     it covers (SendChannel::AckResult::path_rtt_ns: not the wait for a
+//     batched ack) less the least seen lately (the path's base). A queue building anywhere on the way -
+//     this member's own uplink, a switch port a receiver shares - shows
+//     here first, before anything is dropped;
+//   - a loss: a hole an ack reveals, or a retransmission timeout.
+// Response, at most once per round (about one RTT): while the delay stays
+// under the target, the rate grows - doubling until the first sign of a
+// queue (slow start), then by a fixed step; above the target it falls in
+// proportion to how far above (at most by half); a loss cuts it by 30%.
+// The rate stays within [floor, ceiling]: the ceiling is a port_rate_mbit
+// the group was given, or the port's speed.
+//
+// Why delay and not only loss: a sender that waits for drops keeps every
+// queue on its path full - on a host with a 1000-frame NIC queue that is
+// 60 ms at 200 Mbit/s, and a window of 128 frames then carries 3 MB/s.
+// Pure: no clock, no DPDK - time is an argument, so the tests drive it with
+// a model of a link.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace lanecast::engine::reliable {
+
+class RateControl {
+ public:
+  struct Params {
+    uint64_t ceiling_bps = 10'000'000'000;
+    uint64_t floor_bps = 10'000'000;
+    uint64_t start_bps = 100'000'000;
+    // Queueing delay tolerated. Shared CPUs delay acks by a millisecond or
+    // more without any queue (8 member processes on 2 CPUs: a 0.5 ms target
+    // sank to the floor, 1-3 ms carried 0.85-0.93 of the line).
+    uint64_t target_delay_ns = 2'000'000;
+    uint64_t step_bps = 0;                 // additive increase per round; 0: ceiling / 1024 (at least 1 Mbit/s)
+    uint64_t base_window_ns = 2'000'000'000;  // the base RTT is the least seen within this
+  };
+
+  explicit RateControl(const Params& p)
+      : p_(p), rate_bps_(std::clamp(p.start_bps, p.floor_bps, p.ceiling_bps)),
+        step_bps_(p.step_bps ? p.step_bps : std::max<uint64_t>(1'000'000, p.ceiling_bps / 1024)) {}
+
+  uint64_t rate_bps() const { return rate_bps_; }
+  uint64_t base_rtt_ns() const { return base_now_; }
+  bool slow_start() const { return slow_start_; }
+
+  // An RTT sample (an ack of a frame sent once). Returns whether the rate changed.
+  bool on_rtt(uint64_t rtt_ns, uint64_t now_ns) {
+    note_base(rtt_ns, now_ns);
+    srtt_ns_ = srtt_ns_ == 0 ? rtt_ns : (7 * srtt_ns_ + rtt_ns) / 8;
+    // The round's worst delay decides: one fresh sample above the target
+    // among many old ones is still a queue.
+    const uint64_t q = rtt_ns > base_now_ ? rtt_ns - base_now_ : 0;
+    round_delay_ns_ = std::max(round_delay_ns_, q);
+    if (now_ns < round_end_ns_) return false;
+    const uint64_t before = rate_bps_;
+    if (round_delay_ns_ <= p_.target_delay_ns) {
+      rate_bps_ = slow_start_ ? 2 * rate_bps_ : rate_bps_ + step_bps_;
+    } else {
+      slow_start_ = false;
+      // Down in proportion to the excess: a queue of twice the target halves
+      // the rate's growth headroom, never more than half at once.
+      const double excess = static_cast<double>(round_delay_ns_ - p_.target_delay_ns) / static_cast<double>(round_delay_ns_);
+      rate_bps_ = static_cast<uint64_t>(static_cast<double>(rate_bps_) * (1.0 - std::min(0.5, 0.5 * excess)));
+    }
+    end_round(now_ns);
+    return rate_bps_ != before;
+  }
+
+  // A loss (a hole, a timeout): once per round.
+  bool on_loss(uint64_t now_ns) {
+    slow_start_ = false;
+    if (now_ns < loss_round_end_ns_) return false;
+    const uint64_t before = rate_bps_;
+    rate_bps_ = rate_bps_ / 10 * 7;
+    end_round(now_ns);
+    loss_round_end_ns_ = round_end_ns_;
+    return rate_bps_ != before;
+  }
+
+ private:
+  void end_round(uint64_t now_ns) {
+    rate_bps_ = std::clamp(rate_bps_, p_.floor_bps, p_.ceiling_bps);
+    round_delay_ns_ = 0;
+    // A round: one smoothed RTT, at least the target (samples closer than
+    // that are the same queue seen twice).
+    round_end_ns_ = now_ns + std::max(srtt_ns_, p_.target_delay_ns);
+  }
+  // The least RTT over the last one to two windows: two minima, the older
+  // dropped when a window ends, so a path that got longer is learned.
+  void note_base(uint64_t rtt_ns, uint64_t now_ns) {
+    if (now_ns >= window_end_ns_) {
+      base_old_ = base_new_;
+      base_new_ = UINT64_MAX;
+      window_end_ns_ = now_ns + p_.base_window_ns;
+    }
+    base_new_ = std::min(base_new_, rtt_ns);
+    base_now_ = std::min(base_old_, base_new_);
+  }
+
+  Params p_;
+  uint64_t rate_bps_;
+  uint64_t step_bps_;
+  bool slow_start_ = true;
+  uint64_t srtt_ns_ = 0;
+  uint64_t round_delay_ns_ = 0;
+  uint64_t round_end_ns_ = 0;
+  uint64_t loss_round_end_ns_ = 0;
+  uint64_t base_old_ = UINT64_MAX, base_new_ = UINT64_MAX, base_now_ = UINT64_MAX;
+  uint64_t window_end_ns_ = 0;
+};
+
+}  // namespace lanecast::engine::reliable

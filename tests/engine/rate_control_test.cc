@@ -1,0 +1,140 @@
+// A lane's rate controller (engine/reliable/rate_control.h), alone, against
+// a model of a bottleneck: a link of capacity C behind a FIFO of a given
+// depth, a base RTT, one RTT sample per 50 us of virtual time (a sender with
+// frames in flight hears acks that often). What it must do: find C from
+// below and hold near it with a short queue, lose nothing once it has found
+// it on a host-deep queue, follow C when it changes, never pass its ceiling,
+// and back off on loss.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "engine/reliable/rate_control.h"
+
+namespace lanecast::engine::reliable {
+namespace {
+
+constexpr uint64_t kUs = 1000, kMs = 1'000'000, kS = 1'000'000'000;
+
+struct Link {
+  double capacity_bps;
+  double queue_limit_bytes;
+  uint64_t base_rtt_ns;
+  double queue_bytes = 0;
+  uint64_t drops = 0;
+  // `dt` ns at `rate`: what the link carried.
+  double run(double rate_bps, uint64_t dt) {
+    const double in = rate_bps / 8 * static_cast<double>(dt) / 1e9;
+    const double out_max = capacity_bps / 8 * static_cast<double>(dt) / 1e9;
+    queue_bytes += in;
+    const double out = std::min(queue_bytes, out_max);
+    queue_bytes -= out;
+    if (queue_bytes > queue_limit_bytes) {
+      queue_bytes = queue_limit_bytes;
+      ++drops;
+    }
+    return out;
+  }
+  uint64_t rtt_ns() const { return base_rtt_ns + static_cast<uint64_t>(queue_bytes * 8 / capacity_bps * 1e9); }
+};
+
+struct Outcome {
+  double share;          // carried / capacity over the last second
+  double mean_delay_ms;  // queueing delay over the last second
+  uint64_t drops_late;   // drops in the last second
+};
+
+Outcome drive(RateControl& rc, Link& l, uint64_t seconds, uint64_t from_ns = 0, bool lossy_signals = true) {
+  constexpr uint64_t dt = 50 * kUs;
+  double carried = 0, delay_sum = 0;
+  uint64_t samples = 0, drops_before = 0;
+  const uint64_t end = from_ns + seconds * kS, last_second = end - kS;
+  for (uint64_t now = from_ns; now < end; now += dt) {
+    if (now == last_second) drops_before = l.drops;
+    const uint64_t drops = l.drops;
+    const double out = l.run(static_cast<double>(rc.rate_bps()), dt);
+    if (now >= last_second) {
+      carried += out;
+      delay_sum += static_cast<double>(l.rtt_ns() - l.base_rtt_ns) / 1e6;
+      ++samples;
+    }
+    if (lossy_signals && l.drops != drops) rc.on_loss(now);
+    rc.on_rtt(l.rtt_ns(), now);
+  }
+  return {carried * 8 / l.capacity_bps, delay_sum / static_cast<double>(samples), l.drops - drops_before};
+}
+
+RateControl::Params params(uint64_t ceiling_bps) {
+  RateControl::Params p;
+  p.ceiling_bps = ceiling_bps;
+  return p;
+}
+
+TEST(RateControl, FindsTheBottleneckFromBelowAndHoldsItWithAShortQueue) {
+  // 200 Mbit/s behind a host NIC's 1000-frame queue, 200 us base RTT; the
+  // sender knows only that its port does 10 Gbit/s.
+  Link l{200e6, 1000 * 1514.0, 200 * kUs};
+  RateControl rc(params(10'000'000'000));
+  const Outcome o = drive(rc, l, 5);
+  EXPECT_GE(o.share, 0.95) << "rate " << rc.rate_bps();
+  EXPECT_LE(o.mean_delay_ms, 2.0);
+  EXPECT_EQ(o.drops_late, 0u);
+  EXPECT_EQ(rc.base_rtt_ns(), 200 * kUs);
+}
+
+TEST(RateControl, OnAShallowQueueItLosesLittleAndStillCarriesTheLine) {
+  // A switch port's 5 ms at 200 Mbit/s: 125 kB.
+  Link l{200e6, 125'000, 300 * kUs};
+  RateControl rc(params(10'000'000'000));
+  const Outcome o = drive(rc, l, 5);
+  EXPECT_GE(o.share, 0.9);
+  EXPECT_EQ(o.drops_late, 0u);
+}
+
+TEST(RateControl, FollowsTheLinkWhenItsCapacityChanges) {
+  Link l{400e6, 1000 * 1514.0, 200 * kUs};
+  RateControl rc(params(1'000'000'000));
+  EXPECT_GE(drive(rc, l, 4).share, 0.95);
+  l.capacity_bps = 100e6;  // another job took most of it
+  const Outcome down = drive(rc, l, 4, 4 * kS);
+  EXPECT_GE(down.share, 0.95);
+  EXPECT_LE(down.mean_delay_ms, 3.0);
+  EXPECT_LE(rc.rate_bps(), 130'000'000u);
+  l.capacity_bps = 400e6;  // and gave it back
+  EXPECT_GE(drive(rc, l, 6, 8 * kS).share, 0.9);
+}
+
+TEST(RateControl, NeverPassesItsCeilingNorFallsBelowItsFloor) {
+  Link fast{1e9, 1e6, 100 * kUs};
+  RateControl rc(params(300'000'000));
+  drive(rc, fast, 2);
+  EXPECT_EQ(rc.rate_bps(), 300'000'000u) << "the link has room: the ceiling (a port_rate_mbit) holds";
+  for (uint64_t t = 3 * kS; t < 4 * kS; t += kMs) rc.on_loss(t);
+  EXPECT_EQ(rc.rate_bps(), RateControl::Params{}.floor_bps);
+}
+
+TEST(RateControl, ALossCutsOncePerRoundAndEndsSlowStart) {
+  RateControl rc(params(10'000'000'000));
+  rc.on_rtt(500 * kUs, 0);
+  EXPECT_TRUE(rc.slow_start());
+  const uint64_t before = rc.rate_bps();
+  EXPECT_TRUE(rc.on_loss(10 * kMs));
+  EXPECT_EQ(rc.rate_bps(), before / 10 * 7);
+  EXPECT_FALSE(rc.on_loss(10 * kMs + 100 * kUs)) << "the same round's losses are one event";
+  EXPECT_FALSE(rc.slow_start());
+}
+
+TEST(RateControl, TheBaseRttFollowsALongerPath) {
+  Link l{200e6, 1000 * 1514.0, 100 * kUs};
+  RateControl rc(params(10'000'000'000));
+  drive(rc, l, 3);
+  EXPECT_EQ(rc.base_rtt_ns(), 100 * kUs);
+  l.base_rtt_ns = 2 * kMs;  // rerouted: every sample is 1.9 ms longer, no queue
+  const Outcome o = drive(rc, l, 8, 3 * kS);
+  EXPECT_EQ(rc.base_rtt_ns(), 2 * kMs) << "learned within two windows";
+  EXPECT_GE(o.share, 0.9) << "a longer path is not a queue";
+}
+
+}  // namespace
+}  // namespace lanecast::engine::reliable
