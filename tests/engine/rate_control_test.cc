@@ -125,6 +125,20 @@ TEST(RateControl, ALossCutsOncePerRoundAndEndsSlowStart) {
   EXPECT_FALSE(rc.slow_start());
 }
 
+TEST(RateControl, LateAcksOfAStalledCoreAreNotAQueueAStandingQueueIs) {
+  // Every fourth ack 3 ms late (its receiver's core was busy elsewhere):
+  // no queue, the rate grows to the ceiling.
+  RateControl noisy(params(1'000'000'000));
+  for (uint64_t i = 0, now = 0; now < 2 * kS; ++i, now += 50 * kUs) noisy.on_rtt(i % 4 == 3 ? 3200 * kUs : 200 * kUs, now);
+  EXPECT_EQ(noisy.rate_bps(), 1'000'000'000u);
+  // Every ack 3 ms late (a queue that stays): the rate falls.
+  RateControl queued(params(1'000'000'000));
+  for (uint64_t now = 0; now < 100 * kMs; now += 50 * kUs) queued.on_rtt(200 * kUs, now);
+  const uint64_t found = queued.rate_bps();
+  for (uint64_t now = 100 * kMs; now < 200 * kMs; now += 50 * kUs) queued.on_rtt(3200 * kUs, now);
+  EXPECT_LT(queued.rate_bps(), found / 4);
+}
+
 TEST(RateControl, TheBaseRttFollowsALongerPath) {
   Link l{200e6, 1000 * 1514.0, 100 * kUs};
   RateControl rc(params(10'000'000'000));
