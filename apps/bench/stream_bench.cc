@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "apps/bench/bare_schedule.h"
 #include "apps/common/fault_text.h"
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
@@ -197,6 +198,9 @@ void print_stream_row(const StreamRow& r) {
   std::printf("%10s %10" PRIu64 " %12.0f %12.0f %9.1f %9.1f %9.1f %9.1f %9.1f %10.3f %11" PRIu64 " %9s\n",
               format_size(r.size).c_str(), r.messages, r.published_per_s, r.msgs_per_s, r.mbps, r.p50_us, r.p99_us,
               r.p999_us, r.max_us, r.frames_per_msg, r.would_block, r.verified ? "yes" : "NO");
+  if (r.has_bare)
+    std::printf("%10s a bare thread, same CPUs and schedule: p50 %.1f us, p99 %.1f, p999 %.1f, max %.1f\n", "",
+                r.bare_p50_us, r.bare_p99_us, r.bare_p999_us, r.bare_max_us);
   std::printf("%10s histogram (us, deliveries):", "");
   for (const auto& [upper, n] : r.histogram.bands()) std::printf(" <=%.1f:%" PRIu64, static_cast<double>(upper) / 1e3, n);
   std::printf("\n");
@@ -207,6 +211,11 @@ void print_stream_json(const std::vector<StreamRow>& rows) {
   std::printf("[\n");
   for (size_t i = 0; i < rows.size(); ++i) {
     const StreamRow& r = rows[i];
+    char bare[160] = "";
+    if (r.has_bare)
+      std::snprintf(bare, sizeof bare,
+                    ", \"bare_p50_us\": %.3f, \"bare_p99_us\": %.3f, \"bare_p999_us\": %.3f, \"bare_max_us\": %.3f",
+                    r.bare_p50_us, r.bare_p99_us, r.bare_p999_us, r.bare_max_us);
     std::string hist;
     for (const auto& [upper, n] : r.histogram.bands()) {
       char b[64];
@@ -216,10 +225,10 @@ void print_stream_json(const std::vector<StreamRow>& rows) {
     std::printf("  {\"algo\": \"%s\", \"fanout\": %u, \"nodes\": %u, \"size\": %" PRIu64 ", \"messages\": %" PRIu64
                 ", \"offered_per_s\": %.0f, \"published_per_s\": %.1f, \"msgs_per_s\": %.1f, \"mbps\": %.3f, "
                 "\"p50_us\": %.3f, \"p99_us\": %.3f, \"p999_us\": %.3f, \"max_us\": %.3f, \"mean_us\": %.3f, "
-                "\"would_block\": %" PRIu64 ", \"frames_per_msg\": %.4f, \"histogram_us\": [%s], \"verified\": %s%s%s%s}%s\n",
+                "\"would_block\": %" PRIu64 ", \"frames_per_msg\": %.4f, \"histogram_us\": [%s]%s, \"verified\": %s%s%s%s}%s\n",
                 r.algo.c_str(), r.fanout, r.nodes, r.size, r.messages, r.offered, r.published_per_s, r.msgs_per_s,
                 r.mbps, r.p50_us, r.p99_us, r.p999_us, r.max_us, r.mean_us, r.would_block, r.frames_per_msg,
-                hist.c_str(), r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"", r.error.c_str(),
+                hist.c_str(), bare, r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"", r.error.c_str(),
                 r.error.empty() ? "" : "\"", i + 1 < rows.size() ? "," : "");
   }
   std::printf("]\n");
@@ -257,6 +266,14 @@ int stream_bench(Engine& engine, const std::vector<std::string>& algos, const Gr
     for (uint64_t size : s.sizes) {
       StreamRow r = run_size(*g, tallies, pub, algo, fanout, size, seq, s);
       seq += s.warmup + s.messages;
+      if (r.verified) {
+        // The same schedule (offered, or what the stream reached), one
+        // thread as the publisher is, on the same CPUs - beside the engine's
+        // polling cores, idle now.
+        const BareFigures b = bare_schedule(s.msg_rate > 0 ? s.msg_rate : r.msgs_per_s, s.messages, 1);
+        r.has_bare = true;
+        r.bare_p50_us = b.p50_us, r.bare_p99_us = b.p99_us, r.bare_p999_us = b.p999_us, r.bare_max_us = b.max_us;
+      }
       ok = ok && r.verified;
       if (!s.json) print_stream_row(r);
       rows.push_back(std::move(r));

@@ -41,6 +41,10 @@ struct StreamRow {
   bool verified = false;
   std::string error;
   LogHistogram histogram;  // every member's deliveries of the timed messages
+  // In process: how late bare threads on the same CPUs got to the same
+  // schedule (bare_schedule.h) - the machine's share of the tail.
+  bool has_bare = false;
+  double bare_p50_us = 0, bare_p99_us = 0, bare_p999_us = 0, bare_max_us = 0;
 };
 
 // A row's figures from its histogram (row.histogram, row.messages and
