@@ -38,8 +38,14 @@ uint64_t max_segments_of(const NodeConfig& cfg) {
   return (cfg.max_message_bytes + cfg.segment_bytes - 1) / cfg.segment_bytes;
 }
 
-// The streams' shape, their options checked. Nodes made by hand (tests)
-// may leave the fanout to the default tree.
+// Nodes made by hand (tests) may leave the streams' fanout to the default
+// tree (the binary one).
+NodeConfig with_default_fanout(NodeConfig cfg) {
+  if (cfg.streams.fanout == 0) cfg.streams.fanout = 2;
+  return cfg;
+}
+
+// The streams' shape, their options checked.
 stream::StreamTable::Shape stream_shape_of(const NodeConfig& cfg) {
   const lanecast::StreamOptions& so = cfg.streams;
   if (so.window_batches < 16 || so.window_batches > 65536 || (so.window_batches & (so.window_batches - 1)) != 0 ||
@@ -48,7 +54,7 @@ stream::StreamTable::Shape stream_shape_of(const NodeConfig& cfg) {
                                 "streams_per_member 1.." + std::to_string(lanecast::kMaxStreamsPerMember) + ")");
   if (so.window_bytes < 4096 || so.delivery_bytes < 4096)
     throw std::invalid_argument("node: stream window_bytes and delivery_bytes must be at least 4096");
-  return {cfg.nodes, cfg.rank, so.streams_per_member, so.fanout == 0 ? 2 : so.fanout, so.window_batches};
+  return {cfg.nodes, cfg.rank, so.streams_per_member, so.fanout, so.window_batches};
 }
 
 uint32_t segments_held_of(const NodeConfig& cfg) {
@@ -60,7 +66,7 @@ uint32_t segments_held_of(const NodeConfig& cfg) {
 }  // namespace
 
 Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::vector<drivers::PeerAddress> peers)
-    : cfg_(cfg),
+    : cfg_(with_default_fanout(cfg)),
       port_(port),
       caps_(port.caps()),
       pools_(pools),
@@ -78,7 +84,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       stash_(cfg.stash_frames, counters_.stash),
       fail_stop_(cfg.fail_stop, cfg.nodes, cfg.rank, counters_.fail_stop),
       delivery_(counters_.stream_delivery),
-      streams_(stream_shape_of(cfg)) {
+      streams_(stream_shape_of(cfg_)) {
   if (cfg.nodes == 0 || cfg.rank >= cfg.nodes) throw std::invalid_argument("node: rank outside the group");
   if (peers.size() != cfg.nodes) throw std::invalid_argument("node: need one address per member");
   if (pools.payload == nullptr || pools.header == nullptr) throw std::invalid_argument("node: mempools missing");
@@ -100,7 +106,6 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
     throw std::invalid_argument("segment of " + std::to_string(cfg.segment_bytes) + " bytes makes " +
                                 std::to_string(frame) + "-byte frames; port " + port.name() + " carries at most " +
                                 std::to_string(port.max_frame_bytes()));
-  max_segments_ = store_.capacity();
   if (cfg.lanes == 0 || cfg.lanes > kMaxLanes || cfg.lanes > port.lanes())
     throw std::invalid_argument("node: " + std::to_string(cfg.lanes) + " lanes requested, port " + port.name() +
                                 " has " + std::to_string(port.lanes()) + " (at most " + std::to_string(kMaxLanes) + ")");
@@ -117,10 +122,9 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   addrs_ = std::move(peers);
   join_groups();
 
-  if (cfg_.streams.fanout == 0) cfg_.streams.fanout = 2;  // as stream_shape_of
   peer_counters_ = std::make_unique<PeerCounters[]>(cfg.nodes);
 
-  min_burst_bytes_ = 2 * (frame + 24);
+  tx_lanes_.burst_rule(cfg.pace_burst_bytes, 2 * (frame + 24));  // at least two frames
   if (cfg.rate_control) {
     // From below: slow start finds a faster link in a few rounds, and a
     // slower one is not flooded first.
@@ -129,12 +133,9 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
     p.start_bps = std::min<uint64_t>(p.ceiling_bps, 100'000'000);
     p.floor_bps = std::min(p.floor_bps, p.ceiling_bps);
     rates_.assign(cfg.lanes, reliable::RateControl(p));
-    for (uint16_t l = 0; l < cfg.lanes; ++l)
-      tx_lanes_.set_rate(l, rates_[l].rate_bps(), cfg.pace_burst_bytes, min_burst_bytes_, 0);
+    tx_lanes_.pace(rates_[0].rate_bps());  // every lane starts alike
   } else if (cfg.lane_rate_bps > 0) {
-    const uint64_t burst = cfg.pace_burst_bytes ? cfg.pace_burst_bytes
-                                                : std::max<uint64_t>(min_burst_bytes_, cfg.lane_rate_bps / 8 / 5000);
-    tx_lanes_.pace(cfg.lane_rate_bps, burst);
+    tx_lanes_.pace(cfg.lane_rate_bps);
   }
 }
 

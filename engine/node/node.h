@@ -361,7 +361,6 @@ class Node final : public PollTask {
   drivers::PortCaps caps_;
   Pools pools_;
   uint16_t link_bytes_;
-  uint32_t max_segments_;
   std::vector<drivers::PeerAddress> addrs_;   // per rank
   std::vector<drivers::PeerAddress> group_addrs_;  // per lane, joined on the port, when it multicasts
   std::string multicast_fallback_;
@@ -399,10 +398,8 @@ class Node final : public PollTask {
   static constexpr uint32_t kMaxTimerDefers = 64;  // turns: 64 full bursts read per lane
   static constexpr uint64_t kStallNs = 500'000;     // a gap between two turns that is a stall
   static constexpr uint16_t kMaxLanes = TxLanes::kMaxLanes;
-  // Rate control (NodeConfig::rate_control): a controller per lane, and the
-  // pacer's burst rule (pace_burst_bytes, or two frames at least).
+  // Rate control (NodeConfig::rate_control): a controller per lane.
   std::vector<reliable::RateControl> rates_;
-  uint64_t min_burst_bytes_ = 0;
   void adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, uint64_t now);
   void rate_loss(uint16_t lane, uint64_t now);
 

@@ -268,12 +268,12 @@ void Node::adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, 
   reliable::RateControl& rc = rates_[lane];
   bool changed = r.path_rtt_ns != 0 && rc.on_rtt(r.path_rtt_ns, now);
   if (r.new_holes) changed = rc.on_loss(now) || changed;
-  if (changed) tx_lanes_.set_rate(lane, rc.rate_bps(), cfg_.pace_burst_bytes, min_burst_bytes_, now);
+  if (changed) tx_lanes_.set_rate(lane, rc.rate_bps(), now);
 }
 
 void Node::rate_loss(uint16_t lane, uint64_t now) {
   if (rates_[lane].on_loss(now))
-    tx_lanes_.set_rate(lane, rates_[lane].rate_bps(), cfg_.pace_burst_bytes, min_burst_bytes_, now);
+    tx_lanes_.set_rate(lane, rates_[lane].rate_bps(), now);
 }
 
 void Node::send_acks(uint64_t now) {

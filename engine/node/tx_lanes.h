@@ -36,15 +36,19 @@ class TxLanes {
   TxLanes(uint16_t lanes, uint16_t link_bytes, uint32_t pace_overhead, Counters& counters)
       : lanes_(lanes), link_bytes_(link_bytes), pace_overhead_(pace_overhead), counters_(counters) {}
 
-  // Each lane at most `rate_bps`, in bursts of at most `burst_bytes`.
-  void pace(uint64_t rate_bps, uint64_t burst_bytes) {
-    for (uint16_t l = 0; l < lanes_; ++l) pacers_[l] = Pacer(rate_bps, burst_bytes);
+  // The pacers' bursts: `fixed_bytes` if given, else 200 us of the lane's
+  // rate and at least `min_bytes`. Set before pace() or set_rate().
+  void burst_rule(uint64_t fixed_bytes, uint64_t min_bytes) {
+    fixed_burst_ = fixed_bytes;
+    min_burst_ = min_bytes;
   }
-  // A lane's rate as a rate controller moves it: bursts of `fixed_burst`
-  // bytes if given, else 200 us of the rate, at least `min_burst`.
-  void set_rate(uint16_t lane, uint64_t rate_bps, uint64_t fixed_burst, uint64_t min_burst, uint64_t now) {
-    const uint64_t burst = fixed_burst ? fixed_burst : std::max<uint64_t>(min_burst, rate_bps / 8 / 5000);
-    pacers_[lane].set_rate(rate_bps, burst, now);
+  // Each lane at most `rate_bps`.
+  void pace(uint64_t rate_bps) {
+    for (uint16_t l = 0; l < lanes_; ++l) pacers_[l] = Pacer(rate_bps, burst_for(rate_bps));
+  }
+  // A lane's rate as a rate controller moves it.
+  void set_rate(uint16_t lane, uint64_t rate_bps, uint64_t now) {
+    pacers_[lane].set_rate(rate_bps, burst_for(rate_bps), now);
   }
   // A group with a key: frames are sealed with `auth` as they leave.
   void seal_with(auth::FrameAuth* auth) { auth_ = auth; }
@@ -87,6 +91,9 @@ class TxLanes {
     uint16_t sealed = 0;  // the first frames, sealed already (left by a full port)
   };
   void seal(Queue& q);
+  uint64_t burst_for(uint64_t rate_bps) const {
+    return fixed_burst_ ? fixed_burst_ : std::max<uint64_t>(min_burst_, rate_bps / 8 / 5000);
+  }
 
   uint16_t lanes_;
   uint16_t link_bytes_;
@@ -94,6 +101,7 @@ class TxLanes {
   Counters& counters_;
   auth::FrameAuth* auth_ = nullptr;
   uint64_t paced_until_ = 0;
+  uint64_t fixed_burst_ = 0, min_burst_ = 0;
   Queue q_[kMaxLanes];
   Pacer pacers_[kMaxLanes];
 };
