@@ -43,6 +43,15 @@ std::vector<LinkRow> link_rows(const testbed::TestbedSpec& t, const std::vector<
   return rows;
 }
 
+LinkTotals link_totals(const std::vector<LinkRow>& links, uint32_t root) {
+  LinkTotals t;
+  for (const LinkRow& l : links) {
+    t.drops += l.up.dropped + l.down.dropped;
+    if (l.rank == root) t.root_up_bytes += l.up.bytes;
+  }
+  return t;
+}
+
 void print_link_counters(const std::vector<LinkRow>& links, bool xdp, uint32_t root, const Payload& payload) {
   std::printf("# links during the run, as each tbf counted (frames with their Ethernet header, no FCS, preamble or "
               "gap; acks, barriers and hellos included)%s\n",
@@ -51,20 +60,17 @@ void print_link_counters(const std::vector<LinkRow>& links, bool xdp, uint32_t r
               format_size(payload.bytes).c_str());
   std::printf("%5s %-4s %14s %9s %8s %10s %14s %9s %8s %10s %9s\n", "rank", "lane", "up_bytes", "up_pkts", "up_drop",
               "up_overlim", "down_bytes", "down_pkts", "down_drop", "down_overl", "down/pay");
-  uint64_t drops = 0, root_up = 0;
-  for (const LinkRow& l : links) {
-    drops += l.up.dropped + l.down.dropped;
-    if (l.rank == root) root_up += l.up.bytes;
+  for (const LinkRow& l : links)
     std::printf("%5u %-4s %14" PRIu64 " %9" PRIu64 " %8" PRIu64 " %10" PRIu64 " %14" PRIu64 " %9" PRIu64 " %8" PRIu64
                 " %10" PRIu64 " %9.3f\n",
                 l.rank, l.lane.c_str(), l.up.bytes, l.up.packets, l.up.dropped, l.up.overlimits, l.down.bytes,
                 l.down.packets, l.down.dropped, l.down.overlimits,
                 payload.bytes ? static_cast<double>(l.down.bytes) / static_cast<double>(payload.bytes) : 0.0);
-  }
+  const LinkTotals t = link_totals(links, root);
   std::printf("# the root's (rank %u) uplink carried %" PRIu64 " B = %.3f x the payload; drops on every link: %" PRIu64
               "\n",
-              root, root_up, payload.bytes ? static_cast<double>(root_up) / static_cast<double>(payload.bytes) : 0.0,
-              drops);
+              root, t.root_up_bytes,
+              payload.bytes ? static_cast<double>(t.root_up_bytes) / static_cast<double>(payload.bytes) : 0.0, t.drops);
 }
 
 namespace {
@@ -109,19 +115,17 @@ void print_testbed_json(const TestbedJson& j) {
   std::printf(" \"results\": %s,\n", whole_array(j.results).c_str());
   std::printf(" \"payload_bytes\": %" PRIu64 ", \"payload\": %s,\n", j.payload.bytes, json_string(j.payload.how).c_str());
   std::printf(" \"links\": [\n");
-  uint64_t drops = 0, root_up = 0;
   for (size_t i = 0; i < j.links.size(); ++i) {
     const LinkRow& l = j.links[i];
-    drops += l.up.dropped + l.down.dropped;
-    if (l.rank == j.root) root_up += l.up.bytes;
     std::printf("  {\"rank\": %u, \"lane\": %s, \"up_bytes\": %" PRIu64 ", \"up_packets\": %" PRIu64
                 ", \"up_dropped\": %" PRIu64 ", \"up_overlimits\": %" PRIu64 ", \"down_bytes\": %" PRIu64
                 ", \"down_packets\": %" PRIu64 ", \"down_dropped\": %" PRIu64 ", \"down_overlimits\": %" PRIu64 "}%s\n",
                 l.rank, json_string(l.lane).c_str(), l.up.bytes, l.up.packets, l.up.dropped, l.up.overlimits,
                 l.down.bytes, l.down.packets, l.down.dropped, l.down.overlimits, i + 1 < j.links.size() ? "," : "");
   }
-  std::printf(" ],\n \"root_uplink_bytes\": %" PRIu64 ", \"drops\": %" PRIu64 ", \"failed\": %s}\n", root_up, drops,
-              json_string(j.failed).c_str());
+  const LinkTotals totals = link_totals(j.links, j.root);
+  std::printf(" ],\n \"root_uplink_bytes\": %" PRIu64 ", \"drops\": %" PRIu64 ", \"failed\": %s}\n",
+              totals.root_up_bytes, totals.drops, json_string(j.failed).c_str());
   std::fflush(stdout);
 }
 

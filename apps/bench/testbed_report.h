@@ -30,6 +30,11 @@ struct LinkRow {
 };
 std::vector<LinkRow> link_rows(const testbed::TestbedSpec& t, const std::vector<testbed::QdiscCounters>& before,
                                const std::vector<testbed::QdiscCounters>& after);
+// What the root's uplinks carried, and the drops on every link.
+struct LinkTotals {
+  uint64_t root_up_bytes = 0, drops = 0;
+};
+LinkTotals link_totals(const std::vector<LinkRow>& links, uint32_t root);
 
 // Per node and lane: bytes, packets, drops and overlimits of its uplink and
 // its downlink, and the downlink's bytes over the payload.
