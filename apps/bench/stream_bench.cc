@@ -267,10 +267,9 @@ int stream_bench(Engine& engine, const std::vector<std::string>& algos, const Gr
       StreamRow r = run_size(*g, tallies, pub, algo, fanout, size, seq, s);
       seq += s.warmup + s.messages;
       if (r.verified) {
-        // The same schedule (offered, or what the stream reached), one
-        // thread as the publisher is, on the same CPUs - beside the engine's
-        // polling cores, idle now.
-        const BareFigures b = bare_schedule(s.msg_rate > 0 ? s.msg_rate : r.msgs_per_s, s.messages, 1);
+        // The same schedule (offered, or what the stream reached), on the
+        // publisher's thread - beside the engine's polling cores, idle now.
+        const BareFigures b = bare_schedule(s.msg_rate > 0 ? s.msg_rate : r.msgs_per_s, s.messages);
         r.has_bare = true;
         r.bare_p50_us = b.p50_us, r.bare_p99_us = b.p99_us, r.bare_p999_us = b.p999_us, r.bare_max_us = b.max_us;
       }
