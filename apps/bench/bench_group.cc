@@ -190,10 +190,7 @@ int bench_group(const GroupBenchConfig& c) {
         if (bad != 0) row.error = std::to_string(bad) + " broadcasts whose bytes differed";
         row.rank_us = arrived.rank_us;
         row.skew = skew_of(arrived.rank_us, c.root);
-        double lo = 1e300, hi = 0;
-        for (uint32_t r = 0; r < g->size(); ++r)
-          if (r != c.root) lo = std::min(lo, arrived.rank_us[r]), hi = std::max(hi, arrived.rank_us[r]);
-        row.spread_us = hi >= lo ? hi - lo : 0.0;
+        row.spread_us = spread_of(arrived.rank_us, c.root);
         row.rate_mbit = spec.port_rate_mbit;
         row.per_process = true;
         row.span_us = arrived.span_us;
