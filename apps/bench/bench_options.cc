@@ -99,7 +99,7 @@ OptionTable make_bench_table(BenchConfig& c) {
          [&](std::string_view v) { c.testbed_nodes = static_cast<uint32_t>(parse_uint(v, "--testbed", 1'000'000)); }});
   t.add({"mtu", "M", "1500", "with --testbed: the links' MTU (576..9000; --xdp: at most 3500)",
          [&](std::string_view v) { c.mtu = static_cast<uint32_t>(parse_uint(v, "--mtu", 1'000'000)); }});
-  t.add({"uplink-queue", "FRAMES", "1000",
+  t.add({"uplink-queue", "FRAMES", std::to_string(testbed::kUplinkQueueFrames),
          "with --testbed: frames a node's uplink queues, as a host NIC's txqueuelen (0..100000; 0: 5 ms, as a switch "
          "port)",
          [&](std::string_view v) { c.uplink_queue = static_cast<uint32_t>(parse_uint(v, "--uplink-queue", 1'000'000)); }});

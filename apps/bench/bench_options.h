@@ -11,6 +11,7 @@
 
 #include "apps/bench/multicast_text.h"
 #include "apps/common/options.h"
+#include "apps/testbed/testbed_spec.h"
 #include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
@@ -47,7 +48,7 @@ struct BenchConfig {
   std::string sizes_text = "1:16M";  // as given: member processes get it
   uint32_t testbed_nodes = 0;        // --testbed N: a member process per namespace
   uint32_t mtu = 1500;
-  uint32_t uplink_queue = 1000;  // --testbed: frames a node's uplink queues (0: 5 ms)
+  uint32_t uplink_queue = testbed::kUplinkQueueFrames;  // --testbed: frames a node's uplink queues (0: 5 ms)
   bool xdp = false;
   double deadline_s = 0;
   testbed::MulticastSettings mcast;
