@@ -79,7 +79,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       channels_(cfg.nodes, cfg.lanes, cfg.window, cfg.rtt, slabs_for(cfg),
                 owed_runs_for(max_segments_of(cfg), uint64_t{cfg.nodes} * cfg.lanes), counters_.channels),
       store_(segments_held_of(cfg)),
-      multicasts_(segments_held_of(cfg) + 1),  // a machine multicasts each segment at most once
+      multicasts_(store_.capacity() + 1),  // a machine multicasts each segment at most once
       tx_lanes_(cfg.lanes, port.link_header_bytes(), cfg.pace_overhead_bytes, counters_.tx_lanes),
       stash_(cfg.stash_frames, counters_.stash),
       fail_stop_(cfg.fail_stop, cfg.nodes, cfg.rank, counters_.fail_stop),
