@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/bench/bare_schedule.h"
 #include "apps/bench/log_histogram.h"
 #include "lanecast/lanecast.h"
 
@@ -44,7 +45,10 @@ struct StreamRow {
   // In process: how late bare threads on the same CPUs got to the same
   // schedule (bare_schedule.h) - the machine's share of the tail.
   bool has_bare = false;
-  double bare_p50_us = 0, bare_p99_us = 0, bare_p999_us = 0, bare_max_us = 0;
+  BareRun bare;
+  // How long the polling cores waited for their CPUs while the timed
+  // messages ran (cpu_wait.h): the machine's hand in the stream's own tail.
+  double poller_cpu_wait_us = 0;
 };
 
 // A row's figures from its histogram (row.histogram, row.messages and
