@@ -134,6 +134,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
     p.floor_bps = std::min(p.floor_bps, p.ceiling_bps);
     rates_.assign(cfg.lanes, reliable::RateControl(p));
     tx_lanes_.pace(rates_[0].rate_bps());  // every lane starts alike
+    counters_.rate_mbit.set(rates_[0].rate_bps() / 1'000'000);
   } else if (cfg.lane_rate_bps > 0) {
     tx_lanes_.pace(cfg.lane_rate_bps);
   }

@@ -402,6 +402,7 @@ class Node final : public PollTask {
   std::vector<reliable::RateControl> rates_;
   void adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, uint64_t now);
   void rate_loss(uint16_t lane, uint64_t now);
+  void rate_changed(uint16_t lane, uint64_t now);  // the pacer follows; counters_.rate_mbit
 
   // One more than the box has slots: a spsc ring keeps one slot empty.
   boost::lockfree::spsc_queue<Submission, boost::lockfree::capacity<CompletionBox::kSlots + 1>> submissions_;

@@ -50,6 +50,12 @@ struct NodeCounters {
   Counter tx_data;
   std::array<Counter, 4> tx_data_lane;  // first transmissions per lane
   Counter tx_retransmits;     // data and signals sent again
+  // Rate control (rate_control.h), every lane's moves and lane 0's rate now.
+  Counter rate_raised;        // rounds whose delay stayed under the target: rate up
+  Counter rate_cut_delay;     // rounds whose least delay was over the target: rate down
+  Counter rate_cut_loss;      // losses (holes, timeouts) that cut the rate, at most one per round
+  Counter rate_mbit;          // lane 0's rate, Mbit/s (a level, not a count)
+  Counter rate_target_us;     // lane 0's tolerated queueing delay, us (a level: over the default = competing)
   Channels::Counters channels;  // runs exhausted, fast retransmits, RTO timeouts (channels.h)
   Counter timers_deferred;    // turns due timers waited: arrivals unread, or the core stalled
   Counter tx_acks;
@@ -130,6 +136,11 @@ struct NodeCounters {
                                                       "tx_data_lane2", "tx_data_lane3"};
     for (size_t l = 0; l < tx_data_lane.size(); ++l) f(kLaneNames[l], tx_data_lane[l].get());
     f("tx_retransmits", tx_retransmits.get());
+    f("rate_raised", rate_raised.get());
+    f("rate_cut_delay", rate_cut_delay.get());
+    f("rate_cut_loss", rate_cut_loss.get());
+    f("rate_mbit", rate_mbit.get());
+    f("rate_target_us", rate_target_us.get());
     f("fast_retransmits", channels.fast_retransmits.get());
     f("rto_timeouts", channels.rto_timeouts.get());
     f("timers_deferred", timers_deferred.get());

@@ -266,14 +266,24 @@ bool Node::send_ack(Channel& c, uint64_t now) {
 // hole it revealed; the lane's pacer follows its rate.
 void Node::adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, uint64_t now) {
   reliable::RateControl& rc = rates_[lane];
-  bool changed = r.path_rtt_ns != 0 && rc.on_rtt(r.path_rtt_ns, now);
-  if (r.new_holes) changed = rc.on_loss(now) || changed;
-  if (changed) tx_lanes_.set_rate(lane, rc.rate_bps(), now);
+  const uint64_t before = rc.rate_bps();
+  rc.on_sent(tx_lanes_.take_sent_bytes(lane));
+  if (r.path_rtt_ns != 0 && rc.on_rtt(r.path_rtt_ns, now))
+    (rc.rate_bps() > before ? counters_.rate_raised : counters_.rate_cut_delay).add();
+  if (r.new_holes && rc.on_loss(now)) counters_.rate_cut_loss.add();
+  if (rc.rate_bps() != before) rate_changed(lane, now);
+  if (lane == 0) counters_.rate_target_us.set(rc.target_delay_ns() / 1000);
 }
 
 void Node::rate_loss(uint16_t lane, uint64_t now) {
-  if (rates_[lane].on_loss(now))
-    tx_lanes_.set_rate(lane, rates_[lane].rate_bps(), now);
+  if (!rates_[lane].on_loss(now)) return;
+  counters_.rate_cut_loss.add();
+  rate_changed(lane, now);
+}
+
+void Node::rate_changed(uint16_t lane, uint64_t now) {
+  tx_lanes_.set_rate(lane, rates_[lane].rate_bps(), now);
+  if (lane == 0) counters_.rate_mbit.set(rates_[0].rate_bps() / 1'000'000);
 }
 
 void Node::send_acks(uint64_t now) {

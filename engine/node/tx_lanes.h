@@ -59,11 +59,21 @@ class TxLanes {
   bool room(uint16_t lane, uint32_t frame_bytes, uint64_t now) {
     if (q_[lane].count == kCap) return false;
     const uint32_t bytes = std::max<uint32_t>(frame_bytes, 60) + pace_overhead_;  // Ethernet pads to 60
-    if (pacers_[lane].take(now, bytes)) return true;
+    if (pacers_[lane].take(now, bytes)) {
+      sent_bytes_[lane] += bytes;
+      return true;
+    }
     const uint64_t at = pacers_[lane].ready_at(now, bytes);
     if (paced_until_ == 0 || at < paced_until_) paced_until_ = at;
     counters_.paced.add();
     return false;
+  }
+  // Bytes `lane`'s pacer let go since the last call (a rate controller
+  // raises only a rate that is in use).
+  uint64_t take_sent_bytes(uint16_t lane) {
+    const uint64_t n = sent_bytes_[lane];
+    sent_bytes_[lane] = 0;
+    return n;
   }
   // A frame for `lane`, after room() said yes.
   void push(uint16_t lane, rte_mbuf* m) { q_[lane].frames[q_[lane].count++] = m; }
@@ -101,6 +111,7 @@ class TxLanes {
   Counters& counters_;
   auth::FrameAuth* auth_ = nullptr;
   uint64_t paced_until_ = 0;
+  uint64_t sent_bytes_[kMaxLanes] = {};  // take_sent_bytes()
   uint64_t fixed_burst_ = 0, min_burst_ = 0;
   Queue q_[kMaxLanes];
   Pacer pacers_[kMaxLanes];

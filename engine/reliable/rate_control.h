@@ -40,6 +40,16 @@ class RateControl {
     uint64_t target_delay_ns = 1'000'000;
     uint64_t step_bps = 0;                 // additive increase per round; 0: ceiling / 1024 (at least 1 Mbit/s)
     uint64_t base_window_ns = 2'000'000'000;  // the base RTT is the least seen within this
+    // A queue this controller did not build: after standing_rounds rounds
+    // over the target, each of which cut the rate, the queue is someone
+    // else's (or delay the path adds that no rate removes) - the target
+    // moves to that queue plus target_delay_ns, at most max_target_delay_ns
+    // - until the delay has been under target_delay_ns for as many rounds.
+    uint32_t standing_rounds = 6;
+    uint64_t max_target_delay_ns = 50'000'000;
+    // While competing the rate grows as a TCP flow's would: a frame per
+    // round trip.
+    uint32_t frame_bytes = 1514;
   };
 
   explicit RateControl(const Params& p)
@@ -49,6 +59,17 @@ class RateControl {
   uint64_t rate_bps() const { return rate_bps_; }
   uint64_t base_rtt_ns() const { return base_now_; }
   bool slow_start() const { return slow_start_; }
+  // Whether it competes with a queue it did not build (Params::standing_rounds).
+  bool competing() const { return target_ns_ != p_.target_delay_ns; }
+  uint64_t target_delay_ns() const { return target_ns_; }
+
+  // Bytes the lane sent (frames the pacer let go). A round that sent less
+  // than 80% of its rate raises nothing: a rate nobody uses says nothing
+  // about the path, and one grown while the window or a busy core limited
+  // the sender (five to seven times the link's on the shaped testbed, a
+  // pacer that still held frames back at each burst's end) floods the path
+  // the moment the window opens (RFC 7661's point for TCP's window).
+  void on_sent(uint64_t bytes) { round_sent_ += bytes; }
 
   // An RTT sample (an ack of a frame sent once). Returns whether the rate changed.
   bool on_rtt(uint64_t rtt_ns, uint64_t now_ns) {
@@ -60,16 +81,36 @@ class RateControl {
     round_delay_ns_ = std::min(round_delay_ns_, q);
     if (now_ns < round_end_ns_) return false;
     const uint64_t before = rate_bps_;
-    if (round_delay_ns_ <= p_.target_delay_ns) {
-      rate_bps_ = slow_start_ ? 2 * rate_bps_ : rate_bps_ + step_bps_;
+    if (round_delay_ns_ <= target_ns_) {
+      if (in_use(now_ns)) rate_bps_ = slow_start_ ? 2 * rate_bps_ : rate_bps_ + step();
+      over_rounds_ = 0;
+      // The queue it competed with is gone once the delay stays low.
+      if (competing() && round_delay_ns_ <= p_.target_delay_ns && ++under_rounds_ >= p_.standing_rounds) {
+        target_ns_ = p_.target_delay_ns;
+        under_rounds_ = 0;
+      }
+    } else if ((round_delay_ns_ * 10 >= last_delay_ns_ * 9 ? ++over_rounds_ : (over_rounds_ = 0)) > p_.standing_rounds) {
+      // Rounds of cuts did not bring the delay down (a queue this sender
+      // built drains when it cuts, if others build it too they cut too):
+      // not this sender's queue. A sender that keeps yielding to it - to TCP filling a switch
+      // port, to a core that answers late - ends with nothing (Copa's
+      // competitive mode, Arun and Balakrishnan, NSDI 2018, for the same
+      // reason); it now tolerates that queue and contends on loss, as TCP
+      // does, until the queue goes.
+      slow_start_ = false;
+      target_ns_ = std::min(p_.max_target_delay_ns, round_delay_ns_ + p_.target_delay_ns);
+      over_rounds_ = 0;
+      under_rounds_ = 0;
     } else {
       slow_start_ = false;
+      under_rounds_ = 0;
       // Down in proportion to the excess, at most a quarter per round: deeper
       // cuts drained the queue and left the link idle (at most half: 0.87-0.90
       // of the line on the shaped testbed; a quarter: 0.93-0.97).
-      const double excess = static_cast<double>(round_delay_ns_ - p_.target_delay_ns) / static_cast<double>(round_delay_ns_);
+      const double excess = static_cast<double>(round_delay_ns_ - target_ns_) / static_cast<double>(round_delay_ns_);
       rate_bps_ = static_cast<uint64_t>(static_cast<double>(rate_bps_) * (1.0 - std::min(0.25, 0.25 * excess)));
     }
+    last_delay_ns_ = round_delay_ns_;
     end_round(now_ns);
     return rate_bps_ != before;
   }
@@ -86,8 +127,24 @@ class RateControl {
   }
 
  private:
+  // The additive increase: the fixed step alone; while competing, what a
+  // TCP flow on the same path adds, a frame per round trip.
+  uint64_t step() const {
+    if (!competing() || srtt_ns_ == 0) return step_bps_;
+    return std::max<uint64_t>(1, uint64_t{p_.frame_bytes} * 8 * 1'000'000'000 / srtt_ns_);
+  }
+
+  // The round sent at least 80% of the rate.
+  bool in_use(uint64_t now_ns) const {
+    const uint64_t elapsed = now_ns - round_start_ns_;
+    return elapsed > 0 && static_cast<double>(round_sent_) * 8e9 / static_cast<double>(elapsed) >=
+                              0.8 * static_cast<double>(rate_bps_);
+  }
+
   void end_round(uint64_t now_ns) {
     rate_bps_ = std::clamp(rate_bps_, p_.floor_bps, p_.ceiling_bps);
+    round_sent_ = 0;
+    round_start_ns_ = now_ns;
     round_delay_ns_ = UINT64_MAX;
     // A round: one smoothed RTT, at least the target (samples closer than
     // that are the same queue seen twice).
@@ -112,6 +169,10 @@ class RateControl {
   uint64_t srtt_ns_ = 0;
   uint64_t round_delay_ns_ = UINT64_MAX;
   uint64_t round_end_ns_ = 0;
+  uint64_t target_ns_ = p_.target_delay_ns;
+  uint32_t over_rounds_ = 0, under_rounds_ = 0;  // in a row: over the target and not falling; under the default
+  uint64_t last_delay_ns_ = 0;                   // the last round's
+  uint64_t round_sent_ = 0, round_start_ns_ = 0;  // bytes sent this round (on_sent), since when
   uint64_t loss_round_end_ns_ = 0;
   uint64_t base_old_ = UINT64_MAX, base_new_ = UINT64_MAX, base_now_ = UINT64_MAX;
   uint64_t window_end_ns_ = 0;

@@ -12,6 +12,9 @@ class Counter {
  public:
   void add(uint64_t n = 1) { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
   uint64_t get() const { return v_.load(std::memory_order_relaxed); }
+  // A level rather than a count (a lane's current rate): written by the one
+  // core that owns it, read by anyone.
+  void set(uint64_t n) { v_.store(n, std::memory_order_relaxed); }
 
  private:
   std::atomic<uint64_t> v_{0};
