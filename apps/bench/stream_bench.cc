@@ -273,6 +273,20 @@ void print_counters(LocalGroup& g) {
   }
 }
 
+// Until the polling cores sleep: after a stream's last batch its reports
+// repeat every 1 ms for 50 ms, and a core spins up to busy_spin_ns after its
+// last work; then no turn for 5 ms says they are asleep. At most a second.
+void wait_quiet(const Engine& engine) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  const uint64_t give_up = clock_ns() + 1'000'000'000;
+  for (uint64_t turns = engine.poll_iterations(); clock_ns() < give_up;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const uint64_t now = engine.poll_iterations();
+    if (now == turns) return;
+    turns = now;
+  }
+}
+
 }  // namespace
 
 int stream_bench(Engine& engine, const std::vector<std::string>& algos, const GroupOptions& go_base,
@@ -294,7 +308,10 @@ int stream_bench(Engine& engine, const std::vector<std::string>& algos, const Gr
       seq += s.warmup + s.messages;
       if (r.verified) {
         // The same schedule (offered, or what the stream reached) on the
-        // polling cores' CPUs and the publisher's thread, the engine idle now.
+        // polling cores' CPUs and the publisher's thread, once the engine
+        // is quiet (a bare thread pinned beside a core still polling
+        // measures that core, not the machine).
+        wait_quiet(engine);
         r.bare = bare_schedule(s.msg_rate > 0 ? s.msg_rate : r.msgs_per_s, s.messages, engine.poller_cpus());
         r.has_bare = true;
       }
