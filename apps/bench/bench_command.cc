@@ -73,6 +73,7 @@ TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table
   t.stream_fanout = c.fanout;
   t.stream_window = table.given("stream-window") ? c.stream_window : 0;
   t.stream_window_bytes = table.given("stream-window-bytes") ? c.stream_window_bytes : 0;
+  t.stream_multicast = c.stream_multicast;
   if (!c.key_file.empty()) {
     AuthKey::from_file(c.key_file);  // refused here, not in every member
     t.key_file = std::filesystem::absolute(c.key_file).string();
@@ -100,7 +101,7 @@ int bench_main(int argc, char** argv) {
     if (!table.given("sizes")) c.sizes = {64};
     if (!table.given("warmup")) c.warmup = 10'000;
   } else {
-    for (const char* o : {"messages", "msg-rate", "fanout", "stream-window", "stream-window-bytes"})
+    for (const char* o : {"messages", "msg-rate", "fanout", "stream-window", "stream-window-bytes", "stream-multicast"})
       if (table.given(o)) throw UsageError("--" + std::string(o) + " applies to --stream only");
   }
   if (c.json && c.counters && (table.given("testbed") || !c.config.empty() || c.rank))
@@ -122,10 +123,10 @@ int bench_main(int argc, char** argv) {
     if (table.given("faults"))
       throw UsageError("--faults with --config: the group file says it ([group.faults]; config/groups/README.md)");
     if (c.stream)
-      for (const char* o : {"fanout", "stream-window", "stream-window-bytes"})
+      for (const char* o : {"fanout", "stream-window", "stream-window-bytes", "stream-multicast"})
         if (table.given(o))
           throw UsageError("--" + std::string(o) + " with --config: the group file says it (stream_fanout, "
-                           "stream_window, stream_window_bytes; config/groups/README.md)");
+                           "stream_window, stream_window_bytes, stream_multicast; config/groups/README.md)");
     GroupBenchConfig gc;
     static_cast<MemberSchedule&>(gc) = schedule_of(c, algos_to_run);
     gc.config = c.config;

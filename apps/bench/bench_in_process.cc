@@ -147,6 +147,7 @@ GroupOptions group_options(const BenchConfig& c, const std::string& algo, uint64
   go.streams.fanout = c.fanout;
   go.streams.window_batches = c.stream_window;
   go.streams.window_bytes = c.stream_window_bytes;
+  go.streams.multicast = c.stream_multicast;
   go.streams.delivery_bytes = std::max<uint64_t>(go.streams.delivery_bytes, c.stream_window_bytes);
   if (!c.key_file.empty()) go.key = AuthKey::from_file(c.key_file);
   go.faults = c.faults;

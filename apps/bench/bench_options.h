@@ -58,6 +58,7 @@ struct BenchConfig {
   uint32_t fanout = 0;
   uint32_t stream_window = 1024;
   uint64_t stream_window_bytes = 4u << 20;
+  bool stream_multicast = false;  // --stream-multicast
   std::string key_file;  // --key-file: the group's secret
   FaultOptions faults;  // --faults: injected on every member's port
 };

@@ -28,6 +28,7 @@ struct TestbedBenchConfig : MemberSchedule {
   testbed::MulticastSettings mcast;
   uint32_t stream_fanout = 0, stream_window = 0;  // --stream: the group file's (0: defaults)
   uint64_t stream_window_bytes = 0;
+  bool stream_multicast = false;
   std::string key_file;  // the group's secret, written into the member group file
   // Another lanecast command for the members instead of bench (`lanecast
   // replay --testbed`): its arguments, to which "--config F --rank I" is

@@ -68,6 +68,7 @@ std::string member_group_toml(const TestbedSpec& t, const MemberGroup& g) {
   if (g.stream_fanout != 0) f << "stream_fanout = " << g.stream_fanout << "\n";
   if (g.stream_window != 0) f << "stream_window = " << g.stream_window << "\n";
   if (g.stream_window_bytes != 0) f << "stream_window_bytes = " << g.stream_window_bytes << "\n";
+  if (g.stream_multicast) f << "stream_multicast = true\n";
   if (!g.key_file.empty()) f << "key_file = \"" << g.key_file << "\"\n";
   for (uint32_t r = 0; r < t.nodes; ++r) {
     f << "\n[[member]]\nrank = " << r << "\nlanes = [";

@@ -35,6 +35,7 @@ struct MemberGroup {
   MulticastSettings mcast;
   uint32_t stream_fanout = 0, stream_window = 0;  // 0: the group file's defaults
   uint64_t stream_window_bytes = 0;
+  bool stream_multicast = false;
   std::string key_file;  // the group's secret (an absolute path), or none
 };
 

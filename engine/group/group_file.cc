@@ -42,13 +42,13 @@ constexpr int64_t kMaxOverhead = 1024;
 constexpr uint64_t kMaxMessage = uint64_t{4} << 30;
 
 constexpr std::array<std::string_view, 2> kTopKeys = {"group", "member"};
-constexpr std::array<std::string_view, 33> kGroupKeys = {
+constexpr std::array<std::string_view, 35> kGroupKeys = {
     "name", "id", "epoch", "bootstrap", "bootstrap_timeout_ms", "lanes", "algo", "segment",
     "max_message", "window", "peer_timeout_ms", "port_rate_mbit", "port_overhead",
     "site_latency_us", "use_sites", "emulate_latency", "multicast", "mcast_root_delay_us",
     "mcast_sync_seed", "mcast_loss", "mcast_loss_seed", "mcast_repair", "stream_fanout", "stream_window",
     "stream_window_bytes", "stream_window_messages", "streams_per_member", "stream_delivery_bytes", "stream_report_us",
-    "key_file", "stream_evict_after_ms", "faults", "rate_control"};
+    "key_file", "stream_evict_after_ms", "faults", "rate_control", "stream_multicast", "stream_repair_us"};
 constexpr std::array<std::string_view, 4> kMemberKeys = {"rank", "site", "lanes", "macs"};
 constexpr std::array<std::string_view, 3> kBootstraps = {"static", "discovery", "pmix"};
 
@@ -187,6 +187,13 @@ class GroupFileReader : TomlFields {
         fail(*g.get("stream_evict_after_ms"), "group.stream_evict_after_ms is " + number_text(*v) +
                                                   ", out of range; allowed 0 (never) .. 3600000");
       s.evict_after_ms = *v;
+    }
+    if (auto v = boolean(g, "stream_multicast", "group.stream_multicast")) s.multicast = *v;
+    if (auto v = number(g, "stream_repair_us", "group.stream_repair_us", true)) {
+      if (*v > 1e6)
+        fail(*g.get("stream_repair_us"), "group.stream_repair_us is " + number_text(*v) +
+                                             ", out of range; allowed 0 (ten report intervals) .. 1000000");
+      s.multicast_repair_us = *v;
     }
     if (auto v = number(g, "stream_report_us", "group.stream_report_us", true)) {
       if (*v > 1e6) fail(*g.get("stream_report_us"), "group.stream_report_us is " + number_text(*v) + ", out of range; allowed 0..1000000");

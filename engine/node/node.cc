@@ -39,8 +39,10 @@ uint64_t max_segments_of(const NodeConfig& cfg) {
 }
 
 // Nodes made by hand (tests) may leave the streams' fanout to the default
-// tree (the binary one).
+// tree (the binary one). Streams over multicast report in a star: every
+// member's parent is the publisher.
 NodeConfig with_default_fanout(NodeConfig cfg) {
+  if (cfg.streams.multicast) cfg.streams.fanout = std::max<uint32_t>(1, cfg.nodes - 1);
   if (cfg.streams.fanout == 0) cfg.streams.fanout = 2;
   return cfg;
 }
@@ -121,6 +123,9 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
     throw std::invalid_argument("node: need one site per member");
   addrs_ = std::move(peers);
   join_groups();
+  stream_multicast_ = cfg_.streams.multicast && caps_.multicast;
+  stream_repair_ns_ = static_cast<uint64_t>(
+      (cfg_.streams.multicast_repair_us > 0 ? cfg_.streams.multicast_repair_us : 10 * cfg_.streams.report_us) * 1000);
 
   peer_counters_ = std::make_unique<PeerCounters[]>(cfg.nodes);
 

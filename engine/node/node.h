@@ -320,17 +320,30 @@ class Node final : public PollTask {
   void note_delivered(stream::StreamState& s, uint64_t bytes);
   void release_batches(stream::StreamState& s, uint64_t below);
   bool send_report(stream::StreamState& s, uint64_t now, uint16_t flags = 0);
+  // `held`: the member holds every batch below it (its own, not its
+  // subtree's: read only by a publisher over multicast, whose children are leaves).
   bool report_to(algos::Rank parent, algos::Rank publisher, uint16_t index, uint64_t mark, uint32_t slowest,
-                 uint16_t flags, uint64_t now);
+                 uint16_t flags, uint64_t now, uint64_t held = 0, uint32_t gap = 0);
   void tell_parents(uint64_t now);
   void tell_failed(const wire::Parsed& p, uint64_t now);
   void handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, uint64_t now);
+  // The checks every batch passes, however it came: from the stream's
+  // parent, sized, contiguous, its CRC or seal, well-formed records. The
+  // stream's state, or null with the frame freed and the reason counted.
+  stream::StreamState* checked_stream_batch(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   void handle_stream_report(const wire::Parsed& p, uint64_t now);
   void stream_given_up(const wire::Parsed& p, uint64_t now);
   void watch_gap(stream::StreamState& s, uint64_t now);
   // Whether a stream's slot still holds a batch (not let go yet).
   bool stream_holds(uint16_t slot, uint32_t batch_low) const;
   rte_mbuf* build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags);
+  rte_mbuf* build_batch_frame(const drivers::PeerAddress& to, const stream::StreamState& s, const stream::BatchSlot& b,
+                              uint32_t seq, uint8_t lane, uint16_t flags, wire::FrameType type);
+  // streams over multicast (stream_multicast.cc)
+  void multicast_batches(stream::StreamState& s, uint64_t now);
+  uint64_t multicast_in_flight(const stream::StreamState& s) const;
+  void repair_batches(stream::StreamState& s, uint64_t now);
+  void handle_stream_multicast(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   void fail_streams(uint64_t now, OpError err, algos::Rank peer);
 
   // fail-stop groups: fail_stop_ decides (fail_stop.h); the node fails what
@@ -387,6 +400,11 @@ class Node final : public PollTask {
   uint64_t stream_unacked_ = 0;       // frames in flight that are streams' batches
   uint64_t stream_due_ns_ = UINT64_MAX;  // the next report or refresh
   bool streams_busy_ = false;         // a stream has work: keep the core polling
+  // Its streams go to the group address (StreamOptions::multicast, and the
+  // port multicasts); a member that has not reported a batch this long
+  // after it went out gets it again over its channel.
+  bool stream_multicast_ = false;
+  uint64_t stream_repair_ns_ = 0;
   bool streams_failed_ = false;
   uint64_t streams_failed_ns_ = 0;    // when they failed: the parents are told for a while after
   uint64_t streams_told_ns_ = 0;      // the parents were told last

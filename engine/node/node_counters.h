@@ -81,6 +81,9 @@ struct NodeCounters {
   stream::DeliveryTarget::Counters stream_delivery;  // times delivery waited for the application (delivery_target.h)
   Counter stream_reports_tx;
   Counter stream_reports_rx;
+  Counter stream_multicasts_tx;   // batches sent once to the group address (streams over multicast)
+  Counter stream_multicasts_rx;   // batches taken from the group address
+  Counter stream_repairs;         // batches sent again to a member over its channel after a multicast
   Counter rx_stream_duplicate;    // a batch held already (acknowledged again)
   Counter rx_stream_ahead;        // a batch past the window (not acknowledged)
   Counter rx_stream_bad;          // stream frames that break the format, or from outside the tree
@@ -168,6 +171,9 @@ struct NodeCounters {
     f("stream_delivery_full", stream_delivery.full.get());
     f("stream_reports_tx", stream_reports_tx.get());
     f("stream_reports_rx", stream_reports_rx.get());
+    f("stream_multicasts_tx", stream_multicasts_tx.get());
+    f("stream_multicasts_rx", stream_multicasts_rx.get());
+    f("stream_repairs", stream_repairs.get());
     f("rx_stream_duplicate", rx_stream_duplicate.get());
     f("rx_stream_ahead", rx_stream_ahead.get());
     f("rx_stream_bad", rx_stream_bad.get());

@@ -316,10 +316,10 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
 // Others are counted and dropped: their senders' machines repair.
 void Node::handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   const wire::DataBody& d = p.data;
-  if (p.flags & wire::kFlagStream) {  // a stream's report or eviction notice (node_stream.cc)
+  if (p.flags & wire::kFlagStream) {  // a stream's report or eviction notice (node_stream.cc), or a batch
+    if (!(p.flags & (wire::kFlagEvicted | wire::kFlagSignal))) return handle_stream_multicast(m, p, now);
     if (p.flags & wire::kFlagEvicted) handle_stream_eviction(p);
-    else if (p.flags & wire::kFlagSignal) handle_stream_report(p, now);
-    else counters_.rx_stream_bad.add();
+    else handle_stream_report(p, now);
     rte_pktmbuf_free(m);
     return;
   }

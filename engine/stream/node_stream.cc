@@ -108,6 +108,7 @@ StreamState* Node::open_stream_state(uint16_t slot, Rank publisher, uint16_t ind
 // when there is nothing to send or no slot free in the window.
 bool Node::form_batch(StreamState& s, uint64_t now) {
   if (s.next_batch - s.released >= s.slots.size()) return false;  // the window is full: wait for reports
+  if (stream_multicast_ && multicast_in_flight(s) >= std::max<uint64_t>(16, s.slots.size() / 16)) return false;
   stream::RecordView r = s.pub_ring.peek();
   if (r.data == nullptr) {
     if (s.pub_ring.corrupt()) fail_streams(now, OpError::Internal, cfg_.rank);
@@ -184,9 +185,14 @@ void Node::pump_streams(uint64_t now) {
   const uint64_t delay = static_cast<uint64_t>(cfg_.streams.report_us * 1000);
   for (const uint16_t slot : streams_.open_slots()) {
     StreamState& s = *streams_.at(slot);
-    if (s.pub != nullptr)
+    if (s.pub != nullptr) {
       while (form_batch(s, now)) {
       }
+      if (stream_multicast_) {
+        multicast_batches(s, now);
+        repair_batches(s, now);
+      }
+    }
     if (s.deliver_next < s.received_end) {
       deliver_stream(s, now);
       const uint64_t evict_ns = static_cast<uint64_t>(cfg_.streams.evict_after_ms * 1e6);
@@ -202,13 +208,20 @@ void Node::pump_streams(uint64_t now) {
       stream_due_ns_ = std::min(stream_due_ns_, now + delay);
     }
     if (s.pub == nullptr) {
-      const bool news = s.subtree_mark > s.reported;
-      const bool quiet_since = now >= s.last_report_ns + (news ? delay : kRefreshNs);
+      // Over multicast what it holds is news too (the publisher repairs what
+      // it does not), but every member reports to the publisher, not a
+      // parent each: progress waits five report intervals, a gap one.
+      const bool news = s.subtree_mark > s.reported || (cfg_.streams.multicast && s.held_end > s.reported_held);
+      const uint64_t news_delay =
+          cfg_.streams.multicast && std::max(s.held_end, s.deliver_next) >= s.received_end ? 5 * delay : delay;
+      const bool quiet_since = now >= s.last_report_ns + (news ? news_delay : kRefreshNs);
       const bool refresh = s.subtree_mark > 0 && now < s.last_activity_ns + kRefreshForNs;
       if ((news || refresh) && quiet_since) send_report(s, now);
-      if (news || refresh) stream_due_ns_ = std::min(stream_due_ns_, s.last_report_ns + (news ? delay : kRefreshNs));
+      if (news || refresh)
+        stream_due_ns_ = std::min(stream_due_ns_, s.last_report_ns + (news ? news_delay : kRefreshNs));
     }
-    const bool pending = (s.pub != nullptr && !s.pub_ring.empty()) || s.deliver_next < s.received_end ||
+    const bool pending = (s.pub != nullptr && (!s.pub_ring.empty() || s.multicast_next < s.next_batch)) ||
+                         s.deliver_next < s.received_end ||
                          s.subtree_mark < s.received_end;
     streams_busy_ = streams_busy_ || pending;
   }

@@ -24,7 +24,16 @@ using stream::StreamState;
 // carries everything this one did). `flags` kFlagAbandoned: this member's
 // streams failed (tell_parents).
 bool Node::send_report(StreamState& s, uint64_t now, uint16_t flags) {
-  if (!report_to(s.tree.parent(), s.publisher, s.index, s.subtree_mark, s.subtree_slowest, flags, now)) return false;
+  const uint64_t held = std::max(s.held_end, s.deliver_next);
+  uint32_t gap = 0;  // batches missing from `held` on, with a later one here
+  if (cfg_.streams.multicast)
+    for (uint64_t b = held; b < s.received_end; ++b, ++gap) {
+      const BatchSlot& h = s.slot_of(b);
+      if (h.payload != nullptr && h.batch == b) break;
+    }
+  if (!report_to(s.tree.parent(), s.publisher, s.index, s.subtree_mark, s.subtree_slowest, flags, now, held, gap))
+    return false;
+  s.reported_held = held;
   s.reported = s.subtree_mark;
   s.last_report_ns = now;
   return true;
@@ -33,7 +42,7 @@ bool Node::send_report(StreamState& s, uint64_t now, uint16_t flags) {
 // `mark`: every batch below it delivered in this member's subtree;
 // `slowest`: who holds the mark back, for the publisher's counters.
 bool Node::report_to(Rank parent, Rank publisher, uint16_t index, uint64_t mark, uint32_t slowest, uint16_t flags,
-                     uint64_t now) {
+                     uint64_t now, uint64_t held, uint32_t gap) {
   if (parent == algos::kNoRank || !tx_lanes_.room(0, link_bytes_ + hdr_data_, now)) return false;
   uint8_t* at;
   rte_mbuf* h = alloc_frame(addrs_[parent], hdr_data_, &at);
@@ -43,6 +52,10 @@ bool Node::report_to(Rank parent, Rank publisher, uint16_t index, uint64_t mark,
   b.root = publisher;
   b.offset = mark;
   b.segment = slowest;
+  // Streams over multicast: what to repair (stream_multicast.cc) - what it
+  // holds, and its first gap (a datagram's seq is free).
+  b.total_len = held;
+  b.seq = gap;
   b.segment_bytes = cfg_.segment_bytes;
   wire::write_data(at, origin(), b, static_cast<uint16_t>(flags | wire::kFlagStream | wire::kFlagSignal | seal_flag_),
                    wire::FrameType::Datagram);
@@ -55,12 +68,15 @@ bool Node::report_to(Rank parent, Rank publisher, uint16_t index, uint64_t mark,
 
 // ---------------------------------------------------------------- receive
 
-void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, uint64_t now) {
+StreamState* Node::checked_stream_batch(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   const wire::DataBody& d = p.data;
   // Every refusal is counted under its reason, and the frame given back.
   // Nothing is kept for a stream - not even its slot - before its frame
   // came from the stream's parent and holds well-formed records.
-  auto drop = [&] { rte_pktmbuf_free(m); };
+  auto drop = [&]() -> StreamState* {
+    rte_pktmbuf_free(m);
+    return nullptr;
+  };
   const std::optional<uint16_t> slot = streams_.slot(d.root, d.op);
   const bool from_parent = slot && p.src == algos::StreamTree(cfg_.nodes, d.root, cfg_.rank, cfg_.streams.fanout).parent();
   if (streams_failed_ && from_parent) tell_failed(p, now);
@@ -88,7 +104,14 @@ void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, u
     counters_.rx_stream_bad.add();
     return drop();
   }
-  StreamState* s = open_stream_state(*slot, d.root, static_cast<uint16_t>(d.op), now);
+  return open_stream_state(*slot, d.root, static_cast<uint16_t>(d.op), now);
+}
+
+void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, uint64_t now) {
+  StreamState* s = checked_stream_batch(m, p, now);
+  if (s == nullptr) return;
+  const wire::DataBody& d = p.data;
+  auto drop = [&] { rte_pktmbuf_free(m); };
   const auto rel = static_cast<int32_t>(d.segment - static_cast<uint32_t>(s->deliver_next));
   const uint64_t batch = s->deliver_next + static_cast<uint64_t>(static_cast<int64_t>(rel));
   if (rel < 0 || batch < s->released || (s->slot_of(batch).payload != nullptr && s->slot_of(batch).batch == batch)) {
@@ -129,6 +152,10 @@ void Node::handle_stream_report(const wire::Parsed& p, uint64_t now) {
   counters_.stream_reports_rx.add();
   if (d.segment < cfg_.nodes) s->child_slowest[i] = d.segment;
   if (d.offset > s->child_mark[i]) s->child_mark[i] = d.offset;
+  if (d.total_len <= s->received_end && d.total_len >= s->child_held[i]) {
+    s->child_held[i] = d.total_len;
+    s->child_gap[i] = std::min<uint64_t>(d.seq, s->received_end - d.total_len);
+  }
   update_marks(*s, now);
 }
 
@@ -248,22 +275,28 @@ bool Node::stream_holds(uint16_t slot, uint32_t batch_low) const {
 rte_mbuf* Node::build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags) {
   if (!stream_holds(slot, batch_low)) return nullptr;
   const StreamState& s = *streams_.at(slot);
-  const BatchSlot& b = s.slots[batch_low & s.mask];
+  return build_batch_frame(addrs_[c.peer], s, s.slots[batch_low & s.mask], seq, static_cast<uint8_t>(c.lane), flags,
+                           wire::FrameType::Data);
+}
+
+// A batch's frame: its header, then the held payload by reference.
+rte_mbuf* Node::build_batch_frame(const drivers::PeerAddress& to, const StreamState& s, const BatchSlot& b, uint32_t seq,
+                                  uint8_t lane, uint16_t flags, wire::FrameType type) {
   uint8_t* at;
-  rte_mbuf* h = alloc_frame(addrs_[c.peer], hdr_data_, &at);
+  rte_mbuf* h = alloc_frame(to, hdr_data_, &at);
   if (h == nullptr) return nullptr;
   wire::DataBody body{};
   body.op = s.index;
   body.root = s.publisher;
   body.seq = seq;
-  body.segment = batch_low;
+  body.segment = static_cast<uint32_t>(b.batch);
   body.offset = b.first_msg;
   body.total_len = b.records;
   body.payload_len = b.len;
   body.payload_crc = b.crc;
   body.segment_bytes = cfg_.segment_bytes;
-  body.lane = static_cast<uint8_t>(c.lane);
-  wire::write_data(at, origin(), body, static_cast<uint16_t>(flags | wire::kFlagStream | seal_flag_));
+  body.lane = lane;
+  wire::write_data(at, origin(), body, static_cast<uint16_t>(flags | wire::kFlagStream | seal_flag_), type);
   put_payload_seal(at, b.seal);
   return attach_payload(h, b.payload);
 }

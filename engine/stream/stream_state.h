@@ -32,6 +32,9 @@ struct BatchSlot {
   // Publisher: messages and bytes published, complete, by the end of it.
   uint64_t msgs_after = 0, bytes_after = 0;
   wire::Seal seal{};  // the publisher's payload seal (a group with a key), forwarded as it came
+  // Publisher of a stream over multicast: when the batch went to the group
+  // address (0: not yet), from which its repairs are timed.
+  uint64_t multicast_ns = 0;
 };
 
 // What a publisher's application thread and the polling core share. Made by
@@ -98,6 +101,16 @@ struct StreamState {
   uint64_t next_batch = 0;
   uint64_t next_msg = 0;       // the sequence number of the next message to start (= messages complete)
   uint64_t bytes_done = 0;
+  // Over multicast (StreamOptions::multicast): the next batch to send to
+  // the group address, and per child the first batch not yet sent to it
+  // again over its channel (each batch is repaired at most once per child:
+  // the channel then delivers it).
+  uint64_t multicast_next = 0;
+  std::vector<uint64_t> repair_next;
+  std::vector<uint64_t> child_held;  // each child holds every batch below (its reports say; 0: not said)
+  std::vector<uint64_t> child_gap;   // ... and lacks the batches from there to here (0: none; its first gap)
+  uint64_t held_end = 0;       // this member holds (or held) every batch below
+  uint64_t reported_held = 0;  // the held_end last sent to the parent
   StreamMirror mirror;         // what application threads may read of it
 
   BatchSlot& slot_of(uint64_t batch) { return slots[batch & mask]; }

@@ -24,6 +24,9 @@ StreamState& StreamTable::open(uint16_t slot, algos::Rank publisher, uint16_t in
   s.slots.assign(shape_.window_batches, BatchSlot{});
   s.mask = shape_.window_batches - 1;
   s.child_mark.assign(s.tree.children(), 0);
+  s.repair_next.assign(s.tree.children(), 0);
+  s.child_held.assign(s.tree.children(), 0);
+  s.child_gap.assign(s.tree.children(), 0);
   s.child_slowest.assign(s.tree.children(), algos::kNoRank);
   for (uint32_t i = 0; i < s.tree.children(); ++i) s.child_slowest[i] = s.tree.child(i);
   s.subtree_slowest = shape_.rank;

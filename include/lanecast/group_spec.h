@@ -99,6 +99,16 @@ struct StreamOptions {
   // to the members below it, no longer holds anyone back, and tells every
   // other member (StreamStats::evicted_members).
   double evict_after_ms = 0;
+  // Streams over the port's multicast (docs/streams.md): the publisher
+  // sends each batch once, to the group's address, and every other member
+  // takes it from there; a member whose report has not moved past a batch
+  // repair_us after it went out gets it again from the publisher, over the
+  // reliable channel (as mcast_chain repairs a broadcast on request). The
+  // stream's tree is then the star (every member reports to the publisher;
+  // fanout is ignored). A publisher whose port cannot multicast sends each
+  // batch to each member instead.
+  bool multicast = false;
+  double multicast_repair_us = 0;  // 0: ten report intervals (report_us)
 };
 
 // Faults injected on members' ports on purpose (drivers/fault/): what a

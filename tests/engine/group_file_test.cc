@@ -72,6 +72,8 @@ peer_timeout_ms = 1500
 port_rate_mbit = 200
 port_overhead = 0
 rate_control = true
+stream_multicast = true
+stream_repair_us = 1500
 site_latency_us = [[0, 2000.5], [1999, 0]]
 
 [[member]]   # given out of order: members are indexed by rank
@@ -102,6 +104,8 @@ TEST(GroupFile, FullFileReadsEveryField) {
   EXPECT_DOUBLE_EQ(g.port_rate_mbit, 200);
   EXPECT_EQ(g.port_overhead_bytes, 0u);
   EXPECT_TRUE(g.rate_control);
+  EXPECT_TRUE(g.streams.multicast);
+  EXPECT_DOUBLE_EQ(g.streams.multicast_repair_us, 1500);
   const std::vector<std::vector<double>> latency = {{0, 2000.5}, {1999, 0}};
   EXPECT_EQ(g.site_latency_us, latency);
   EXPECT_EQ(g.source, "");  // only load_group_file knows a file
@@ -133,6 +137,8 @@ TEST(GroupFile, DefaultsAreGroupSpecs) {
   EXPECT_EQ(g.port_rate_mbit, 0);
   EXPECT_EQ(g.port_overhead_bytes, 24u);
   EXPECT_FALSE(g.rate_control);
+  EXPECT_FALSE(g.streams.multicast);
+  EXPECT_DOUBLE_EQ(g.streams.multicast_repair_us, 0);
   EXPECT_TRUE(g.site_latency_us.empty());
   ASSERT_EQ(g.members.size(), 1u);
   EXPECT_EQ(g.members[0].site, 0u);
@@ -220,6 +226,10 @@ TEST(GroupFile, WrongTypes) {
   expect_error_at("[group]\nname = 3\n[[member]]\nrank = 0\nlanes = [\"x\"]\n", "name", "must be a string");
   expect_error_at(group_of(1, "algo = 2\n"), "algo", "must be a string");
   expect_error_at(group_of(1, "rate_control = \"yes\"\n"), "rate_control", "must be true or false");
+  expect_error_at(group_of(1, "stream_multicast = 1\n"), "stream_multicast", "must be true or false");
+  expect_error_at(group_of(1, "stream_repair_us = \"1ms\"\n"), "stream_repair_us", "must be a number");
+  expect_error_at(group_of(1, "stream_repair_us = 2000000\n"), "stream_repair_us", "out of range");
+  expect_error_at(group_of(1, "stream_repair_us = -1\n"), "stream_repair_us", "");
   expect_error_at(group_of(1, "peer_timeout_ms = \"3s\"\n"), "peer_timeout_ms", "must be a number");
   expect_error_at(group_of(1, "site_latency_us = 3\n"), "site_latency_us", "must be an array");
   expect_error_at(group_of(1, "site_latency_us = [1]\n"), "site_latency_us", "must be an array");

@@ -160,6 +160,61 @@ TEST(Streams, TwoPublishersWithLossOnEveryLink) {
   EXPECT_GT(resent, 0u) << "2% loss and nothing was sent again?";
 }
 
+uint64_t counter(LocalGroup& g, Rank r, const std::string& name) {
+  for (const auto& [n, v] : g.member(r).counters())
+    if (n == name) return v;
+  return 0;
+}
+
+// Streams over multicast (StreamOptions::multicast): the publisher sends each
+// batch once to the group address - no member forwards - and members that
+// lack one are repaired over their channels; every message still arrives
+// once, in order, equal.
+TEST(Streams, OverMulticastEachBatchLeavesThePublisherOnce) {
+  GroupOptions o = options(8, 2);
+  o.streams.multicast = true;
+  auto g = engine().create_local_group(o);
+  EXPECT_EQ(g->caps().stream_fanout, 7u) << "reports go to the publisher: the star";
+  StreamRun run;
+  run.publishers = {2};
+  run.messages = 3000;
+  run.sizes = {64, 0, 1, 200, 1383, 1384, 1385, 3000, 64, 65536, 17, 64};
+  ASSERT_EQ(run_stream(*g, run), "");
+  const uint64_t batches = counter(*g, 2, "stream_batches_formed");
+  EXPECT_GT(batches, 0u);
+  EXPECT_EQ(counter(*g, 2, "stream_multicasts_tx"), batches) << "each batch to the group address once";
+  uint64_t sent = 0;
+  for (Rank r = 0; r < g->size(); ++r) {
+    sent += counter(*g, r, "stream_batches_tx");
+    if (r != 2) {
+      EXPECT_GT(counter(*g, r, "stream_multicasts_rx"), 0u) << "rank " << r;
+    }
+  }
+  EXPECT_EQ(sent, batches + counter(*g, 2, "stream_repairs")) << "nobody but the publisher sends a batch";
+}
+
+TEST(Streams, OverMulticastLossIsRepairedOverChannels) {
+  // A third of the multicast frames lost at every member, and 2% of every
+  // frame besides (repairs, reports and acks too), two publishers at once.
+  GroupOptions o = options(6, 2);
+  o.streams.multicast = true;
+  o.faults.seed = test::test_seed();
+  FaultRule mcast;
+  mcast.frames = FaultRule::Frames::Multicast;
+  mcast.faults.loss = 0.33;
+  FaultRule all;
+  all.frames = FaultRule::Frames::Unicast;
+  all.faults.loss = 0.02;
+  o.faults.rules = {mcast, all};
+  auto g = engine().create_local_group(o);
+  StreamRun run;
+  run.publishers = {0, 4};
+  run.messages = 3000;
+  run.sizes = {64, 1000, 5000, 32};
+  EXPECT_EQ(run_stream(*g, run, 120s), "");
+  for (const Rank p : run.publishers) EXPECT_GT(counter(*g, p, "stream_repairs"), 0u) << "publisher " << p;
+}
+
 TEST(Streams, SlowMemberHoldsThePublisherBackAndLosesNothing) {
   GroupOptions o = options(4, 1);
   o.streams.window_bytes = 16 << 10;

@@ -1,0 +1,124 @@
+// Node: streams over the port's multicast (StreamOptions::multicast,
+// docs/streams.md). The publisher sends each batch once, to the group's
+// address, instead of once to each child; every member reports to the
+// publisher (the star tree); a member whose reports have not passed a batch
+// repair_us after it went out gets that batch again over its reliable
+// channel - the repair on request mcast_chain uses for a broadcast
+// (Hoefler, Siebert & Rehm's two stages: multicast, then point-to-point
+// repair), with the request being the report that did not come. A batch is
+// repaired at most once per member: the channel then delivers it.
+#include <rte_mbuf.h>
+
+#include <algorithm>
+
+#include "engine/node/node.h"
+
+namespace lanecast::engine {
+
+using stream::BatchSlot;
+using stream::StreamState;
+
+// Batches multicast that some member has not said it holds. The publisher
+// forms no batch while a sixteenth of the window is so (form_batch): the
+// messages published meanwhile wait in its ring and go out together. Without
+// that each message went out alone - the core forms a batch of whatever one
+// turn finds - and on 8 member processes sharing 2 CPUs the members' frames
+// (one per message each, from the group address) held the stream to 44k
+// messages/s where the unicast tree, batching under its load, carried more.
+uint64_t Node::multicast_in_flight(const StreamState& s) const {
+  uint64_t least = s.next_batch;
+  for (uint32_t i = 0; i < s.tree.children(); ++i)
+    least = std::min(least, std::max(s.child_mark[i], s.child_held[i]));
+  return s.next_batch - least;
+}
+
+// The batches formed and not yet sent to the group address, in order, as
+// far as the lane has room.
+void Node::multicast_batches(StreamState& s, uint64_t now) {
+  while (s.multicast_next < s.next_batch) {
+    BatchSlot& b = s.slot_of(s.multicast_next);
+    if (b.payload == nullptr || b.batch != s.multicast_next) {  // never formed into this slot: nothing to send
+      internal_error_ = true;
+      ++s.multicast_next;
+      continue;
+    }
+    if (!tx_lanes_.room(0, link_bytes_ + hdr_data_ + b.len, now)) return;  // the pacer says when
+    rte_mbuf* m = build_batch_frame(group_addrs_[0], s, b, 0, 0, 0, wire::FrameType::Datagram);
+    if (m == nullptr) return;  // no header buffer: next turn
+    tx_lanes_.push(0, m);
+    counters_.stream_multicasts_tx.add();
+    counters_.stream_batches_tx.add();
+    b.multicast_ns = now;
+    ++s.multicast_next;
+  }
+}
+
+// What each child lacks, owed to it over its channel, once:
+//   - its first gap: batches missing below one it has had - lost on the
+//     way, since the group address delivers one sender's frames in order:
+//     owed at once. Its reports name one gap at a time (the first, from
+//     where it holds every batch below); once that is filled the next
+//     report names the next.
+//   - a quiet stream's last batches (nothing went out for repair_ns) that it
+//     lacks with no gap to show: lost at the end.
+// Its reports say what it holds (not what it delivered: a member whose
+// application is slow holds batches it has not delivered, and needs no
+// second copy); one that only lags is sent nothing again.
+void Node::repair_batches(StreamState& s, uint64_t now) {
+  if (s.multicast_next == 0) return;
+  const uint64_t last_out = s.slot_of(s.multicast_next - 1).multicast_ns;
+  const bool quiet = last_out + stream_repair_ns_ <= now;
+  for (uint32_t i = 0; i < s.tree.children(); ++i) {
+    const uint64_t held = std::max(s.child_mark[i], s.child_held[i]);
+    uint64_t end = s.child_gap[i] > 0 ? std::min(held + s.child_gap[i], s.multicast_next) : held;
+    if (s.child_gap[i] == 0 && quiet) end = s.multicast_next;
+    uint64_t b = std::max(held, s.repair_next[i]);
+    for (; b < end; ++b) {
+      const BatchSlot& slot = s.slot_of(b);
+      if (slot.payload == nullptr || slot.batch != b) continue;  // let go: every member delivered it
+      if (!channels_.owe_batch(channel(s.tree.child(i), 0), static_cast<uint32_t>(b), s.slot)) {
+        internal_error_ = true;
+        break;
+      }
+      ++stream_owed_;
+      counters_.stream_repairs.add();
+    }
+    s.repair_next[i] = std::max(s.repair_next[i], b);
+    if (!quiet && held < s.multicast_next) stream_due_ns_ = std::min(stream_due_ns_, last_out + stream_repair_ns_);
+  }
+}
+
+// A batch from the group address: the checks any batch passes, then kept
+// unless held already (a repair came first, or a copy) or past the window
+// (the repair brings it when there is room). Nothing is acknowledged: the
+// reports say what arrived.
+void Node::handle_stream_multicast(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
+  if (!cfg_.streams.multicast) {  // this group's streams do not travel so
+    counters_.rx_stream_bad.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  StreamState* s = checked_stream_batch(m, p, now);
+  if (s == nullptr) return;
+  const wire::DataBody& d = p.data;
+  const uint64_t batch = s->unwrap(d.segment);
+  if (batch < s->deliver_next || batch < s->released ||
+      (s->slot_of(batch).payload != nullptr && s->slot_of(batch).batch == batch)) {
+    counters_.rx_stream_duplicate.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  if (batch >= s->released + s->slots.size()) {
+    counters_.rx_stream_ahead.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  counters_.stream_batches_rx.add();
+  counters_.stream_multicasts_rx.add();
+  hold_batch(*s, batch, detach_payload(m, p.payload_offset), d.payload_len, d.payload_crc, p.payload_seal,
+             static_cast<uint32_t>(d.total_len), d.offset, now);
+  deliver_stream(*s, now);
+  update_marks(*s, now);
+}
+
+}  // namespace lanecast::engine
