@@ -188,6 +188,13 @@ class RecordRing {
     h_->tail.store(tail_, std::memory_order_release);
   }
   bool empty() const { return h_ == nullptr || producer_head() == tail_; }
+  // Bytes the producer wrote that the consumer has not taken, records' heads
+  // and padding included (at most the capacity, whatever the header says).
+  uint64_t bytes_waiting() const {
+    if (h_ == nullptr) return 0;
+    const uint64_t head = producer_head();
+    return head > tail_ ? std::min(head - tail_, cap_) : 0;
+  }
   bool corrupt() const { return corrupt_; }
   // The producer is gone (it hung up): what it committed so far is all
   // there is. The consumer stops reading its head - a process that closed

@@ -108,7 +108,7 @@ StreamState* Node::open_stream_state(uint16_t slot, Rank publisher, uint16_t ind
 // when there is nothing to send or no slot free in the window.
 bool Node::form_batch(StreamState& s, uint64_t now) {
   if (s.next_batch - s.released >= s.slots.size()) return false;  // the window is full: wait for reports
-  if (stream_multicast_ && multicast_in_flight(s) >= std::max<uint64_t>(16, s.slots.size() / 16)) return false;
+  if (stream_multicast_ && s.multicast_next > 0 && !multicast_may_form(s, now)) return false;
   stream::RecordView r = s.pub_ring.peek();
   if (r.data == nullptr) {
     if (s.pub_ring.corrupt()) fail_streams(now, OpError::Internal, cfg_.rank);

@@ -18,18 +18,18 @@ namespace lanecast::engine {
 using stream::BatchSlot;
 using stream::StreamState;
 
-// Batches multicast that some member has not said it holds. The publisher
-// forms no batch while a sixteenth of the window is so (form_batch): the
-// messages published meanwhile wait in its ring and go out together. Without
-// that each message went out alone - the core forms a batch of whatever one
-// turn finds - and on 8 member processes sharing 2 CPUs the members' frames
-// (one per message each, from the group address) held the stream to 44k
-// messages/s where the unicast tree, batching under its load, carried more.
-uint64_t Node::multicast_in_flight(const StreamState& s) const {
-  uint64_t least = s.next_batch;
-  for (uint32_t i = 0; i < s.tree.children(); ++i)
-    least = std::min(least, std::max(s.child_mark[i], s.child_held[i]));
-  return s.next_batch - least;
+// Whether the publisher may cut a new batch now: the last one went out
+// kBatchGapNs ago, or a full frame's worth waits. Without that each message
+// left alone - the polling core cuts a batch of whatever one turn finds -
+// and on 8 member processes sharing 2 CPUs the members' work per frame (one
+// per message each, from the group address) held the stream to 44k
+// messages/s, where the unicast tree, batching under its load, carried
+// more. A message waits at most kBatchGapNs, and only while batches follow
+// each other closer than that.
+bool Node::multicast_may_form(const StreamState& s, uint64_t now) const {
+  if (s.multicast_next < s.next_batch) return false;  // the last one has not gone yet
+  if (s.slots[(s.multicast_next - 1) & s.mask].multicast_ns + kBatchGapNs <= now) return true;
+  return s.pub_ring.bytes_waiting() >= cfg_.segment_bytes;
 }
 
 // The batches formed and not yet sent to the group address, in order, as
