@@ -341,8 +341,8 @@ class Node final : public PollTask {
                               uint32_t seq, uint8_t lane, uint16_t flags, wire::FrameType type);
   // streams over multicast (stream_multicast.cc)
   void multicast_batches(stream::StreamState& s, uint64_t now);
-  bool multicast_may_form(const stream::StreamState& s, uint64_t now) const;
-  static constexpr uint64_t kBatchGapNs = 50'000;
+  bool multicast_may_form(stream::StreamState& s, uint64_t now);
+  static constexpr uint64_t kMaxBatchGapNs = 100'000, kBatchGapStepNs = 100'000;
   void repair_batches(stream::StreamState& s, uint64_t now);
   void handle_stream_multicast(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   void fail_streams(uint64_t now, OpError err, algos::Rank peer);

@@ -107,6 +107,8 @@ struct StreamState {
   // the channel then delivers it).
   uint64_t multicast_next = 0;
   std::vector<uint64_t> repair_next;
+  uint64_t batch_gap_ns = 0;   // the least time between non-full batches (Node::multicast_may_form)
+  uint64_t gap_checked_ns = 0;
   std::vector<uint64_t> child_held;  // each child holds every batch below (its reports say; 0: not said)
   std::vector<uint64_t> child_gap;   // ... and lacks the batches from there to here (0: none; its first gap)
   uint64_t held_end = 0;       // this member holds (or held) every batch below
