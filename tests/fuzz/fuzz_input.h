@@ -97,7 +97,8 @@ inline uint8_t node_record_to(uint32_t rank) { return static_cast<uint8_t>((rank
 //   byte 0   scenario: bit 0 members (2 or 3), bit 1 the streams' tree is
 //            binary (else a chain), bits 2-4 ranks 0, 1, 2 take messages
 //            in a handler (else from the delivery ring), bit 5 a fail-stop
-//            group
+//            group, bit 6 streams over multicast (the star tree; reports
+//            carry what a member holds and its first gap)
 //   then records, until the input ends:
 //   byte     kind (bits 0-2, kStream*) and its flags (bits 3-7)
 //   byte     then: bits 0-2 switch rounds to run (each to the next timer
@@ -122,12 +123,16 @@ inline uint8_t node_record_to(uint32_t rank) { return static_cast<uint8_t>((rank
 //            flags: kStreamNotParent (from a member that is not the
 //            destination's parent), kStreamBadCrc, kStreamAbandoned (the
 //            parent gave the batch up: no payload), kStreamSeqAhead (a
-//            channel sequence number past the receiver's window)
+//            channel sequence number past the receiver's window),
+//            kStreamDatagram (a datagram, as from the group address: no
+//            channel, no sequence number)
 //   Report   byte where: bits 0-1 destination, bits 2-3 publisher, bit 4
 //            the real stream (rank 0's stream 0; else the publisher's
 //            stream 1)
-//            byte mark: a signed offset from the stream's next batch
-//            byte the member reported furthest behind
+//            byte mark: a signed offset from the stream's next batch (also
+//            what it holds)
+//            byte the member reported furthest behind; its high 4 bits the
+//            first gap (over multicast)
 //            flags: kStreamNotParent (from a member that is not a child),
 //            kStreamNoSignal (a stream datagram that is not a report)
 //   Resend   byte which: a frame sent before, 0 the last, counting back
@@ -137,10 +142,12 @@ inline uint8_t node_record_to(uint32_t rank) { return static_cast<uint8_t>((rank
 //   Drain    byte: bits 0-1 member, bit 2 its application stops taking
 //            messages from the ring (else takes them again)
 //   others   no fields
-inline constexpr uint8_t kStreamThreeMembers = 1, kStreamBinaryTree = 2, kStreamHandler0 = 4, kStreamFailStop = 32;
+inline constexpr uint8_t kStreamThreeMembers = 1, kStreamBinaryTree = 2, kStreamHandler0 = 4, kStreamFailStop = 32,
+                         kStreamMulticast = 64;
 inline constexpr uint8_t kStreamBatch = 0, kStreamReport = 1, kStreamResend = 2, kStreamPublish = 3, kStreamDrain = 4;
 inline constexpr uint8_t kStreamKindMask = 7;
-inline constexpr uint8_t kStreamNotParent = 8, kStreamBadCrc = 16, kStreamAbandoned = 32, kStreamSeqAhead = 64;
+inline constexpr uint8_t kStreamNotParent = 8, kStreamBadCrc = 16, kStreamAbandoned = 32, kStreamSeqAhead = 64,
+                         kStreamDatagram = 128;
 inline constexpr uint8_t kStreamNoSignal = 16, kStreamFreshSeq = 8;
 inline constexpr uint8_t kStreamNoStream = 16, kStreamBadSegment = 32, kStreamMoreRecords = 64,
                          kStreamFewerRecords = 128;
@@ -151,7 +158,10 @@ inline constexpr size_t kStreamRecordHeader = 2, kStreamBatchFields = 4, kStream
 inline constexpr uint16_t kStreamLane = 1;  // the fuzzer's channels
 
 inline uint32_t stream_members(uint8_t scenario) { return 2 + (scenario & kStreamThreeMembers); }
-inline uint32_t stream_fanout(uint8_t scenario) { return (scenario & kStreamBinaryTree) ? 2 : 1; }
+inline uint32_t stream_fanout(uint8_t scenario) {
+  if (scenario & kStreamMulticast) return stream_members(scenario) - 1;  // the star
+  return (scenario & kStreamBinaryTree) ? 2 : 1;
+}
 
 // Byte i of the real stream's message `seq`, and its time stamp.
 inline uint8_t stream_byte(size_t i, uint64_t seq) { return static_cast<uint8_t>(i * 13 + seq * 29 + 5); }

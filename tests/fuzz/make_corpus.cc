@@ -331,7 +331,7 @@ constexpr uint8_t kMore = 1, kCont = 2, kLiesLonger = 1 << 2, kLiesShorter = 2 <
 struct SBatch {
   uint32_t to = 1, publisher = 0;
   int16_t offset = 0;
-  uint8_t flags = 0;        // kStreamNotParent, kStreamBadCrc, kStreamAbandoned, kStreamSeqAhead
+  uint8_t flags = 0;        // kStreamNotParent, kStreamBadCrc, kStreamAbandoned, kStreamSeqAhead, kStreamDatagram
   uint8_t where_flags = 0;  // kStreamNoStream, kStreamBadSegment, kStreamMoreRecords, kStreamFewerRecords
   bool far = false;
   uint8_t then = 4;
@@ -379,10 +379,12 @@ Bytes stream_input(uint8_t scenario, const std::vector<Bytes>& records) {
   return in;
 }
 
-// Scenario bytes: members, tree, who takes messages in a handler, fail-stop.
-constexpr uint8_t sscenario(uint32_t members, bool tree, uint8_t handlers = 0, bool fail_stop = false) {
+// Scenario bytes: members, tree, who takes messages in a handler, fail-stop,
+// streams over multicast.
+constexpr uint8_t sscenario(uint32_t members, bool tree, uint8_t handlers = 0, bool fail_stop = false,
+                            bool multicast = false) {
   return static_cast<uint8_t>((members - 2) | (tree ? kStreamBinaryTree : 0) | handlers * kStreamHandler0 |
-                              (fail_stop ? kStreamFailStop : 0));
+                              (fail_stop ? kStreamFailStop : 0) | (multicast ? kStreamMulticast : 0));
 }
 
 std::vector<std::pair<std::string, Bytes>> stream_seeds() {
@@ -468,6 +470,27 @@ std::vector<std::pair<std::string, Bytes>> stream_seeds() {
                                                   sbatch({}, {{0, 200, 0, 1}}), sdrain(2, false)})});
   s.push_back({"handlers_and_pieces", stream_input(handlers3, {spublish(3360), pieces[0], pieces[1], pieces[2]})});
   s.push_back({"stall", stream_input(chain3, {spublish(500, kStreamWait | 1), sbatch({}, {{}})})});
+  // Streams over multicast: batches as from the group address (in order,
+  // out of order, twice, from a member that is not the publisher, past the
+  // window, to a group whose streams are not over multicast), reports with
+  // a gap to repair, and the real stream's multicasts with a member that
+  // stops taking them.
+  const uint8_t mcast3 = sscenario(3, false, 0, false, true), mcast2 = sscenario(2, false, 2, false, true);
+  s.push_back({"mcast_batches", stream_input(mcast3, {sbatch({.flags = kStreamDatagram}, {{}}),
+                                                      sbatch({.to = 2, .flags = kStreamDatagram}, {{0, 60, 0, 2}}),
+                                                      sbatch({.offset = 1, .flags = kStreamDatagram}, {{}}),
+                                                      sbatch({.offset = -2, .flags = kStreamDatagram}, {{}}),
+                                                      sbatch({.offset = -2, .flags = kStreamDatagram}, {{}})})});
+  s.push_back({"mcast_not_publisher", stream_input(mcast3, {sbatch({.to = 2, .flags = kStreamDatagram | kStreamNotParent}, {{}})})});
+  s.push_back({"mcast_past_window", stream_input(mcast2, {sbatch({.offset = 40, .flags = kStreamDatagram}, {{}})})});
+  s.push_back({"mcast_pieces", stream_input(mcast2, {sbatch({.flags = kStreamDatagram}, {{kMore, 200, 400, 3}}),
+                                                     sbatch({.flags = kStreamDatagram}, {{kMore | kCont, 240, 360, 3}}),
+                                                     sbatch({}, {{kCont, 160, 440, 3}, {0, 20, 0, 4}})})});
+  s.push_back({"datagram_without_mcast", stream_input(chain2, {sbatch({.flags = kStreamDatagram}, {{}})})});
+  s.push_back({"mcast_report_gap", stream_input(mcast3, {spublish(300, 2), spublish(300, 2), spublish(300, 2),
+                                                         sreport(0, 0, true, -2, 0x31), sstep(kStreamWait | 3)})});
+  s.push_back({"mcast_real_ring_full", stream_input(mcast3, {sdrain(2, true), spublish(3000), spublish(3000),
+                                                             spublish(3000), sstep(kStreamWait | 2), sdrain(2, false)})});
   return s;
 }
 

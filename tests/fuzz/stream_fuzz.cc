@@ -63,6 +63,7 @@ constexpr uint32_t kFinalLengths[] = {1, 120, 700, 2000};
 engine::NodeConfig config(uint8_t scenario) {
   engine::NodeConfig c = small_group_config(kPeerTimeoutNs);
   c.fail_stop = (scenario & kStreamFailStop) != 0;
+  c.streams.multicast = (scenario & kStreamMulticast) != 0;
   c.streams.fanout = stream_fanout(scenario);
   c.streams.window_batches = 16;    // the least: frames past it are easy to reach
   c.streams.window_bytes = 16384;
@@ -270,7 +271,8 @@ class Run {
     const uint32_t to = (where & 3) % g_.members(), p = (where >> 2 & 3) % g_.members();
     const From from = parent_of(p, to, kind & kStreamNotParent);
     uint32_t& fresh = fresh_[from.rank][to];
-    if (fresh >= kMaxFresh) return;
+    const bool datagram = (kind & kStreamDatagram) != 0;  // as from the group address: no channel
+    if (!datagram && fresh >= kMaxFresh) return;
     ForgedStream& s = forged_[p];
     const auto offset = static_cast<int16_t>(le16(f + 1));
     uint32_t number = s.next + static_cast<uint32_t>(static_cast<int32_t>(offset));
@@ -302,7 +304,7 @@ class Run {
     wire::DataBody b{};
     b.op = (f[0] & kStreamNoStream) ? 2 : kForgedStream;
     b.root = p;
-    b.seq = (kind & kStreamSeqAhead) ? fresh + 2 * wire::kSackBits : fresh++;
+    b.seq = datagram ? 0 : (kind & kStreamSeqAhead) ? fresh + 2 * wire::kSackBits : fresh++;
     b.segment = number;
     b.offset = number;  // the first message's number: the receiver counts for itself
     b.total_len = count;
@@ -313,7 +315,8 @@ class Run {
     const uint16_t flags = wire::kFlagStream | (abandoned ? wire::kFlagAbandoned : 0);
     Bytes frame(eth::kHeaderBytes + wire::kDataHeaderBytes + pay.size());
     eth::write_header(frame.data(), g_.fabric().address(to), g_.fabric().address(from.rank));
-    wire::write_data(frame.data() + eth::kHeaderBytes, {kNodeGroup, kNodeEpoch, from.rank}, b, flags);
+    wire::write_data(frame.data() + eth::kHeaderBytes, {kNodeGroup, kNodeEpoch, from.rank}, b, flags,
+                     datagram ? wire::FrameType::Datagram : wire::FrameType::Data);
     std::copy(pay.begin(), pay.end(), frame.begin() + eth::kHeaderBytes + wire::kDataHeaderBytes);
 
     if (b.op == kForgedStream) {
@@ -344,7 +347,9 @@ class Run {
     b.op = real ? kRealStream : kForgedStream;
     b.root = publisher;
     b.offset = base + static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(f[1])));
-    b.segment = f[2];
+    b.segment = f[2] & 15;
+    b.total_len = b.offset;  // what it holds (read over multicast)
+    b.seq = f[2] >> 4;       // its first gap
     b.segment_bytes = kNodeSegment;
     const uint16_t flags = wire::kFlagStream | ((kind & kStreamNoSignal) ? 0 : wire::kFlagSignal);
     Bytes frame(eth::kHeaderBytes + wire::kDataHeaderBytes);
