@@ -143,27 +143,30 @@ TEST_P(Fanouts, EveryMemberDeliversSmallAndLargeMessagesInOrder) {
 
 INSTANTIATE_TEST_SUITE_P(Streams, Fanouts, ::testing::Values(1u, 2u, 7u));
 
+uint64_t counter(LocalGroup& g, Rank r, const std::string& name) {
+  for (const auto& [n, v] : g.member(r).counters())
+    if (n == name) return v;
+  return 0;
+}
+
+// Two publishers at once (ranks 0 and 4 of 6), messages batched and in pieces.
+StreamRun two_publishers() {
+  StreamRun run;
+  run.publishers = {0, 4};
+  run.messages = 3000;
+  run.sizes = {64, 1000, 5000, 32};
+  return run;
+}
+
 TEST(Streams, TwoPublishersWithLossOnEveryLink) {
   GroupOptions o = options(6, 2);
   o.fabric.loss = 0.02;
   o.fabric.seed = test::test_seed();
   auto g = engine().create_local_group(o);
-  StreamRun run;
-  run.publishers = {0, 4};
-  run.messages = 3000;
-  run.sizes = {64, 1000, 5000, 32};
-  EXPECT_EQ(run_stream(*g, run, 120s), "");
+  EXPECT_EQ(run_stream(*g, two_publishers(), 120s), "");
   uint64_t resent = 0;
-  for (Rank r = 0; r < g->size(); ++r)
-    for (const auto& [name, v] : g->member(r).counters())
-      if (name == "tx_retransmits") resent += v;
+  for (Rank r = 0; r < g->size(); ++r) resent += counter(*g, r, "tx_retransmits");
   EXPECT_GT(resent, 0u) << "2% loss and nothing was sent again?";
-}
-
-uint64_t counter(LocalGroup& g, Rank r, const std::string& name) {
-  for (const auto& [n, v] : g.member(r).counters())
-    if (n == name) return v;
-  return 0;
 }
 
 // Streams over multicast (StreamOptions::multicast): the publisher sends each
@@ -208,10 +211,7 @@ TEST(Streams, OverMulticastLossIsRepairedOverChannels) {
   all.faults.loss = 0.02;
   o.faults.rules = {mcast, all};
   auto g = engine().create_local_group(o);
-  StreamRun run;
-  run.publishers = {0, 4};
-  run.messages = 3000;
-  run.sizes = {64, 1000, 5000, 32};
+  const StreamRun run = two_publishers();
   EXPECT_EQ(run_stream(*g, run, 120s), "");
   for (const Rank p : run.publishers) EXPECT_GT(counter(*g, p, "stream_repairs"), 0u) << "publisher " << p;
 }
