@@ -1,12 +1,11 @@
 // Node: streams over the port's multicast (StreamOptions::multicast,
 // docs/streams.md). The publisher sends each batch once, to the group's
 // address, instead of once to each child; every member reports to the
-// publisher (the star tree); a member whose reports have not passed a batch
-// repair_us after it went out gets that batch again over its reliable
-// channel - the repair on request mcast_chain uses for a broadcast
-// (Hoefler, Siebert & Rehm's two stages: multicast, then point-to-point
-// repair), with the request being the report that did not come. A batch is
-// repaired at most once per member: the channel then delivers it.
+// publisher (the star tree) what it holds and its first gap, and gets what
+// it lacks again over its reliable channel - the repair on request
+// mcast_chain uses for a broadcast (Hoefler, Siebert & Rehm's two stages:
+// multicast, then point-to-point repair), the report being the request. A
+// batch is repaired at most once per member: the channel then delivers it.
 #include <rte_mbuf.h>
 
 #include <algorithm>
@@ -38,8 +37,10 @@ bool Node::multicast_may_form(StreamState& s, uint64_t now) {
     if (behind > s.slots.size() / 4) s.batch_gap_ns = std::min(kMaxBatchGapNs, 2 * s.batch_gap_ns + kBatchGapStepNs / 10);
     else if (behind < s.slots.size() / 16) s.batch_gap_ns /= 2;
   }
-  if (s.slots[(s.multicast_next - 1) & s.mask].multicast_ns + s.batch_gap_ns <= now) return true;
-  return s.pub_ring.bytes_waiting() >= cfg_.segment_bytes;
+  const uint64_t may_at = s.slots[(s.multicast_next - 1) & s.mask].multicast_ns + s.batch_gap_ns;
+  if (may_at <= now || s.pub_ring.bytes_waiting() >= cfg_.segment_bytes) return true;
+  stream_due_ns_ = std::min(stream_due_ns_, may_at);  // the core looks again then
+  return false;
 }
 
 // The batches formed and not yet sent to the group address, in order, as
