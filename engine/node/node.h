@@ -331,6 +331,9 @@ class Node final : public PollTask {
   // parent, sized, contiguous, its CRC or seal, well-formed records. The
   // stream's state, or null with the frame freed and the reason counted.
   stream::StreamState* checked_stream_batch(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
+  enum class BatchFit : uint8_t { New, Held, Ahead };
+  static BatchFit batch_fit(const stream::StreamState& s, uint64_t batch);
+  void keep_stream_batch(stream::StreamState& s, uint64_t batch, rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   void handle_stream_report(const wire::Parsed& p, uint64_t now);
   void stream_given_up(const wire::Parsed& p, uint64_t now);
   void watch_gap(stream::StreamState& s, uint64_t now);
@@ -402,8 +405,8 @@ class Node final : public PollTask {
   uint64_t stream_due_ns_ = UINT64_MAX;  // the next report or refresh
   bool streams_busy_ = false;         // a stream has work: keep the core polling
   // Its streams go to the group address (StreamOptions::multicast, and the
-  // port multicasts); a member that has not reported a batch this long
-  // after it went out gets it again over its channel.
+  // port multicasts); a quiet stream's last batches that a member has not
+  // had are sent to it again this long after they went out.
   bool stream_multicast_ = false;
   uint64_t stream_repair_ns_ = 0;
   bool streams_failed_ = false;

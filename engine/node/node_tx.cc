@@ -268,8 +268,10 @@ void Node::adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, 
   reliable::RateControl& rc = rates_[lane];
   const uint64_t before = rc.rate_bps();
   rc.on_sent(tx_lanes_.take_sent_bytes(lane));
-  if (r.path_rtt_ns != 0 && rc.on_rtt(r.path_rtt_ns, now))
-    (rc.rate_bps() > before ? counters_.rate_raised : counters_.rate_cut_delay).add();
+  if (r.path_rtt_ns != 0 && rc.on_rtt(r.path_rtt_ns, now)) {
+    if (rc.rate_bps() > before) counters_.rate_raised.add();
+    else counters_.rate_cut_delay.add();
+  }
   if (r.new_holes && rc.on_loss(now)) counters_.rate_cut_loss.add();
   if (rc.rate_bps() != before) rate_changed(lane, now);
   if (lane == 0) counters_.rate_target_us.set(rc.target_delay_ns() / 1000);

@@ -30,10 +30,8 @@ void Node::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_
   b = BatchSlot{payload, batch, len, crc, records, first_msg, msgs_after, bytes_after, seal};
   s.received_end = std::max(s.received_end, batch + 1);
   s.last_activity_ns = now;
-  for (s.held_end = std::max(s.held_end, s.deliver_next); s.held_end < s.received_end; ++s.held_end) {
-    const BatchSlot& h = s.slot_of(s.held_end);
-    if (h.payload == nullptr || h.batch != s.held_end) break;
-  }
+  s.held_end = std::max(s.held_end, s.deliver_next);
+  while (s.held_end < s.received_end && s.holds(s.held_end)) ++s.held_end;
   if (s.pub != nullptr && stream_multicast_) return;  // to the group address, not to each child (stream_multicast.cc)
   for (uint32_t i = 0; i < s.tree.children(); ++i) {
     Channel& c = channel(s.tree.child(i), 0);

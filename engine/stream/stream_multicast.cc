@@ -32,7 +32,7 @@ bool Node::multicast_may_form(StreamState& s, uint64_t now) {
   if (now >= s.gap_checked_ns + kBatchGapStepNs) {
     s.gap_checked_ns = now;
     uint64_t held = s.multicast_next;
-    for (uint32_t i = 0; i < s.tree.children(); ++i) held = std::min(held, std::max(s.child_mark[i], s.child_held[i]));
+    for (uint32_t i = 0; i < s.tree.children(); ++i) held = std::min(held, s.child_holds(i));
     const uint64_t behind = s.multicast_next - held;
     if (behind > s.slots.size() / 4) s.batch_gap_ns = std::min(kMaxBatchGapNs, 2 * s.batch_gap_ns + kBatchGapStepNs / 10);
     else if (behind < s.slots.size() / 16) s.batch_gap_ns /= 2;
@@ -80,13 +80,12 @@ void Node::repair_batches(StreamState& s, uint64_t now) {
   const uint64_t last_out = s.slot_of(s.multicast_next - 1).multicast_ns;
   const bool quiet = last_out + stream_repair_ns_ <= now;
   for (uint32_t i = 0; i < s.tree.children(); ++i) {
-    const uint64_t held = std::max(s.child_mark[i], s.child_held[i]);
+    const uint64_t held = s.child_holds(i);
     uint64_t end = s.child_gap[i] > 0 ? std::min(held + s.child_gap[i], s.multicast_next) : held;
     if (s.child_gap[i] == 0 && quiet) end = s.multicast_next;
     uint64_t b = std::max(held, s.repair_next[i]);
     for (; b < end; ++b) {
-      const BatchSlot& slot = s.slot_of(b);
-      if (slot.payload == nullptr || slot.batch != b) continue;  // let go: every member delivered it
+      if (!s.holds(b)) continue;  // let go: every member delivered it
       if (!channels_.owe_batch(channel(s.tree.child(i), 0), static_cast<uint32_t>(b), s.slot)) {
         internal_error_ = true;
         break;
@@ -111,25 +110,21 @@ void Node::handle_stream_multicast(rte_mbuf* m, const wire::Parsed& p, uint64_t 
   }
   StreamState* s = checked_stream_batch(m, p, now);
   if (s == nullptr) return;
-  const wire::DataBody& d = p.data;
-  const uint64_t batch = s->unwrap(d.segment);
-  if (batch < s->deliver_next || batch < s->released ||
-      (s->slot_of(batch).payload != nullptr && s->slot_of(batch).batch == batch)) {
-    counters_.rx_stream_duplicate.add();
-    rte_pktmbuf_free(m);
-    return;
+  const uint64_t batch = s->unwrap(p.data.segment);
+  switch (batch_fit(*s, batch)) {
+    case BatchFit::Held:
+      counters_.rx_stream_duplicate.add();
+      rte_pktmbuf_free(m);
+      return;
+    case BatchFit::Ahead:
+      counters_.rx_stream_ahead.add();
+      rte_pktmbuf_free(m);
+      return;
+    case BatchFit::New:
+      break;
   }
-  if (batch >= s->released + s->slots.size()) {
-    counters_.rx_stream_ahead.add();
-    rte_pktmbuf_free(m);
-    return;
-  }
-  counters_.stream_batches_rx.add();
   counters_.stream_multicasts_rx.add();
-  hold_batch(*s, batch, detach_payload(m, p.payload_offset), d.payload_len, d.payload_crc, p.payload_seal,
-             static_cast<uint32_t>(d.total_len), d.offset, now);
-  deliver_stream(*s, now);
-  update_marks(*s, now);
+  keep_stream_batch(*s, batch, m, p, now);
 }
 
 }  // namespace lanecast::engine

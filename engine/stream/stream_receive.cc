@@ -27,10 +27,7 @@ bool Node::send_report(StreamState& s, uint64_t now, uint16_t flags) {
   const uint64_t held = std::max(s.held_end, s.deliver_next);
   uint32_t gap = 0;  // batches missing from `held` on, with a later one here
   if (cfg_.streams.multicast)
-    for (uint64_t b = held; b < s.received_end; ++b, ++gap) {
-      const BatchSlot& h = s.slot_of(b);
-      if (h.payload != nullptr && h.batch == b) break;
-    }
+    while (held + gap < s.received_end && !s.holds(held + gap)) ++gap;
   if (!report_to(s.tree.parent(), s.publisher, s.index, s.subtree_mark, s.subtree_slowest, flags, now, held, gap))
     return false;
   s.reported_held = held;
@@ -107,29 +104,47 @@ StreamState* Node::checked_stream_batch(rte_mbuf* m, const wire::Parsed& p, uint
   return open_stream_state(*slot, d.root, static_cast<uint16_t>(d.op), now);
 }
 
+// Where a checked batch falls: new and within the window, held already
+// (or delivered and let go), or past the window.
+Node::BatchFit Node::batch_fit(const StreamState& s, uint64_t batch) {
+  // Behind what it delivered: unwrap()'s distance is signed (near the
+  // stream's start a batch "behind" wraps below 0).
+  if (static_cast<int64_t>(batch - s.deliver_next) < 0 || batch < s.released || s.holds(batch)) return BatchFit::Held;
+  if (batch >= s.released + s.slots.size()) return BatchFit::Ahead;
+  return BatchFit::New;
+}
+
+// A new batch, however it came: kept, delivered as far as it goes, marks moved.
+void Node::keep_stream_batch(StreamState& s, uint64_t batch, rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
+  const wire::DataBody& d = p.data;
+  counters_.stream_batches_rx.add();
+  hold_batch(s, batch, detach_payload(m, p.payload_offset), d.payload_len, d.payload_crc, p.payload_seal,
+             static_cast<uint32_t>(d.total_len), d.offset, now);
+  deliver_stream(s, now);
+  update_marks(s, now);
+}
+
 void Node::handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, uint64_t now) {
   StreamState* s = checked_stream_batch(m, p, now);
   if (s == nullptr) return;
   const wire::DataBody& d = p.data;
-  auto drop = [&] { rte_pktmbuf_free(m); };
-  const auto rel = static_cast<int32_t>(d.segment - static_cast<uint32_t>(s->deliver_next));
-  const uint64_t batch = s->deliver_next + static_cast<uint64_t>(static_cast<int64_t>(rel));
-  if (rel < 0 || batch < s->released || (s->slot_of(batch).payload != nullptr && s->slot_of(batch).batch == batch)) {
-    c.rx.accept(d.seq);  // had it: take it off the sender's hands
-    acks_.ack_now(channels_.id_of(c));
-    counters_.rx_stream_duplicate.add();
-    return drop();
-  }
-  if (batch >= s->released + s->slots.size()) {  // not acknowledged: the sender tries again
-    counters_.rx_stream_ahead.add();
-    return drop();
+  const uint64_t batch = s->unwrap(d.segment);
+  switch (batch_fit(*s, batch)) {
+    case BatchFit::Held:
+      c.rx.accept(d.seq);  // had it: take it off the sender's hands
+      acks_.ack_now(channels_.id_of(c));
+      counters_.rx_stream_duplicate.add();
+      rte_pktmbuf_free(m);
+      return;
+    case BatchFit::Ahead:  // not acknowledged: the sender tries again
+      counters_.rx_stream_ahead.add();
+      rte_pktmbuf_free(m);
+      return;
+    case BatchFit::New:
+      break;
   }
   acks_.accepted(channels_.id_of(c), (p.flags & wire::kFlagAckNow) != 0, c.rx.accept(d.seq), now);
-  counters_.stream_batches_rx.add();
-  hold_batch(*s, batch, detach_payload(m, p.payload_offset), d.payload_len, d.payload_crc, p.payload_seal,
-             static_cast<uint32_t>(d.total_len), d.offset, now);
-  deliver_stream(*s, now);
-  update_marks(*s, now);
+  keep_stream_batch(*s, batch, m, p, now);
 }
 
 void Node::handle_stream_report(const wire::Parsed& p, uint64_t now) {
@@ -175,8 +190,7 @@ void Node::stream_given_up(const wire::Parsed& p, uint64_t now) {
   if (streams_failed_) return tell_failed(p, now);
   if (const StreamState* s = streams_.at(*slot)) {
     const uint64_t batch = s->unwrap(d.segment);
-    const BatchSlot& b = s->slots[batch & s->mask];
-    if (batch < s->deliver_next || (b.payload != nullptr && b.batch == batch)) return;  // it has it
+    if (batch < s->deliver_next || s->holds(batch)) return;  // it has it
   }
   counters_.rx_stream_given_up.add();
   fail_streams(now, OpError::NoProgress, p.src);

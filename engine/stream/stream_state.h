@@ -8,6 +8,7 @@
 // publisher back instead of losing anything.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -116,6 +117,13 @@ struct StreamState {
   StreamMirror mirror;         // what application threads may read of it
 
   BatchSlot& slot_of(uint64_t batch) { return slots[batch & mask]; }
+  // Whether `batch` is held here (in its slot, not let go yet).
+  bool holds(uint64_t batch) const {
+    const BatchSlot& b = slots[batch & mask];
+    return b.payload != nullptr && b.batch == batch;
+  }
+  // Child i holds every batch below this, as its reports said (delivered, or only held).
+  uint64_t child_holds(uint32_t i) const { return std::max(child_mark[i], child_held[i]); }
   // The batch number a frame's low 32 bits mean, near what this member holds.
   uint64_t unwrap(uint32_t low) const {
     return deliver_next + static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(low - static_cast<uint32_t>(deliver_next))));
