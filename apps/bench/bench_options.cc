@@ -155,8 +155,8 @@ OptionTable make_bench_table(BenchConfig& c) {
   t.add({"stream-window", "FRAMES", "1024", "--stream: frames each member keeps in flight per stream (16..65536)",
          [&](std::string_view v) { c.stream_window = static_cast<uint32_t>(parse_uint(v, "--stream-window", 65536)); }});
   t.add({"stream-multicast", "", "", "--stream: the publisher sends each batch once to the group address (where the "
-         "ports multicast) and repairs over channels what members did not report (docs/streams.md); the stream's "
-         "tree is the star",
+         "ports multicast) and sends again over channels what members report missing or did not get at the end "
+         "(docs/streams.md); the stream's tree is the star",
          [&](std::string_view) { c.stream_multicast = true; }});
   t.add({"stream-window-bytes", "BYTES", "4M", "--stream: bytes published and not yet delivered everywhere",
          [&](std::string_view v) { c.stream_window_bytes = parse_size(v, "--stream-window-bytes"); }});
