@@ -13,13 +13,15 @@
 #include <string>
 
 struct rte_mbuf;
+struct rte_mempool;
 
 namespace lanecast::drivers {
 
 class Waker;
 
 struct PeerAddress {
-  static constexpr uint8_t kMaxBytes = 24;
+  // A MAC is 6; a UD endpoint GID, LID and a QPN per lane (drivers/verbs/).
+  static constexpr uint8_t kMaxBytes = 32;
   uint8_t len = 0;
   uint8_t bytes[kMaxBytes] = {};
 
@@ -115,6 +117,29 @@ class Port {
   // The address a received frame was sent from (bootstrap: a member learns
   // its peers' addresses from their hellos).
   virtual PeerAddress source_of(const uint8_t* link_header) const = 0;
+
+  // Framing may differ by direction: a UD queue pair sends no link header
+  // (the destination travels in the work request; the port keeps a handle to
+  // it in the frame's headroom) but receives every datagram behind a 40-byte
+  // GRH. Ethernet ports: the same 14 bytes both ways.
+  virtual uint16_t rx_link_header_bytes() const { return link_header_bytes(); }
+
+  // Set-up, before the first frame to them: the peers this port will send
+  // to (a verbs port makes an address handle for each; Ethernet needs
+  // nothing). Returns "" or why it cannot reach one. May be called again
+  // with more peers; never while another core transmits on this port.
+  virtual std::string learn_peers(const PeerAddress* peers, size_t count) {
+    (void)peers, (void)count;
+    return "";
+  }
+  // Set-up: frames whose buffers come from `pool` will be handed to
+  // tx_burst (a verbs port registers the pool's memory with the device, so
+  // the adapter reads payload where it lies). "" or why not; a pool given
+  // twice is registered once.
+  virtual std::string register_pool(rte_mempool* pool) {
+    (void)pool;
+    return "";
+  }
 
   // Multicast membership (control path; caps().multicast). group_address()
   // turns a group's key into the address its multicasts on `lane` are sent

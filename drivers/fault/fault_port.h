@@ -62,6 +62,9 @@ class FaultPort final : public Port {
   uint16_t link_header_bytes() const override { return in_.link_header_bytes(); }
   void write_link_header(uint8_t* at, const PeerAddress& dst) const override { in_.write_link_header(at, dst); }
   bool accepts(const uint8_t* h) const override { return in_.accepts(h); }
+  uint16_t rx_link_header_bytes() const override { return in_.rx_link_header_bytes(); }
+  std::string learn_peers(const PeerAddress* p, size_t n) override { return in_.learn_peers(p, n); }
+  std::string register_pool(rte_mempool* pool) override { return in_.register_pool(pool); }
   bool is_from(const uint8_t* h, const PeerAddress& p) const override { return in_.is_from(h, p); }
   PeerAddress source_of(const uint8_t* h) const override { return in_.source_of(h); }
   PeerAddress group_address(const GroupKey& key, uint16_t lane) const override { return in_.group_address(key, lane); }

@@ -58,6 +58,9 @@ class HandoffPort final : public Port {
   uint16_t link_header_bytes() const override { return inner_->link_header_bytes(); }
   void write_link_header(uint8_t* at, const PeerAddress& dst) const override { inner_->write_link_header(at, dst); }
   bool accepts(const uint8_t* h) const override { return inner_->accepts(h); }
+  uint16_t rx_link_header_bytes() const override { return inner_->rx_link_header_bytes(); }
+  std::string learn_peers(const PeerAddress* p, size_t n) override { return inner_->learn_peers(p, n); }
+  std::string register_pool(rte_mempool* pool) override { return inner_->register_pool(pool); }
   bool is_from(const uint8_t* h, const PeerAddress& p) const override { return inner_->is_from(h, p); }
   PeerAddress source_of(const uint8_t* h) const override { return inner_->source_of(h); }
   // Membership is control path: the inner port's joins do not touch the

@@ -36,6 +36,17 @@ class PortPerLane final : public Port {
   void write_link_header(uint8_t* at, const PeerAddress& dst) const override {
     lanes_[0]->write_link_header(at, dst);
   }
+  uint16_t rx_link_header_bytes() const override { return lanes_[0]->rx_link_header_bytes(); }
+  std::string learn_peers(const PeerAddress* p, size_t n) override {
+    for (auto& l : lanes_)
+      if (std::string why = l->learn_peers(p, n); !why.empty()) return why;
+    return "";
+  }
+  std::string register_pool(rte_mempool* pool) override {
+    for (auto& l : lanes_)
+      if (std::string why = l->register_pool(pool); !why.empty()) return why;
+    return "";
+  }
   // A group frame arrives on the lane whose port joined its address.
   bool accepts(const uint8_t* h) const override {
     for (const auto& p : lanes_)

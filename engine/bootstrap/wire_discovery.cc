@@ -129,7 +129,7 @@ class WireDiscovery final : public Bootstrap {
       ++unsealed_;
       return false;
     }
-    const uint16_t link = port_.link_header_bytes();
+    const uint16_t link = port_.rx_link_header_bytes();
     const auto* frame = rte_pktmbuf_mtod(m, const uint8_t*);
     wire::Seal seal;
     std::memcpy(&seal, frame + link + p.seal_at, sizeof seal);
@@ -162,7 +162,7 @@ class WireDiscovery final : public Bootstrap {
   }
 
   void take(const rte_mbuf* m, uint16_t lane) {
-    const uint16_t link = port_.link_header_bytes();
+    const uint16_t link = port_.rx_link_header_bytes();
     if (m->data_len < link) return;
     const auto* hdr = rte_pktmbuf_mtod(m, const uint8_t*);
     if (!port_.accepts(hdr)) return;

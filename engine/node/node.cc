@@ -73,6 +73,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       caps_(port.caps()),
       pools_(pools),
       link_bytes_(port.link_header_bytes()),
+      rx_link_bytes_(port.rx_link_header_bytes()),
       machine_arena_(algos::machine_arena_bytes(cfg.nodes, cfg.lanes,
                                                 static_cast<uint32_t>(std::min<uint64_t>(max_segments_of(cfg), UINT32_MAX)),
                                                 algos::GroupShape{cfg.hypercube_order, cfg.site_of_rank})),
@@ -121,6 +122,13 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   }
   if (!cfg.site_of_rank.empty() && cfg.site_of_rank.size() != cfg.nodes)
     throw std::invalid_argument("node: need one site per member");
+  // The port prepares what it needs to reach the members (address handles
+  // on verbs) and to send from the group's buffers (memory registration).
+  for (rte_mempool* pool : {pools.payload, pools.header})
+    if (std::string why = port.register_pool(pool); !why.empty())
+      throw std::runtime_error("port " + port.name() + ": " + why);
+  if (std::string why = port.learn_peers(peers.data(), peers.size()); !why.empty())
+    throw std::runtime_error("port " + port.name() + ": " + why);
   addrs_ = std::move(peers);
   join_groups();
   stream_multicast_ = cfg_.streams.multicast && caps_.multicast;

@@ -377,7 +377,8 @@ class Node final : public PollTask {
   drivers::Port& port_;
   drivers::PortCaps caps_;
   Pools pools_;
-  uint16_t link_bytes_;
+  uint16_t link_bytes_;     // link header of a frame we send
+  uint16_t rx_link_bytes_;  // and of one we receive (a UD datagram's GRH)
   std::vector<drivers::PeerAddress> addrs_;   // per rank
   std::vector<drivers::PeerAddress> group_addrs_;  // per lane, joined on the port, when it multicasts
   std::string multicast_fallback_;

@@ -19,13 +19,13 @@ using algos::Rank;
 void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
   counters_.rx_frames.add();
   const auto* link = rte_pktmbuf_mtod(m, const uint8_t*);
-  if (m->data_len < link_bytes_ || !port_.accepts(link)) {
+  if (m->data_len < rx_link_bytes_ || !port_.accepts(link)) {
     counters_.rx_not_for_us.add();
     rte_pktmbuf_free(m);
     return;
   }
   wire::Parsed p;
-  const wire::Verdict v = wire::parse(m, link_bytes_, &p);
+  const wire::Verdict v = wire::parse(m, rx_link_bytes_, &p);
   if (v != wire::Verdict::Ok) {
     counters_.rx_malformed[static_cast<size_t>(v)].add();
     rte_pktmbuf_free(m);
@@ -204,7 +204,7 @@ bool Node::open_sealed(rte_mbuf* m, const wire::Parsed& p) {
     rte_pktmbuf_free(m);
     return false;
   }
-  switch (auth_->open_frame(rte_pktmbuf_mtod(m, const uint8_t*), link_bytes_, p.seal_at, p.src)) {
+  switch (auth_->open_frame(rte_pktmbuf_mtod(m, const uint8_t*), rx_link_bytes_, p.seal_at, p.src)) {
     case auth::FrameAuth::Verdict::Ok: return true;
     case auth::FrameAuth::Verdict::BadTag: counters_.rx_bad_tag.add(); break;
     case auth::FrameAuth::Verdict::Replayed: counters_.rx_replayed.add(); break;

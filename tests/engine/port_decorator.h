@@ -28,6 +28,9 @@ class PortDecorator : public drivers::Port {
     in_.write_link_header(at, dst);
   }
   bool accepts(const uint8_t* h) const override { return in_.accepts(h); }
+  uint16_t rx_link_header_bytes() const override { return in_.rx_link_header_bytes(); }
+  std::string learn_peers(const drivers::PeerAddress* p, size_t n) override { return in_.learn_peers(p, n); }
+  std::string register_pool(rte_mempool* pool) override { return in_.register_pool(pool); }
   bool is_from(const uint8_t* h, const drivers::PeerAddress& p) const override { return in_.is_from(h, p); }
   drivers::PeerAddress source_of(const uint8_t* h) const override { return in_.source_of(h); }
   drivers::PeerAddress group_address(const drivers::GroupKey& key, uint16_t lane) const override {
