@@ -17,6 +17,7 @@ packages=(
   libpcap-dev                   # lanecast replay and record (pcap, pcapng)
   libsodium-dev                 # groups with a key: frame seals (AES-256-GCM), key derivation
   iproute2 python3 tcpdump        # tests; tools/plot_plan.py also wants python3-matplotlib
+  libibverbs-dev librdmacm-dev ibverbs-utils  # the verbs port (InfiniBand, RoCE); ibv_devices
   passwd util-linux             # tests/security: groupadd and gpasswd, setpriv (clients as other users)
 )
 # The sanitizer build (tools/test.sh --sanitize) needs nothing more: GCC's
