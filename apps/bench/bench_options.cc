@@ -58,8 +58,9 @@ OptionTable make_bench_table(BenchConfig& c) {
          "(--config, --testbed)",
          [&](std::string_view v) { c.progress_in_calls = parse_progress(v); }});
   t.add({"ports", "DEVARGS;...", "",
-         "one DPDK port per member instead of the fabric, e.g. "
-         "'net_af_packet0,iface=v0;net_af_packet1,iface=v1' (sets --nodes)",
+         "one port per member instead of the fabric: DPDK devargs, e.g. "
+         "'net_af_packet0,iface=v0;net_af_packet1,iface=v1', or an InfiniBand / RoCE adapter's port, "
+         "'verbs:mlx5_0:1;verbs:mlx5_0:1' (a UD queue pair each, --lanes per member) (sets --nodes)",
          [&](std::string_view v) {
            c.ports.clear();
            while (!v.empty()) {

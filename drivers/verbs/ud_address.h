@@ -20,11 +20,14 @@
 // link layer (IB, RoCE v2 over IPv4 or IPv6).
 #pragma once
 
+#include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <optional>
+#include <string>
 
 #include "drivers/port.h"
 
@@ -72,6 +75,20 @@ inline std::optional<Endpoint> to_endpoint(const PeerAddress& a) {
 
 // A multicast GID: ff.. (IB, RoCE over IPv6) or ::ffff:224.0.0.0/4 (RoCE v2
 // over IPv4, where the GID is the group's IP address).
+// "gid fe80::2:c903:1:101 lid 1 qpn 0x1a2,0x1d7": for logs and
+// `lanecast run --show-endpoints`.
+inline std::string describe(const Endpoint& e) {
+  char gid[INET6_ADDRSTRLEN] = "?";
+  inet_ntop(AF_INET6, e.gid.raw, gid, sizeof gid);
+  std::string s = std::string("gid ") + gid + " lid " + std::to_string(e.lid) + " qpn ";
+  for (uint8_t l = 0; l < e.lanes; ++l) {
+    char q[16];
+    std::snprintf(q, sizeof q, "%s0x%x", l ? "," : "", e.qpn[l]);
+    s += q;
+  }
+  return s;
+}
+
 inline bool is_group_address(const PeerAddress& a) {
   static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   return a.len == 16 && (a.bytes[0] == 0xff || (std::memcmp(a.bytes, kMapped, 12) == 0 && (a.bytes[12] & 0xf0) == 0xe0));

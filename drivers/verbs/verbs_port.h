@@ -104,6 +104,11 @@ class VerbsPort final : public Port {
   std::string join_group(uint16_t lane, const PeerAddress& group) override;
   void leave_group(uint16_t lane, const PeerAddress& group) override;
 
+  // The active MTU of `device`'s port (the largest datagram after its
+  // headers), asked without opening a port: for sizing segments before.
+  // Throws std::runtime_error as the constructor does.
+  static uint32_t active_mtu(const std::string& device, uint8_t port_num, const VerbsCalls* calls = nullptr);
+
   Counters counters() const;
   const Capabilities& capabilities() const { return caps_; }
   const Endpoint& endpoint() const { return self_; }

@@ -30,6 +30,7 @@
 #include "engine/api/member_internals.h"
 #include "engine/node/node.h"
 #include "engine/runtime/poller.h"
+#include "engine/group/lane_port.h"
 #include "engine/runtime/port_locality.h"
 
 namespace lanecast {
@@ -58,6 +59,20 @@ void validate(const GroupSpec& s, Rank me) {
     }
   if (s.max_message_bytes == 0 || s.max_message_bytes > (uint64_t{1} << 32)) throw bad("messages of 1 byte to 4 GiB");
   if (s.segment_bytes > 9000) throw bad("segment size must be 0 (from the MTU) or at most 9000 bytes");
+  // Verbs lanes: every member on an adapter port, formed by pmix.
+  size_t on_verbs = 0;
+  for (const auto& m : s.members) {
+    try {
+      on_verbs += engine::member_verbs_lane(m.lanes).has_value();
+    } catch (const std::invalid_argument& e) {
+      throw bad("rank " + std::to_string(m.rank) + ": " + e.what());
+    }
+  }
+  if (on_verbs != 0 && on_verbs != s.members.size())
+    throw bad("every member is on verbs lanes or none is (" + std::to_string(on_verbs) + " of " +
+              std::to_string(s.members.size()) + " are): a UD queue pair and an Ethernet port cannot talk");
+  if (on_verbs != 0)
+    if (std::string why = engine::verbs_group_refusal(s.bootstrap); !why.empty()) throw bad(why);
   if (!(s.port_rate_mbit >= 0) || !std::isfinite(s.port_rate_mbit)) throw bad("port rate must be >= 0 Mbit/s");
   if (s.bootstrap != "static" && s.bootstrap != "discovery" && s.bootstrap != "pmix")
     throw bad("bootstrap must be static, discovery or pmix, not '" + s.bootstrap + "'");
@@ -166,7 +181,11 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   po.max_frame_bytes = pp.max_frame;
   po.rx_pool = im.payload_pool.get();
   po.lanes = 1;
-  if (spec.lanes == 1) {
+  if (const std::optional<engine::VerbsLane> v = engine::member_verbs_lane(my_ports)) {
+    // One adapter port, a UD queue pair per lane; its lanes share the
+    // member's polling core (a lane per core: a later step).
+    im.port = engine::open_verbs_port(*v, spec.lanes, im.payload_pool.get(), pp.max_frame);
+  } else if (spec.lanes == 1) {
     im.port = drivers::DpdkPort::open(my_ports[0], po);
   } else {
     // A port per lane (two NICs on two switches), sharing one address. A
@@ -352,7 +371,9 @@ Group::~Group() {
 Rank Group::rank() const { return member_->rank(); }
 uint32_t Group::size() const { return static_cast<uint32_t>(spec_.members.size()); }
 uint32_t Group::epoch() const { return impl_->table.epoch; }
-std::string Group::endpoints() const { return engine::bootstrap::describe(impl_->table); }
+std::string Group::endpoints() const {
+  return engine::bootstrap::describe(impl_->table, &engine::describe_lane_address);
+}
 std::string Group::join_steps() const { return impl_->join_steps; }
 std::string Group::placement() const { return impl_->placement; }
 

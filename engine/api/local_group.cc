@@ -23,6 +23,7 @@
 #include "lanecast/lanecast.h"
 #include "engine/node/node.h"
 #include "engine/runtime/poller.h"
+#include "engine/group/lane_port.h"
 #include "engine/wire/wire.h"
 
 namespace lanecast {
@@ -53,6 +54,12 @@ void validate(const GroupOptions& o) {
   if (!o.ports.empty() && o.ports.size() > 32)
     throw std::invalid_argument("group: at most 32 DPDK ports per process (Debian's DPDK); use the fabric");
   if (o.segment_bytes > 9000) throw std::invalid_argument("group: segment size must be 1..9000 bytes (0: from the MTU)");
+  // Ports on verbs (a UD queue pair per lane on an adapter port) talk only to each other.
+  const auto verbs = std::count_if(o.ports.begin(), o.ports.end(),
+                                   [](const std::string& p) { return engine::parse_verbs_lane(p).has_value(); });
+  if (verbs != 0 && static_cast<size_t>(verbs) != o.ports.size())
+    throw std::invalid_argument("group: the ports are all verbs:DEVICE:PORT or all DPDK devargs, not both");
+  if (verbs != 0 && !engine::verbs_port_built()) throw std::invalid_argument("group: " + engine::verbs_group_refusal(""));
   if (o.max_message_bytes > (uint64_t{1} << 32)) throw std::invalid_argument("group: messages of at most 4 GiB");
   if (o.algo != "auto" && !algos::algo_by_name(o.algo))
     throw std::invalid_argument("group: unknown algorithm '" + o.algo + "'");
@@ -96,7 +103,7 @@ struct LocalGroup::Impl {
   uint32_t segment = 0;
   uint64_t pool_bytes = 0;
   std::unique_ptr<drivers::Fabric> fabric;                    // the in-process fabric, or
-  std::vector<std::unique_ptr<drivers::DpdkPort>> own_ports;  // one port per member
+  std::vector<std::unique_ptr<drivers::Port>> own_ports;  // one port per member (DPDK or verbs)
   std::unique_ptr<FabricTask> fabric_task;
   std::vector<std::unique_ptr<engine::Node>> nodes;
   std::vector<std::pair<engine::Poller*, engine::PollTask*>> placement;
@@ -165,7 +172,10 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
     po.rx_pool = im.payload_pool.get();
     po.lanes = o.lanes;
     for (const auto& devargs : o.ports) {
-      im.own_ports.push_back(drivers::DpdkPort::open(devargs, po));
+      if (const std::optional<engine::VerbsLane> v = engine::parse_verbs_lane(devargs))
+        im.own_ports.push_back(engine::open_verbs_port(*v, o.lanes, im.payload_pool.get(), pp.max_frame));
+      else
+        im.own_ports.push_back(drivers::DpdkPort::open(devargs, po));
       ports.push_back(im.own_ports.back().get());
     }
   }

@@ -37,13 +37,15 @@ bool same_addresses(const EndpointTable& a, const EndpointTable& b) {
   return true;
 }
 
-std::string describe(const EndpointTable& t) {
+std::string describe(const EndpointTable& t, std::string (*format)(const drivers::PeerAddress&)) {
   std::string s;
   for (const Endpoint& e : t.members)
     for (size_t l = 0; l < e.lanes.size(); ++l)
-      s += "rank " + std::to_string(e.rank) + " lane " + std::to_string(l) + " " + format_address(e.lanes[l]) + "\n";
+      s += "rank " + std::to_string(e.rank) + " lane " + std::to_string(l) + " " + format(e.lanes[l]) + "\n";
   return s;
 }
+
+std::string describe(const EndpointTable& t) { return describe(t, &format_address); }
 
 uint64_t spec_digest(const GroupSpec& s) {
   Fnv f;

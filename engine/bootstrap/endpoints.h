@@ -28,6 +28,8 @@ struct EndpointTable {
 bool same_addresses(const EndpointTable& a, const EndpointTable& b);
 // "rank R lane L AA:BB:CC:DD:EE:FF" lines, for logs and `lanecast run --show-endpoints`.
 std::string describe(const EndpointTable& t);
+// The same with each address written by `format` (a verbs port's: GID, LID, QPNs).
+std::string describe(const EndpointTable& t, std::string (*format)(const drivers::PeerAddress&));
 using drivers::format_address;
 
 // What every member of a group must agree on, hashed: hellos carry it, so a

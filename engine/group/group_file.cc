@@ -26,6 +26,7 @@
 #include "algos/registry.h"
 #include "drivers/ethernet.h"
 #include "engine/group/group_file_faults.h"
+#include "engine/group/lane_port.h"
 #include "engine/group/toml_fields.h"
 #include "lanecast/group_spec.h"
 
@@ -312,6 +313,7 @@ class GroupFileReader : TomlFields {
     for (const toml::node& entry : entries) members.push_back(read_member(*entry.as_table(), spec));
     check_ranks(members);
     check_sites(members, spec);
+    check_verbs(members, spec);
     check_macs(members, spec);
     spec.members.resize(members.size());
     for (MemberRead& m : members) spec.members[m.spec.rank] = std::move(m.spec);
@@ -325,7 +327,7 @@ class GroupFileReader : TomlFields {
     m.spec.rank = static_cast<uint32_t>(*rank);
     if (auto v = integer(t, "site", "member.site", 0, kMaxU32)) m.spec.site = static_cast<uint32_t>(*v);
 
-    const std::string lanes_allowed = "one string of DPDK devargs per lane (group.lanes = " +
+    const std::string lanes_allowed = "one string of DPDK devargs, or verbs:DEVICE:PORT, per lane (group.lanes = " +
                                       std::to_string(spec.lanes) + ")";
     const toml::array* lanes = array(t, "lanes", "member.lanes", "strings");
     if (lanes == nullptr) fail(t, "[[member]] lacks lanes (required: " + lanes_allowed + ")");
@@ -339,6 +341,11 @@ class GroupFileReader : TomlFields {
       if (!n.is_string()) fail(n, path + " must be a string of DPDK devargs, not " + type_name(n));
       if (n.as_string()->get().empty())
         fail(n, path + " is empty; allowed: DPDK devargs, e.g. net_af_packet0,iface=v0");
+      try {
+        engine::parse_verbs_lane(n.as_string()->get());
+      } catch (const std::invalid_argument& e) {
+        fail(n, path + ": " + e.what());
+      }
       m.spec.lanes.push_back(n.as_string()->get());
     }
 
@@ -404,6 +411,29 @@ class GroupFileReader : TomlFields {
   // all of them. The engine addresses a peer by one address on every lane,
   // so a member's lanes (its ports, each on its own switch) share one; two
   // members with one address would take each other's frames.
+  // Verbs lanes (lane_port.h): one adapter port per member, on every member
+  // or none, and the pmix bootstrap, the one that can carry queue pair
+  // numbers known only once the port is open.
+  void check_verbs(const std::vector<MemberRead>& members, const GroupSpec& spec) const {
+    size_t on_verbs = 0;
+    for (const MemberRead& m : members) {
+      try {
+        on_verbs += engine::member_verbs_lane(m.spec.lanes).has_value();
+      } catch (const std::invalid_argument& e) {
+        fail(*m.table->get("lanes"), std::string("member.lanes: ") + e.what());
+      }
+    }
+    if (on_verbs == 0) return;
+    if (on_verbs != members.size())
+      fail(*members[0].table, std::to_string(on_verbs) + " of " + std::to_string(members.size()) +
+                                  " members are on verbs lanes; allowed: all or none (a UD queue pair and an "
+                                  "Ethernet port cannot talk)");
+    if (spec.bootstrap != "pmix")
+      fail(*members[0].table, "members on verbs lanes need bootstrap \"pmix\", not \"" + spec.bootstrap +
+                                  "\": queue pair numbers exist only once a port is open, so no file lists them, "
+                                  "and discovery's hellos are Ethernet broadcasts");
+  }
+
   void check_macs(const std::vector<MemberRead>& members, const GroupSpec& spec) const {
     std::vector<std::pair<drivers::PeerAddress, const toml::node*>> seen;  // one per member
     for (const MemberRead& m : members) {

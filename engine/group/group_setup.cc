@@ -17,6 +17,7 @@
 #include "engine/node/node.h"
 #include "lanecast/lanecast.h"
 #include "engine/runtime/packed_pool.h"
+#include "engine/group/lane_port.h"
 #include "engine/wire/wire.h"
 
 namespace lanecast::engine {
@@ -64,6 +65,16 @@ uint32_t segment_for(uint32_t segment_bytes, const std::vector<std::string>& por
   const uint32_t headers = data_headers(sealed);
   uint32_t seg = kMaxAutoSegment;
   for (const std::string& p : ports) {
+    if (const std::optional<VerbsLane> v = parse_verbs_lane(p)) {
+      // A UD datagram carries lanecast's headers and a segment; the GRH and
+      // transport headers are outside the MTU.
+      const uint32_t mtu = verbs_mtu(*v);
+      if (mtu <= headers)
+        throw std::invalid_argument("group: port '" + p + "' has an MTU of " + std::to_string(mtu) +
+                                    ", too small for lanecast's headers");
+      seg = std::min(seg, mtu - headers);
+      continue;
+    }
     const uint32_t mtu = drivers::DpdkPort::interface_mtu(p);
     if (mtu == 0) return kFabricSegment - (headers - wire::kDataHeaderBytes);  // a PMD that does not say: Ethernet's
     if (mtu <= headers)
@@ -127,7 +138,8 @@ PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes
   // every member receives into buffers of its own and keeps a message's
   // worth until the broadcast ends, plus what its ports keep posted.
   uint64_t posted = 0;
-  for (const std::string& p : ports) posted += drivers::DpdkPort::rx_buffers_held(p);
+  for (const std::string& p : ports)
+    posted += parse_verbs_lane(p) ? verbs_rx_buffers_held(1) : drivers::DpdkPort::rx_buffers_held(p);
   // Streams: each keeps its window of batches. On NIC-like ports every
   // member holds its own copy of every stream's window, and any member may
   // publish (streams_per_member each). On the fabric the members share the

@@ -73,6 +73,12 @@ PortLocality locality_of(const std::string& devargs) {
   if (is_pci_address(name)) {
     l.port = "PCI " + name;
     l.pci = name;
+  } else if (devargs.rfind("verbs:", 0) == 0) {  // verbs:DEVICE:PORT: the adapter's PCI function
+    const std::string dev = devargs.substr(6, devargs.find(':', 6) - 6);
+    l.port = "verbs " + dev;
+    std::error_code ec;
+    const auto path = std::filesystem::canonical("/sys/class/infiniband/" + dev, ec);
+    if (!ec) l.pci = pci_in_sysfs_path(path.string());
   } else if (const std::string iface = iface_of_devargs(devargs); !iface.empty()) {
     l.port = "iface " + iface;
     std::error_code ec;

@@ -183,6 +183,13 @@ PMIX_RANK=x PMIX_NAMESPACE=fake expect 3 "PMIX_RANK='x' in the environment is no
 PMIX_RANK=3 PMIX_NAMESPACE=fake expect 2 "--rank 2, but the PMIx launcher started this process as rank 3" \
   bench --config "$groups/pmix8.toml" --rank 2
 expect 2 "--rank R needs --config FILE" bench --rank 1
+# Verbs lanes: malformed, mixed with DPDK, and on a machine without an adapter.
+expect 2 "the port must be 1..255; allowed: verbs:DEVICE:PORT" bench --ports "verbs:mlx5_0:0;verbs:mlx5_0:1"
+expect 2 "all verbs:DEVICE:PORT or all DPDK devargs, not both" bench --ports "verbs:mlx5_0:1;net_null0"
+if ! ibv_devices 2>/dev/null | grep -q '^ *[a-z]'; then
+  expect 3 "verbs:mlx5_0:1: no RDMA device" bench --ports "verbs:mlx5_0:1;verbs:mlx5_0:1" --sizes 1K
+  PMIX_RANK=1 PMIX_NAMESPACE=fake expect 3 "verbs:mlx5_0:1: no RDMA device" run --config "$groups/verbs4.toml"
+fi
 
 # Streams, the daemon, stat.
 expect 2 "--messages applies to --stream only" bench --messages 10

@@ -150,7 +150,7 @@ TEST(GroupFile, DefaultsAreGroupSpecs) {
 }
 
 TEST(GroupFile, ExamplesParse) {
-  for (const char* name : {"testbed8", "testbed8x2", "two_sites", "static2", "pmix8"}) {
+  for (const char* name : {"testbed8", "testbed8x2", "two_sites", "static2", "pmix8", "verbs4"}) {
     SCOPED_TRACE(name);
     const std::string path = kExamples + name + ".toml";
     const GroupSpec g = load_group_file(path);
@@ -447,6 +447,33 @@ TEST(GroupFile, StaticBootstrapNeedsMacsAndEpoch) {
   // Discovery picks the epoch and learns the addresses.
   EXPECT_EQ(parse("[group]\nname = \"g\"\nbootstrap = \"discovery\"\n[[member]]\nrank = 0\nlanes = [\"a\"]\n").epoch,
             0u);
+}
+
+TEST(GroupFile, VerbsLanesNameOneAdapterPortFormedByPmix) {
+  const std::string head = "[group]\nname = \"g\"\nbootstrap = \"pmix\"\nlanes = 2\n";
+  auto member = [](int rank, const std::string& lanes) {
+    return "[[member]]\nrank = " + std::to_string(rank) + "\nlanes = [" + lanes + "]\n";
+  };
+  const std::string good = head + member(0, "\"verbs:mlx5_0:1\", \"verbs:mlx5_0:1\"") +
+                           member(1, "\"verbs:mlx5_1:2\", \"verbs:mlx5_1:2\"");
+  EXPECT_EQ(parse(good).members[1].lanes[0], "verbs:mlx5_1:2");
+  // Malformed verbs lanes are refused at their line, saying the form.
+  for (const char* bad : {"verbs:", "verbs::1", "verbs:mlx5_0:0", "verbs:mlx5_0:256", "verbs:mlx5_0:x",
+                          "verbs:ml x5:1", "verbs:mlx5_0:1:2"})
+    expect_error_at(head + member(0, "\"" + std::string(bad) + "\", \"verbs:mlx5_0:1\""), "lanes = [",
+                    "verbs:DEVICE:PORT");
+  // One adapter port per member; verbs and DPDK not mixed.
+  expect_error_at(head + member(0, "\"verbs:mlx5_0:1\", \"verbs:mlx5_0:2\""), "lanes = [", "two adapter ports");
+  expect_error_at(head + member(0, "\"verbs:mlx5_0:1\", \"net_af_packet0,iface=v0\""), "lanes = [",
+                  "not both");
+  const std::string mixed = head + member(0, "\"verbs:mlx5_0:1\", \"verbs:mlx5_0:1\"") +
+                            member(1, "\"net_af_packet0,iface=v0\", \"net_af_packet1,iface=v1\"");
+  expect_error_at(mixed, "[[member]]", "all or none");
+  // Queue pair numbers exist only once the port is open: pmix, not static or discovery.
+  const std::string discovery = "[group]\nname = \"g\"\nbootstrap = \"discovery\"\n" + member(0, "\"verbs:mlx5_0\"");
+  expect_error_at(discovery, "[[member]]", "need bootstrap \"pmix\"");
+  EXPECT_EQ(parse("[group]\nname = \"g\"\nbootstrap = \"pmix\"\n" + member(0, "\"verbs:mlx5_0\"")).members[0].lanes[0],
+            "verbs:mlx5_0");  // the port defaults to 1
 }
 
 TEST(GroupFile, SiteLatencyIsASquareOfDistances) {

@@ -8,12 +8,15 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "drivers/ethernet.h"
 #include "drivers/verbs/verbs_port.h"
+#include "engine/group/lane_port.h"
 #include "tests/engine/eal_env.h"
 #include "tests/verbs/ud_model.h"
 
@@ -106,6 +109,17 @@ TEST(VerbsPort, OpensAtRtsWithItsReceivesPostedAndLeavesNothingBehind) {
   EXPECT_EQ(a.max_frame_bytes(), 8u + 4096u);
   EXPECT_EQ(a.link_header_bytes(), 8u);
   EXPECT_EQ(a.rx_link_header_bytes(), 40u);
+}
+
+TEST(VerbsPort, AnAddressReadsAsGidLidAndQpns) {
+  Rig r(1);
+  const std::string text = engine::describe_lane_address(r.p[0]->address());
+  char qpn[16];
+  std::snprintf(qpn, sizeof qpn, "qpn 0x%x", r.p[0]->qpn(0));
+  EXPECT_EQ(text.find("gid fe80::"), 0u) << text;
+  EXPECT_NE(text.find(" lid " + std::to_string(r.m->lid_of("model_0")) + " "), std::string::npos) << text;
+  EXPECT_NE(text.find(qpn), std::string::npos) << text;
+  EXPECT_EQ(engine::describe_lane_address(ethernet::node_mac(1, 0)), "02:4c:43:00:01:00");  // others as before
 }
 
 TEST(VerbsPort, AChainedFrameArrivesWholeFromTheAddressItNames) {
