@@ -365,6 +365,13 @@ VerbsPort::Counters VerbsPort::counters() const {
   return c;
 }
 
+std::string describe(const VerbsPort::Capabilities& c) {
+  return std::string(c.roce ? "RoCE" : "InfiniBand") + ", MTU " + std::to_string(c.mtu_bytes) + ", inline " +
+         std::to_string(c.max_inline) + " B, " + std::to_string(c.max_send_sge) + " scatter entries, " +
+         std::to_string(c.max_qp_wr) + " work requests, " + std::to_string(c.max_mcast_qp_attach) +
+         " QPs per multicast group";
+}
+
 PortStats VerbsPort::stats() const {
   PortStats s;
   for (const auto& lp : lanes_) {

@@ -171,4 +171,8 @@ class VerbsPort final : public Port {
   rdma_cm_id* cm_id_ = nullptr;
 };
 
+// "InfiniBand, MTU 4096, inline 64 B, 4 scatter entries, 4096 work requests,
+// 8 QPs per multicast group": what the adapter said, for logs.
+std::string describe(const VerbsPort::Capabilities& c);
+
 }  // namespace lanecast::drivers::verbs

@@ -175,16 +175,19 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   // the member. In calls there is none: the application's thread does all.
   std::vector<engine::PortLocality> near;
   for (const std::string& devargs : my_ports) near.push_back(engine::locality_of(devargs));
-  const std::vector<size_t> lane_core = opts_.progress_in_calls ? std::vector<size_t>(near.size(), 0)
-                                                                : engine::lane_cores(poller_cpus(), near);
+  std::vector<size_t> lane_core = opts_.progress_in_calls ? std::vector<size_t>(near.size(), 0)
+                                                          : engine::lane_cores(poller_cpus(), near);
+  const std::optional<engine::VerbsLane> verbs = engine::member_verbs_lane(my_ports);
+  if (verbs) lane_core.assign(lane_core.size(), lane_core[0]);  // one adapter port: its queue pairs share a core
   drivers::DpdkPortOptions po;
   po.max_frame_bytes = pp.max_frame;
   po.rx_pool = im.payload_pool.get();
   po.lanes = 1;
-  if (const std::optional<engine::VerbsLane> v = engine::member_verbs_lane(my_ports)) {
+  std::string port_caps;
+  if (verbs) {
     // One adapter port, a UD queue pair per lane; its lanes share the
     // member's polling core (a lane per core: a later step).
-    im.port = engine::open_verbs_port(*v, spec.lanes, im.payload_pool.get(), pp.max_frame);
+    im.port = engine::open_verbs_port(*verbs, spec.lanes, im.payload_pool.get(), pp.max_frame, &port_caps);
   } else if (spec.lanes == 1) {
     im.port = drivers::DpdkPort::open(my_ports[0], po);
   } else {
@@ -292,6 +295,7 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   const auto core_name = [&](size_t c) {
     return "lcore " + std::to_string(lcores_[c]) + " on CPU " + std::to_string(poller_cpus()[c]);
   };
+  if (!port_caps.empty()) im.placement += "port " + im.port->name() + ": " + port_caps + "\n";
   for (size_t l = 0; l < near.size(); ++l) {
     im.placement += "lane " + std::to_string(l) + ": " + near[l].describe();
     if (!opts_.progress_in_calls && near.size() > 1)

@@ -50,8 +50,9 @@ uint32_t verbs_mtu(const VerbsLane& lane);
 // Receive buffers the port keeps posted for `lanes` lanes.
 uint32_t verbs_rx_buffers_held(uint16_t lanes);
 // Opens it: one UD queue pair per lane, receiving into `rx_pool`, datagrams
-// of at most `max_datagram` bytes (lanecast's headers and a segment).
+// of at most `max_datagram` bytes (lanecast's headers and a segment). With
+// `capabilities`, says what the adapter reported (for --show-placement).
 std::unique_ptr<drivers::Port> open_verbs_port(const VerbsLane& lane, uint16_t lanes, rte_mempool* rx_pool,
-                                               uint32_t max_datagram);
+                                               uint32_t max_datagram, std::string* capabilities = nullptr);
 
 }  // namespace lanecast::engine

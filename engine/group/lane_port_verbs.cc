@@ -20,14 +20,16 @@ uint32_t verbs_mtu(const VerbsLane& lane) {
 uint32_t verbs_rx_buffers_held(uint16_t lanes) { return uint32_t{lanes} * drivers::verbs::VerbsPort::Options{}.rq_depth; }
 
 std::unique_ptr<drivers::Port> open_verbs_port(const VerbsLane& lane, uint16_t lanes, rte_mempool* rx_pool,
-                                               uint32_t max_datagram) {
+                                               uint32_t max_datagram, std::string* capabilities) {
   drivers::verbs::VerbsPort::Options o;
   o.device = lane.device;
   o.port_num = lane.port_num;
   o.lanes = lanes;
   o.rx_pool = rx_pool;
   o.max_datagram = max_datagram;
-  return std::make_unique<drivers::verbs::VerbsPort>(o);
+  auto port = std::make_unique<drivers::verbs::VerbsPort>(o);
+  if (capabilities != nullptr) *capabilities = drivers::verbs::describe(port->capabilities());
+  return port;
 }
 
 }  // namespace lanecast::engine

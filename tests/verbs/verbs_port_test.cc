@@ -109,6 +109,8 @@ TEST(VerbsPort, OpensAtRtsWithItsReceivesPostedAndLeavesNothingBehind) {
   EXPECT_EQ(a.max_frame_bytes(), 8u + 4096u);
   EXPECT_EQ(a.link_header_bytes(), 8u);
   EXPECT_EQ(a.rx_link_header_bytes(), 40u);
+  EXPECT_EQ(describe(a.capabilities()),
+            "InfiniBand, MTU 4096, inline 64 B, 4 scatter entries, 4096 work requests, 8 QPs per multicast group");
 }
 
 TEST(VerbsPort, AnAddressReadsAsGidLidAndQpns) {
