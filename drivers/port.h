@@ -123,6 +123,12 @@ class Port {
   // it in the frame's headroom) but receives every datagram behind a 40-byte
   // GRH. Ethernet ports: the same 14 bytes both ways.
   virtual uint16_t rx_link_header_bytes() const { return link_header_bytes(); }
+  // The trailing bytes of the link header (sent and received alike) that a
+  // frame's seal covers (engine/auth/): what names the destination, the same
+  // bytes as the sender wrote them and as the receiver's port presents them,
+  // so a frame readdressed to another member does not open there. Ethernet:
+  // the whole header (the MACs); verbs: the destination's GID and QPN.
+  virtual uint16_t sealed_link_bytes() const { return link_header_bytes(); }
 
   // Set-up, before the first frame to them: the peers this port will send
   // to (a verbs port makes an address handle for each; Ethernet needs

@@ -59,6 +59,7 @@ class HandoffPort final : public Port {
   void write_link_header(uint8_t* at, const PeerAddress& dst) const override { inner_->write_link_header(at, dst); }
   bool accepts(const uint8_t* h) const override { return inner_->accepts(h); }
   uint16_t rx_link_header_bytes() const override { return inner_->rx_link_header_bytes(); }
+  uint16_t sealed_link_bytes() const override { return inner_->sealed_link_bytes(); }
   std::string learn_peers(const PeerAddress* p, size_t n) override { return inner_->learn_peers(p, n); }
   std::string register_pool(rte_mempool* pool) override { return inner_->register_pool(pool); }
   bool is_from(const uint8_t* h, const PeerAddress& p) const override { return inner_->is_from(h, p); }

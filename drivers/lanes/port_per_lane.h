@@ -37,6 +37,7 @@ class PortPerLane final : public Port {
     lanes_[0]->write_link_header(at, dst);
   }
   uint16_t rx_link_header_bytes() const override { return lanes_[0]->rx_link_header_bytes(); }
+  uint16_t sealed_link_bytes() const override { return lanes_[0]->sealed_link_bytes(); }
   std::string learn_peers(const PeerAddress* p, size_t n) override {
     for (auto& l : lanes_)
       if (std::string why = l->learn_peers(p, n); !why.empty()) return why;

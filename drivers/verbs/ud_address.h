@@ -12,12 +12,14 @@
 // On the wire there is no link header: a UD send carries its destination in
 // the work request (address handle, QPN, Q_Key). The engine still writes
 // link_header_bytes() in front of each frame it sends; the verbs port puts a
-// handle there (TxHandle: an index into its table of destinations, never
-// sent) and posts the frame from the byte after it. A receive starts with
-// the 40-byte GRH area; once the completion is read the port rewrites that
-// area as an RxHeader - who sent the datagram, as the adapter reported it -
-// so the engine reads the source of every frame at one place whatever the
-// link layer (IB, RoCE v2 over IPv4 or IPv6).
+// TxHeader there (an index into its table of destinations, and the
+// destination the seal covers; never sent) and posts the frame from the
+// byte after it. A receive starts with the 40-byte GRH area; once the
+// completion is read the port extends it 8 bytes into the headroom and
+// rewrites it as an RxHeader - who sent the datagram, as the adapter
+// reported it, and the destination the seal covers - so the engine reads
+// the source of every frame at one place whatever the link layer (IB, RoCE
+// v2 over IPv4 or IPv6).
 #pragma once
 
 #include <arpa/inet.h>
@@ -107,17 +109,49 @@ inline bool is_ipv4_mapped(const ibv_gid& g) {
   return std::memcmp(g.raw, kPrefix, 12) == 0;
 }
 
-// --- the handle in a sent frame's headroom ----------------------------------
+// --- what a frame's seal covers of the link header ------------------------
+//
+// A seal (engine/auth/) must cover the destination, or a frame sealed for
+// one member could be readdressed to another and open there. The bytes must
+// be the same as the sender wrote them and as the receiver's port presents
+// them: the destination member's GID and lane-0 QPN, or a group's multicast
+// GID and 0xFFFFFF. The receiver fills them in itself - its own identity, or
+// the group the GRH names - so a readdressed frame carries the wrong ones.
 
-struct TxHandle {
+struct DestinationBinding {
+  uint8_t gid[16];
+  uint8_t qpn[4];  // big-endian
+};
+static_assert(sizeof(DestinationBinding) == 20);
+
+inline DestinationBinding binding_of(const uint8_t gid[16], uint32_t qpn) {
+  DestinationBinding b;
+  std::memcpy(b.gid, gid, 16);
+  b.qpn[0] = static_cast<uint8_t>(qpn >> 24);
+  b.qpn[1] = static_cast<uint8_t>(qpn >> 16);
+  b.qpn[2] = static_cast<uint8_t>(qpn >> 8);
+  b.qpn[3] = static_cast<uint8_t>(qpn);
+  return b;
+}
+
+// --- the link header of a sent frame (in its headroom, never sent) ----------
+
+struct TxHeader {
   static constexpr uint32_t kMagic = 0x4c435544;  // "LCUD": written by a verbs port
   static constexpr uint32_t kUnresolved = UINT32_MAX;
   uint32_t magic;
   uint32_t dest;  // index into the port's destinations, kUnresolved if none
+  uint8_t unused[4];
+  DestinationBinding binding;  // sealed
 };
-static_assert(sizeof(TxHandle) == 8);
+static_assert(sizeof(TxHeader) == 32);
 
-// --- what the port writes over a received datagram's GRH area ---------------
+// --- the link header of a received frame ------------------------------------
+//
+// The 40-byte GRH area the adapter wrote, extended 8 bytes into the mbuf's
+// headroom, rewritten by the port once the completion is read.
+
+inline constexpr uint16_t kRxHeaderBytes = 48;
 
 struct RxHeader {
   static constexpr uint8_t kHasGrh = 1;     // the adapter reported a GRH: `gid` is the sender's
@@ -126,9 +160,10 @@ struct RxHeader {
   uint8_t slid[2];                          // big-endian; 0 on RoCE
   uint8_t src_qpn[3];                       // big-endian
   uint8_t flags;
-  uint8_t unused[kGrhBytes - 22];
+  uint8_t unused[6];
+  DestinationBinding binding;               // sealed: this member, or the group the GRH names
 };
-static_assert(sizeof(RxHeader) == kGrhBytes);
+static_assert(sizeof(RxHeader) == kRxHeaderBytes);
 
 inline uint32_t src_qpn_of(const RxHeader& h) {
   return uint32_t{h.src_qpn[0]} << 16 | uint32_t{h.src_qpn[1]} << 8 | h.src_qpn[2];

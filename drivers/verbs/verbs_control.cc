@@ -147,7 +147,7 @@ void VerbsPort::open() {
 
   size_t slots = 1;
   while (slots < 2 * size_t{o_.max_destinations}) slots <<= 1;
-  index_.assign(slots, TxHandle::kUnresolved);
+  index_.assign(slots, TxHeader::kUnresolved);
   dests_.reserve(o_.max_destinations);
 
   self_.lanes = static_cast<uint8_t>(o_.lanes);
@@ -289,7 +289,7 @@ uint32_t VerbsPort::find_destination(const PeerAddress& a) const {
   const size_t mask = index_.size() - 1;
   for (size_t i = hash_of(a) & mask;; i = (i + 1) & mask) {
     const uint32_t d = index_[i];
-    if (d == TxHandle::kUnresolved || dests_[d].addr == a) return d;
+    if (d == TxHeader::kUnresolved || dests_[d].addr == a) return d;
   }
 }
 
@@ -298,7 +298,7 @@ std::string VerbsPort::add_destination(const Destination& d) {
     return "more than " + std::to_string(o_.max_destinations) + " destinations (max_destinations)";
   const size_t mask = index_.size() - 1;
   size_t i = hash_of(d.addr) & mask;
-  while (index_[i] != TxHandle::kUnresolved) i = (i + 1) & mask;
+  while (index_[i] != TxHeader::kUnresolved) i = (i + 1) & mask;
   dests_.push_back(d);
   index_[i] = static_cast<uint32_t>(dests_.size() - 1);
   return "";
@@ -307,7 +307,7 @@ std::string VerbsPort::add_destination(const Destination& d) {
 std::string VerbsPort::learn_peers(const PeerAddress* peers, size_t count) {
   const PeerAddress own = address();
   for (size_t i = 0; i < count; ++i) {
-    if (peers[i] == own || find_destination(peers[i]) != TxHandle::kUnresolved) continue;  // nothing goes to itself
+    if (peers[i] == own || find_destination(peers[i]) != TxHeader::kUnresolved) continue;  // nothing goes to itself
     const std::optional<Endpoint> e = to_endpoint(peers[i]);
     if (!e) return "peer " + format_address(peers[i]) + " is not a UD endpoint address";
     if (e->lanes < lanes_.size())
@@ -319,6 +319,7 @@ std::string VerbsPort::learn_peers(const PeerAddress* peers, size_t count) {
     d.ah = make_ah(e->gid, e->lid, false, &why);
     if (d.ah == nullptr) return "peer " + format_address(peers[i]) + ": " + why;
     std::copy(e->qpn, e->qpn + kMaxUdLanes, d.qpn);
+    d.binding = binding_of(e->gid.raw, e->qpn[0]);
     if (std::string full = add_destination(d); !full.empty()) {
       v_.destroy_ah(d.ah);
       return full;
@@ -328,7 +329,10 @@ std::string VerbsPort::learn_peers(const PeerAddress* peers, size_t count) {
 }
 
 void VerbsPort::write_link_header(uint8_t* at, const PeerAddress& dst) const {
-  const TxHandle h{TxHandle::kMagic, find_destination(dst)};
+  TxHeader h{};
+  h.magic = TxHeader::kMagic;
+  h.dest = find_destination(dst);
+  if (h.dest != TxHeader::kUnresolved) h.binding = dests_[h.dest].binding;
   std::memcpy(at, &h, sizeof h);
 }
 

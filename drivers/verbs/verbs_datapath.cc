@@ -16,22 +16,34 @@ namespace lanecast::drivers::verbs {
 
 namespace {
 
-// Rewrites the GRH area of a received datagram as an RxHeader: the sender's
-// GID from the GRH (IB and RoCE v2 over IPv6 lay it out as IPv6 does; RoCE
-// v2 over IPv4 puts an IPv4 header in the area's last 20 bytes), its LID and
-// QPN from the completion.
-void write_rx_header(uint8_t* area, const ibv_wc& wc, bool ipv4) {
+// Rewrites the GRH area of a received datagram, extended 8 bytes into the
+// headroom (`area` points there), as an RxHeader: the sender's GID from the
+// GRH (IB and RoCE v2 over IPv6 lay it out as IPv6 does; RoCE v2 over IPv4
+// puts an IPv4 header in the area's last 20 bytes), its LID and QPN from the
+// completion, and the destination the seal covers - the group the GRH names,
+// or this member (`self`).
+void write_rx_header(uint8_t* area, const ibv_wc& wc, bool ipv4, const DestinationBinding& self) {
+  const uint8_t* grh = area + (kRxHeaderBytes - kGrhBytes);
   RxHeader h{};
+  h.binding = self;
   if (wc.wc_flags & IBV_WC_GRH) {
-    if (ipv4 && (area[20] >> 4) == 4) {
+    if (ipv4 && (grh[20] >> 4) == 4) {
       h.flags |= RxHeader::kHasGrh;
       h.gid[10] = h.gid[11] = 0xff;
-      std::memcpy(h.gid + 12, area + 32, 4);
-      if ((area[36] & 0xf0) == 0xe0) h.flags |= RxHeader::kToGroup;
-    } else if (!ipv4 && (area[0] >> 4) == 6) {
+      std::memcpy(h.gid + 12, grh + 32, 4);
+      if ((grh[36] & 0xf0) == 0xe0) {
+        h.flags |= RxHeader::kToGroup;
+        uint8_t group[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        std::memcpy(group + 12, grh + 36, 4);
+        h.binding = binding_of(group, kMulticastQpn);
+      }
+    } else if (!ipv4 && (grh[0] >> 4) == 6) {
       h.flags |= RxHeader::kHasGrh;
-      std::memcpy(h.gid, area + 8, 16);
-      if (area[24] == 0xff) h.flags |= RxHeader::kToGroup;
+      std::memcpy(h.gid, grh + 8, 16);
+      if (grh[24] == 0xff) {
+        h.flags |= RxHeader::kToGroup;
+        h.binding = binding_of(grh + 24, kMulticastQpn);
+      }
     }
   }
   h.slid[0] = static_cast<uint8_t>(wc.slid >> 8);
@@ -56,6 +68,7 @@ uint16_t VerbsPort::rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) {
   }
   const uint32_t room = rte_pktmbuf_data_room_size(o_.rx_pool) - RTE_PKTMBUF_HEADROOM;
   const bool ipv4 = caps_.roce && is_ipv4_mapped(self_.gid);
+  const DestinationBinding self = binding_of(self_.gid.raw, self_.qpn[0]);
   uint16_t out = 0;
   for (int i = 0; i < n; ++i) {
     const ibv_wc& wc = l.wc[i];
@@ -74,7 +87,8 @@ uint16_t VerbsPort::rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) {
     }
     m->data_len = static_cast<uint16_t>(wc.byte_len);
     m->pkt_len = wc.byte_len;
-    write_rx_header(rte_pktmbuf_mtod(m, uint8_t*), wc, ipv4);
+    auto* area = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, kRxHeaderBytes - kGrhBytes));  // headroom: 128
+    write_rx_header(area, wc, ipv4, self);
     frames[out++] = m;
   }
   l.c.rx_completed.add(static_cast<uint64_t>(n));
@@ -171,9 +185,9 @@ uint16_t VerbsPort::tx_burst(uint16_t lane, rte_mbuf** frames, uint16_t count) {
   uint32_t sge = 0;
   for (uint16_t i = 0; i < take; ++i) {
     rte_mbuf* m = frames[i];
-    TxHandle h;
+    TxHeader h;
     std::memcpy(&h, rte_pktmbuf_mtod(m, const void*), sizeof h);
-    if (h.magic != TxHandle::kMagic || h.dest >= dests_.size() || m->data_len < sizeof h) {
+    if (h.magic != TxHeader::kMagic || h.dest >= dests_.size() || m->data_len < sizeof h) {
       l.c.tx_unresolved.add();
       rte_pktmbuf_free(m);
       continue;
@@ -190,7 +204,7 @@ uint16_t VerbsPort::tx_burst(uint16_t lane, rte_mbuf** frames, uint16_t count) {
     wr.wr_id = l.sq_next + w;
     wr.opcode = IBV_WR_SEND;
     wr.sg_list = &l.send_sge[sge];
-    size_t skip = sizeof h;  // the handle is not sent
+    size_t skip = sizeof h;  // the link header is not sent
     for (rte_mbuf* s = m; s != nullptr; s = s->next) {
       if (s->data_len <= skip) {
         skip -= s->data_len;

@@ -132,7 +132,8 @@ std::string VerbsPort::join_group(uint16_t lane, const PeerAddress& group) {
   d.addr = group;
   d.group = true;
   std::fill(d.qpn, d.qpn + kMaxUdLanes, kMulticastQpn);
-  const bool new_dest = find_destination(group) == TxHandle::kUnresolved;
+  d.binding = binding_of(mgid.raw, kMulticastQpn);
+  const bool new_dest = find_destination(group) == TxHeader::kUnresolved;
   if (new_dest) {
     d.ah = v_.create_ah(pd_, &ah_attr);
     if (d.ah == nullptr) return undo(failed("ibv_create_ah", errno) + " (the group's)");

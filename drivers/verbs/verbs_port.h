@@ -86,13 +86,14 @@ class VerbsPort final : public Port {
   uint16_t tx_burst(uint16_t lane, rte_mbuf** frames, uint16_t count) override;
 
   uint16_t lanes() const override { return static_cast<uint16_t>(lanes_.size()); }
-  uint32_t max_frame_bytes() const override { return sizeof(TxHandle) + max_datagram_; }
+  uint32_t max_frame_bytes() const override { return sizeof(TxHeader) + max_datagram_; }
   PeerAddress address() const override { return to_address(self_); }
   std::string name() const override { return name_; }
   PortCaps caps() const override { return PortCaps{true, true, false}; }
   PortStats stats() const override;
-  uint16_t link_header_bytes() const override { return sizeof(TxHandle); }
-  uint16_t rx_link_header_bytes() const override { return kGrhBytes; }
+  uint16_t link_header_bytes() const override { return sizeof(TxHeader); }
+  uint16_t rx_link_header_bytes() const override { return kRxHeaderBytes; }
+  uint16_t sealed_link_bytes() const override { return sizeof(DestinationBinding); }
   void write_link_header(uint8_t* at, const PeerAddress& dst) const override;
   // A UD QP is given only datagrams for its QPN or a group it attached.
   bool accepts(const uint8_t*) const override { return true; }
@@ -122,11 +123,12 @@ class VerbsPort final : public Port {
     uintptr_t begin, end;
     ibv_mr* mr;
   };
-  struct Destination {  // where a TxHandle points
+  struct Destination {  // where a TxHeader points
     PeerAddress addr;
     ibv_ah* ah = nullptr;
     uint32_t qpn[kMaxUdLanes] = {};
     bool group = false;
+    DestinationBinding binding;  // what seals cover: its GID and lane-0 QPN (a group's: MGID, 0xFFFFFF)
   };
   struct Joined {
     uint16_t lane;

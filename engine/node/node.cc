@@ -74,6 +74,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       pools_(pools),
       link_bytes_(port.link_header_bytes()),
       rx_link_bytes_(port.rx_link_header_bytes()),
+      sealed_link_bytes_(port.sealed_link_bytes()),
       machine_arena_(algos::machine_arena_bytes(cfg.nodes, cfg.lanes,
                                                 static_cast<uint32_t>(std::min<uint64_t>(max_segments_of(cfg), UINT32_MAX)),
                                                 algos::GroupShape{cfg.hypercube_order, cfg.site_of_rank})),
@@ -94,13 +95,15 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   if (cfg.auth) {
     auth_ = std::make_unique<auth::FrameAuth>(*cfg.auth, cfg.rank, cfg.nodes);
     seal_flag_ = wire::kFlagSealed;
-    tx_lanes_.seal_with(auth_.get());
+    tx_lanes_.seal_with(auth_.get(), sealed_link_bytes_);
     hdr_data_ += wire::seal_bytes(wire::FrameType::Data);
     hdr_ack_ += wire::seal_bytes(wire::FrameType::Ack);
     hdr_failed_ += wire::seal_bytes(wire::FrameType::Failed);
     scratch_.resize(cfg.segment_bytes);
   }
   const uint32_t header_room = rte_pktmbuf_data_room_size(pools.header) - RTE_PKTMBUF_HEADROOM;
+  if (sealed_link_bytes_ > link_bytes_ || sealed_link_bytes_ > rx_link_bytes_)
+    throw std::invalid_argument("node: port " + port.name() + " seals more link header than it has");
   if (header_room < link_bytes_ + hdr_data_)
     throw std::invalid_argument("node: header buffers of " + std::to_string(header_room) + " bytes cannot hold a " +
                                 std::to_string(link_bytes_ + hdr_data_) + "-byte frame header");

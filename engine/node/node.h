@@ -379,6 +379,7 @@ class Node final : public PollTask {
   Pools pools_;
   uint16_t link_bytes_;     // link header of a frame we send
   uint16_t rx_link_bytes_;  // and of one we receive (a UD datagram's GRH)
+  uint16_t sealed_link_bytes_;  // the end of either that seals cover (the destination)
   std::vector<drivers::PeerAddress> addrs_;   // per rank
   std::vector<drivers::PeerAddress> group_addrs_;  // per lane, joined on the port, when it multicasts
   std::string multicast_fallback_;

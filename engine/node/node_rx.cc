@@ -204,7 +204,8 @@ bool Node::open_sealed(rte_mbuf* m, const wire::Parsed& p) {
     rte_pktmbuf_free(m);
     return false;
   }
-  switch (auth_->open_frame(rte_pktmbuf_mtod(m, const uint8_t*), rx_link_bytes_, p.seal_at, p.src)) {
+  switch (auth_->open_frame(rte_pktmbuf_mtod(m, const uint8_t*) + (rx_link_bytes_ - sealed_link_bytes_), sealed_link_bytes_,
+                            p.seal_at, p.src)) {
     case auth::FrameAuth::Verdict::Ok: return true;
     case auth::FrameAuth::Verdict::BadTag: counters_.rx_bad_tag.add(); break;
     case auth::FrameAuth::Verdict::Replayed: counters_.rx_replayed.add(); break;

@@ -35,7 +35,8 @@ void TxLanes::seal(Queue& q) {
   for (uint16_t i = q.sealed; i < q.count; ++i) {
     uint8_t* frame = rte_pktmbuf_mtod(q.frames[i], uint8_t*);
     const auto type = static_cast<wire::FrameType>(frame[link_bytes_ + offsetof(wire::FrameHeader, type)]);
-    auth_->seal_frame(frame, link_bytes_, wire::frame_seal_at(type));
+    // The seal starts at the link header's sealed part (Port::sealed_link_bytes).
+    auth_->seal_frame(frame + (link_bytes_ - sealed_link_), sealed_link_, wire::frame_seal_at(type));
   }
   q.sealed = q.count;
 }

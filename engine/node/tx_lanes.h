@@ -51,7 +51,11 @@ class TxLanes {
     pacers_[lane].set_rate(rate_bps, burst_for(rate_bps), now);
   }
   // A group with a key: frames are sealed with `auth` as they leave.
-  void seal_with(auth::FrameAuth* auth) { auth_ = auth; }
+  // Frames are sealed from the last `sealed_link` bytes of their link header.
+  void seal_with(auth::FrameAuth* auth, uint16_t sealed_link) {
+    auth_ = auth;
+    sealed_link_ = sealed_link;
+  }
 
   // Room for one frame of `frame_bytes` on `lane` now: the lane's batch is
   // not full and its pacer allows it (and is charged). When the pacer says
@@ -107,6 +111,7 @@ class TxLanes {
 
   uint16_t lanes_;
   uint16_t link_bytes_;
+  uint16_t sealed_link_ = 0;
   uint32_t pace_overhead_;
   Counters& counters_;
   auth::FrameAuth* auth_ = nullptr;

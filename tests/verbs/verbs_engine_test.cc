@@ -4,11 +4,15 @@
 // a model of UD semantics (tests/verbs/ud_model.h), not an adapter.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "algos/registry.h"
+#include "engine/auth/epoch_keys.h"
+#include "engine/stream/stream_state.h"
+#include "tests/engine/port_decorator.h"
 #include "tests/verbs/verbs_harness.h"
 
 namespace lanecast::test {
@@ -111,6 +115,130 @@ TEST(VerbsEngine, AReceiveQueueRunDryIsCountedAndComesBack) {
   auto again = buffers(4, 100'000, 10);
   EXPECT_TRUE(every_member_done(h.broadcast(0, algos::Algo::Chain, again), 2));
   for (uint32_t r = 1; r < 4; ++r) EXPECT_EQ(again[r], again[0]);
+}
+
+// Seals and streams live in the frame, not in the link header: a group
+// with a key broadcasts over verbs ports as over Ethernet (every frame
+// sealed and opened), and a stream reaches every member in order - over
+// its tree of channels and over multicast.
+TEST(VerbsEngine, SealedFramesAndStreamsWorkUnchanged) {
+  for (bool multicast : {false, true}) {
+    SCOPED_TRACE(multicast ? "stream over multicast" : "stream over its tree");
+    VerbsHarness::Options o = options(4, 1, 1 << 20);
+    const auto key = AuthKey::from_hex(std::string(64, '7'), "test");
+    o.node.group_id = 3;
+    o.node.epoch = 9;
+    o.node.auth = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_epoch_keys(*key, 3, 9));
+    o.node.streams.multicast = multicast;
+    VerbsHarness h(o);
+    auto bufs = buffers(4, 200'000, 12);
+    EXPECT_TRUE(every_member_done(h.broadcast(0, algos::Algo::Bintree, bufs), 1));
+    for (uint32_t r = 1; r < 4; ++r) EXPECT_EQ(bufs[r], bufs[0]);
+
+    std::vector<std::vector<std::string>> got(4);
+    for (uint32_t r = 0; r < 4; ++r)
+      h.node(r).set_message_handler([&got, r](const engine::stream::DeliveredHead&, const uint8_t* p, uint32_t n) {
+        got[r].emplace_back(reinterpret_cast<const char*>(p), n);
+      });
+    auto pub = std::make_unique<engine::stream::PublisherShared>();
+    pub->index = 0;
+    pub->ring_mem = engine::stream::aligned_bytes(engine::stream::RecordRing::bytes_for(1 << 16));
+    pub->ring = engine::stream::RecordRing::init(pub->ring_mem.get(), 1 << 16);
+    engine::stream::RecordRing ring(pub->ring);
+    std::vector<std::string> sent;
+    for (int i = 0; i < 200; ++i) {
+      sent.push_back("message " + std::to_string(i) + std::string(static_cast<size_t>(i % 40), '.'));
+      uint8_t* at = ring.reserve(static_cast<uint32_t>(8 + sent.back().size()), 0);
+      ASSERT_NE(at, nullptr);
+      const uint64_t stamp = 1000 + static_cast<uint64_t>(i);
+      std::memcpy(at, &stamp, 8);
+      std::memcpy(at + 8, sent.back().data(), sent.back().size());
+      ring.commit();
+    }
+    const engine::stream::PublisherShared* shared = pub.get();
+    ASSERT_TRUE(h.node(2).open_publisher(std::move(pub)));
+    for (int i = 0; i < 200'000 && shared->stable_msgs.load() < sent.size(); ++i) h.step();
+    EXPECT_EQ(shared->stable_msgs.load(), sent.size());
+    for (uint32_t r : {0u, 1u, 3u}) EXPECT_EQ(got[r], sent) << "member " << r;
+    uint64_t bad_tags = 0, sealed_refused = 0;
+    for (uint32_t r = 0; r < 4; ++r) {
+      bad_tags += h.node(r).counters().rx_bad_tag.get();
+      sealed_refused += h.node(r).counters().rx_unsealed.get();
+    }
+    EXPECT_EQ(bad_tags + sealed_refused, 0u);
+    if (multicast) {
+      EXPECT_GT(h.node(2).counters().stream_multicasts_tx.get(), 0u);
+    }
+  }
+}
+
+// Sends every data frame rank 0 seals for rank 1 to rank 2 as well, the
+// handle pointing at rank 2, the sealed bytes as they were: what an
+// attacker who captured the frame and sent it on to another member does.
+class Readdresser final : public engine::test::PortDecorator {
+ public:
+  Readdresser(drivers::Port& inner, const drivers::PeerAddress& victim, const drivers::PeerAddress& other,
+              rte_mempool* pool)
+      : PortDecorator(inner), victim_addr_(victim), other_addr_(other), pool_(pool) {
+    EXPECT_EQ(in_.register_pool(pool), "");  // the copies' buffers, as the adapter must read them
+  }
+  uint16_t tx_burst(uint16_t lane, rte_mbuf** frames, uint16_t count) override {
+    if (victim_.magic == 0) {  // the port learns its peers when the node is made, after this wraps it
+      uint8_t h[64];
+      in_.write_link_header(h, victim_addr_);
+      std::memcpy(&victim_, h, sizeof victim_);
+      in_.write_link_header(h, other_addr_);
+      std::memcpy(&other_, h, sizeof other_);
+    }
+    for (uint16_t i = 0; i < count; ++i) {
+      drivers::verbs::TxHeader h;
+      std::memcpy(&h, rte_pktmbuf_mtod(frames[i], const void*), sizeof h);
+      if (h.dest != victim_.dest) continue;
+      rte_mbuf* copy = rte_pktmbuf_copy(frames[i], pool_, 0, UINT32_MAX);
+      if (copy == nullptr) continue;
+      rte_pktmbuf_mtod(copy, drivers::verbs::TxHeader*)->dest = other_.dest;  // the binding stays rank 1's
+      if (in_.tx_burst(lane, &copy, 1) == 1) ++readdressed;
+      else rte_pktmbuf_free(copy);
+    }
+    return in_.tx_burst(lane, frames, count);
+  }
+  uint64_t readdressed = 0;
+
+ private:
+  drivers::PeerAddress victim_addr_, other_addr_;
+  rte_mempool* pool_;
+  drivers::verbs::TxHeader victim_{}, other_{};
+};
+
+TEST(VerbsEngine, AFrameSealedForOneMemberDoesNotOpenAtAnother) {
+  VerbsHarness::Options o = options(3, 1, 1 << 20);
+  const auto key = AuthKey::from_hex(std::string(64, '3'), "test");
+  o.node.group_id = 4;
+  o.node.epoch = 2;
+  o.node.auth = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_epoch_keys(*key, 4, 2));
+  start_eal();
+  rte_mempool* spare = rte_pktmbuf_pool_create("readdress", 4095, 0, 0, RTE_PKTMBUF_HEADROOM + 2200, SOCKET_ID_ANY);
+  ASSERT_NE(spare, nullptr);
+  Readdresser* attacker = nullptr;
+  o.wrap = [&](uint32_t rank, drivers::Port& inner,
+               const std::vector<drivers::PeerAddress>& members) -> std::unique_ptr<drivers::Port> {
+    if (rank != 0) return nullptr;
+    auto p = std::make_unique<Readdresser>(inner, members[1], members[2], spare);
+    attacker = p.get();
+    return p;
+  };
+  VerbsHarness h(o);
+  auto bufs = buffers(3, 100'000, 4);
+  EXPECT_TRUE(every_member_done(h.broadcast(0, algos::Algo::Linear, bufs), 1));
+  for (uint32_t r = 1; r < 3; ++r) EXPECT_EQ(bufs[r], bufs[0]);
+  ASSERT_NE(attacker, nullptr);
+  EXPECT_GT(attacker->readdressed, 0u);
+  // Every readdressed frame reached rank 2 (the model delivers it) and none opened.
+  EXPECT_EQ(h.node(2).counters().rx_bad_tag.get() + h.node(2).counters().rx_replayed.get() +
+                h.node(2).counters().rx_stale_counter.get(),
+            attacker->readdressed);
+  EXPECT_GE(h.node(2).counters().rx_bad_tag.get(), 1u);
+  rte_mempool_free(spare);
 }
 
 }  // namespace

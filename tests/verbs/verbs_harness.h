@@ -10,11 +10,13 @@
 #include <rte_mempool.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "drivers/verbs/verbs_port.h"
+#include "drivers/port.h"
 #include "engine/node/node.h"
 #include "tests/engine/eal_env.h"
 #include "tests/engine/node_harness.h"
@@ -33,6 +35,10 @@ class VerbsHarness {
     uint32_t rq_depth = 256, sq_depth = 256;
     uint32_t rx_buffers = 2047;  // per member's receive pool
     uint32_t payload_buffers = 8191, header_buffers = 8191;
+    // Wraps a member's port (a decorator that observes or attacks); nullptr: as it is.
+    std::function<std::unique_ptr<drivers::Port>(uint32_t rank, drivers::Port& inner,
+                                                 const std::vector<drivers::PeerAddress>& members)>
+        wrap;
   };
 
   explicit VerbsHarness(const Options& o) : o_(o) {
@@ -61,12 +67,20 @@ class VerbsHarness {
       nc.rank = r;
       nc.nodes = o.nodes;
       nc.lanes = o.lanes;
-      nodes_.push_back(std::make_unique<engine::Node>(nc, *ports_[r], engine::Pools{payload_, header_}, addrs));
+      drivers::Port* port = ports_[r].get();
+      if (o.wrap) {
+        if (auto w = o.wrap(r, *port, addrs)) {
+          wrapped_.push_back(std::move(w));
+          port = wrapped_.back().get();
+        }
+      }
+      nodes_.push_back(std::make_unique<engine::Node>(nc, *port, engine::Pools{payload_, header_}, addrs));
     }
   }
 
   ~VerbsHarness() {
     nodes_.clear();
+    wrapped_.clear();
     ports_.clear();
     model_.reset();
     for (rte_mempool* p : rx_) rte_mempool_free(p);
@@ -136,6 +150,7 @@ class VerbsHarness {
   rte_mempool* header_ = nullptr;
   std::vector<rte_mempool*> rx_;
   std::vector<std::unique_ptr<drivers::verbs::VerbsPort>> ports_;
+  std::vector<std::unique_ptr<drivers::Port>> wrapped_;
   std::vector<std::unique_ptr<engine::Node>> nodes_;
   uint64_t now_ = 1'000'000;
   uint64_t steps_ = 0;

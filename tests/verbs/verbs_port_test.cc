@@ -61,9 +61,10 @@ struct Rig {
   // chained to a payload mbuf holding `body`.
   rte_mbuf* frame(uint32_t from, const PeerAddress& to, const std::string& head, const std::string& body) {
     rte_mbuf* h = rte_pktmbuf_alloc(hdr);
-    auto* at = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(h, static_cast<uint16_t>(8 + head.size())));
+    const uint16_t link = p[from]->link_header_bytes();
+    auto* at = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(h, static_cast<uint16_t>(link + head.size())));
     p[from]->write_link_header(at, to);
-    std::memcpy(at + 8, head.data(), head.size());
+    std::memcpy(at + link, head.data(), head.size());
     if (!body.empty()) {
       rte_mbuf* b = rte_pktmbuf_alloc(payload);
       std::memcpy(rte_pktmbuf_append(b, static_cast<uint16_t>(body.size())), body.data(), body.size());
@@ -78,7 +79,7 @@ struct Rig {
       const uint16_t n = p[at]->rx_burst(lane, b, 32);
       for (uint16_t i = 0; i < n; ++i) {
         const auto* d = rte_pktmbuf_mtod(b[i], const char*);
-        got.emplace_back(d + kGrhBytes, b[i]->data_len - kGrhBytes);
+        got.emplace_back(d + kRxHeaderBytes, b[i]->data_len - kRxHeaderBytes);
         if (from != nullptr) {
           for (uint32_t s = 0; s < p.size(); ++s)
             if (p[at]->is_from(rte_pktmbuf_mtod(b[i], const uint8_t*), p[s]->address())) from->push_back(p[s]->address());
@@ -106,9 +107,10 @@ TEST(VerbsPort, OpensAtRtsWithItsReceivesPostedAndLeavesNothingBehind) {
   EXPECT_EQ(e->qpn[0], a.qpn(0));
   EXPECT_EQ(std::memcmp(e->gid.raw, r.m->gid_of("model_0").raw, 16), 0);
   EXPECT_EQ(a.capabilities().mtu_bytes, 4096u);
-  EXPECT_EQ(a.max_frame_bytes(), 8u + 4096u);
-  EXPECT_EQ(a.link_header_bytes(), 8u);
-  EXPECT_EQ(a.rx_link_header_bytes(), 40u);
+  EXPECT_EQ(a.max_frame_bytes(), 32u + 4096u);
+  EXPECT_EQ(a.link_header_bytes(), 32u);       // handle and sealed destination, never sent
+  EXPECT_EQ(a.rx_link_header_bytes(), 48u);    // the GRH area and 8 bytes of headroom
+  EXPECT_EQ(a.sealed_link_bytes(), 20u);
   EXPECT_EQ(describe(a.capabilities()),
             "InfiniBand, MTU 4096, inline 64 B, 4 scatter entries, 4096 work requests, 8 QPs per multicast group");
 }
