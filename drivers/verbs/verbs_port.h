@@ -113,6 +113,7 @@ class VerbsPort final : public Port {
   Counters counters() const;
   const Capabilities& capabilities() const { return caps_; }
   const Endpoint& endpoint() const { return self_; }
+  const rte_mempool* receive_pool() const { return o_.rx_pool; }
   uint32_t qpn(uint16_t lane) const { return self_.qpn[lane]; }
   // Receives posted on a lane now.
   uint32_t receives_posted(uint16_t lane) const;

@@ -241,5 +241,48 @@ TEST(VerbsEngine, AFrameSealedForOneMemberDoesNotOpenAtAnother) {
   rte_mempool_free(spare);
 }
 
+// Zero copy on verbs: a forwarding member sends each segment from the very
+// receive buffer the adapter wrote it into - the payload mbuf chained behind
+// its header comes from its port's receive pool, never from a copy.
+class PayloadOrigin final : public engine::test::PortDecorator {
+ public:
+  PayloadOrigin(drivers::Port& inner, const rte_mempool* rx_pool) : PortDecorator(inner), rx_pool_(rx_pool) {}
+  uint16_t tx_burst(uint16_t lane, rte_mbuf** frames, uint16_t count) override {
+    for (uint16_t i = 0; i < count; ++i) {
+      if (frames[i]->next == nullptr) continue;  // no payload (acks) or flattened
+      (frames[i]->next->pool == rx_pool_ ? from_receive : elsewhere)++;
+    }
+    return in_.tx_burst(lane, frames, count);
+  }
+  uint64_t from_receive = 0, elsewhere = 0;
+
+ private:
+  const rte_mempool* rx_pool_;
+};
+
+TEST(VerbsEngine, AForwarderSendsTheBuffersItReceivedInto) {
+  VerbsHarness::Options o = options(4, 1, 1 << 20);
+  std::vector<PayloadOrigin*> watch(4, nullptr);
+  o.wrap = [&](uint32_t rank, drivers::Port& inner,
+               const std::vector<drivers::PeerAddress>&) -> std::unique_ptr<drivers::Port> {
+    auto* vp = dynamic_cast<drivers::verbs::VerbsPort*>(&inner);
+    if (vp == nullptr) return nullptr;
+    auto p = std::make_unique<PayloadOrigin>(inner, vp->receive_pool());
+    watch[rank] = p.get();
+    return p;
+  };
+  VerbsHarness h(o);
+  auto bufs = buffers(4, 500'000, 21);
+  EXPECT_TRUE(every_member_done(h.broadcast(0, algos::Algo::Chain, bufs), 1));
+  for (uint32_t r = 1; r < 4; ++r) EXPECT_EQ(bufs[r], bufs[0]);
+  // Ranks 1 and 2 forward every segment (264 of 1900 bytes) from their receive buffers.
+  for (uint32_t r : {1u, 2u}) {
+    EXPECT_GE(watch[r]->from_receive, 264u) << "member " << r;
+    EXPECT_EQ(watch[r]->elsewhere, 0u) << "member " << r;
+  }
+  EXPECT_EQ(watch[0]->from_receive, 0u);  // the root sends from its own payload buffers
+  EXPECT_GE(watch[0]->elsewhere, 264u);
+}
+
 }  // namespace
 }  // namespace lanecast::test
