@@ -20,8 +20,9 @@ namespace lanecast::drivers {
 class Waker;
 
 struct PeerAddress {
-  // A MAC is 6; a UD endpoint GID, LID and a QPN per lane (drivers/verbs/).
-  static constexpr uint8_t kMaxBytes = 32;
+  // A MAC is 6; a UD endpoint 23 (GID, LID, Q_Key, lanes) + 3 per lane's
+  // QPN, up to 35 (drivers/verbs/ud_address.h).
+  static constexpr uint8_t kMaxBytes = 40;
   uint8_t len = 0;
   uint8_t bytes[kMaxBytes] = {};
 

@@ -1,8 +1,9 @@
 // How the verbs port names UD endpoints and frames its datagrams.
 //
-// A member's address (PeerAddress, 19 + 3 x lanes bytes): its port's GID
-// (16), LID (2, big-endian; 0 on RoCE) and the number of lanes (1), then
-// each lane's queue pair number (3 bytes, big-endian: QPNs are 24 bits). One
+// A member's address (PeerAddress, 23 + 3 x lanes bytes): its port's GID
+// (16), LID (2, big-endian; 0 on RoCE), its queue pairs' Q_Key (4,
+// big-endian) and the number of lanes (1), then each lane's queue pair
+// number (3 bytes, big-endian: QPNs are 24 bits). One
 // address names all of a member's lanes, as a MAC does on Ethernet, so the
 // engine writes one link header whatever the lane; the lane picks the QPN.
 //
@@ -42,47 +43,53 @@ inline constexpr uint32_t kMulticastQpn = 0xFFFFFF;  // the destination QPN of a
 struct Endpoint {
   ibv_gid gid{};
   uint16_t lid = 0;
+  uint32_t qkey = 0;
   uint8_t lanes = 0;
   uint32_t qpn[kMaxUdLanes] = {};
 };
 
+inline constexpr uint8_t kEndpointFixedBytes = 23;  // GID, LID, Q_Key, lanes
+
 inline PeerAddress to_address(const Endpoint& e) {
   PeerAddress a;
-  a.len = static_cast<uint8_t>(19 + 3 * e.lanes);
+  a.len = static_cast<uint8_t>(kEndpointFixedBytes + 3 * e.lanes);
   std::memcpy(a.bytes, e.gid.raw, 16);
   a.bytes[16] = static_cast<uint8_t>(e.lid >> 8);
   a.bytes[17] = static_cast<uint8_t>(e.lid);
-  a.bytes[18] = e.lanes;
-  for (uint8_t l = 0; l < e.lanes; ++l) {
-    a.bytes[19 + 3 * l] = static_cast<uint8_t>(e.qpn[l] >> 16);
-    a.bytes[20 + 3 * l] = static_cast<uint8_t>(e.qpn[l] >> 8);
-    a.bytes[21 + 3 * l] = static_cast<uint8_t>(e.qpn[l]);
-  }
+  for (int i = 0; i < 4; ++i) a.bytes[18 + i] = static_cast<uint8_t>(e.qkey >> (24 - 8 * i));
+  a.bytes[22] = e.lanes;
+  for (uint8_t l = 0; l < e.lanes; ++l)
+    for (int i = 0; i < 3; ++i)
+      a.bytes[kEndpointFixedBytes + 3 * l + i] = static_cast<uint8_t>(e.qpn[l] >> (16 - 8 * i));
   return a;
 }
 
 // The endpoint an address names; nullopt unless it is a well-formed member
 // address (a group address is not).
 inline std::optional<Endpoint> to_endpoint(const PeerAddress& a) {
-  if (a.len < 22 || a.len > 19 + 3 * kMaxUdLanes || (a.len - 19) % 3 != 0 || a.bytes[18] != (a.len - 19) / 3)
+  if (a.len < kEndpointFixedBytes + 3 || a.len > kEndpointFixedBytes + 3 * kMaxUdLanes ||
+      (a.len - kEndpointFixedBytes) % 3 != 0 || a.bytes[22] != (a.len - kEndpointFixedBytes) / 3)
     return std::nullopt;
   Endpoint e;
   std::memcpy(e.gid.raw, a.bytes, 16);
   e.lid = static_cast<uint16_t>(a.bytes[16] << 8 | a.bytes[17]);
-  e.lanes = a.bytes[18];
+  for (int i = 0; i < 4; ++i) e.qkey = e.qkey << 8 | a.bytes[18 + i];
+  e.lanes = a.bytes[22];
   for (uint8_t l = 0; l < e.lanes; ++l)
-    e.qpn[l] = uint32_t{a.bytes[19 + 3 * l]} << 16 | uint32_t{a.bytes[20 + 3 * l]} << 8 | a.bytes[21 + 3 * l];
+    for (int i = 0; i < 3; ++i) e.qpn[l] = e.qpn[l] << 8 | a.bytes[kEndpointFixedBytes + 3 * l + i];
   return e;
 }
 
 // A multicast GID: ff.. (IB, RoCE over IPv6) or ::ffff:224.0.0.0/4 (RoCE v2
 // over IPv4, where the GID is the group's IP address).
-// "gid fe80::2:c903:1:101 lid 1 qpn 0x1a2,0x1d7": for logs and
+// "gid fe80::2:c903:1:101 lid 1 qkey 0x1234567 qpn 0x1a2,0x1d7": for logs and
 // `lanecast run --show-endpoints`.
 inline std::string describe(const Endpoint& e) {
   char gid[INET6_ADDRSTRLEN] = "?";
   inet_ntop(AF_INET6, e.gid.raw, gid, sizeof gid);
-  std::string s = std::string("gid ") + gid + " lid " + std::to_string(e.lid) + " qpn ";
+  char qkey[16];
+  std::snprintf(qkey, sizeof qkey, "0x%x", e.qkey);
+  std::string s = std::string("gid ") + gid + " lid " + std::to_string(e.lid) + " qkey " + qkey + " qpn ";
   for (uint8_t l = 0; l < e.lanes; ++l) {
     char q[16];
     std::snprintf(q, sizeof q, "%s0x%x", l ? "," : "", e.qpn[l]);

@@ -135,6 +135,7 @@ void VerbsPort::open() {
                              std::to_string(gid_index_) + ")");
   self_.gid = ge.gid;
   self_.lid = caps_.roce ? 0 : pa.lid;
+  self_.qkey = o_.qkey;
 
   pd_ = v_.alloc_pd(ctx_);
   if (pd_ == nullptr) throw std::runtime_error(name_ + ": " + failed("ibv_alloc_pd", errno));
@@ -310,6 +311,8 @@ std::string VerbsPort::learn_peers(const PeerAddress* peers, size_t count) {
     if (peers[i] == own || find_destination(peers[i]) != TxHeader::kUnresolved) continue;  // nothing goes to itself
     const std::optional<Endpoint> e = to_endpoint(peers[i]);
     if (!e) return "peer " + format_address(peers[i]) + " is not a UD endpoint address";
+    if (e->qkey != o_.qkey)  // its datagrams would be dropped here, ours there, without a word
+      return "peer " + describe(*e) + " uses another Q_Key than this port (" + std::to_string(o_.qkey) + ")";
     if (e->lanes < lanes_.size())
       return "peer " + format_address(peers[i]) + " has " + std::to_string(e->lanes) + " lanes, this port " +
              std::to_string(lanes_.size());
@@ -349,6 +352,7 @@ PeerAddress VerbsPort::source_of(const uint8_t* link_header) const {
   Endpoint e;
   std::memcpy(e.gid.raw, h.gid, 16);
   e.lid = slid_of(h);
+  e.qkey = o_.qkey;  // it reached this queue pair: the Q_Key matched
   e.lanes = 1;
   e.qpn[0] = src_qpn_of(h);
   return to_address(e);

@@ -121,7 +121,7 @@ TEST(VerbsPort, AnAddressReadsAsGidLidAndQpns) {
   char qpn[16];
   std::snprintf(qpn, sizeof qpn, "qpn 0x%x", r.p[0]->qpn(0));
   EXPECT_EQ(text.find("gid fe80::"), 0u) << text;
-  EXPECT_NE(text.find(" lid " + std::to_string(r.m->lid_of("model_0")) + " "), std::string::npos) << text;
+  EXPECT_NE(text.find(" lid " + std::to_string(r.m->lid_of("model_0")) + " qkey 0x1234567 "), std::string::npos) << text;
   EXPECT_NE(text.find(qpn), std::string::npos) << text;
   EXPECT_EQ(engine::describe_lane_address(ethernet::node_mac(1, 0)), "02:4c:43:00:01:00");  // others as before
 }
@@ -157,6 +157,15 @@ TEST(VerbsPort, ASmallFrameGoesInlineAndIsFreedAtOnce) {
   EXPECT_EQ(r.receive(1), std::vector<std::string>{"ack"});
 }
 
+TEST(VerbsPort, APeerWithAnotherQkeyIsRefusedAtSetUp) {
+  Rig r(2);
+  Endpoint other = *to_endpoint(r.p[1]->address());
+  other.qkey = 0x1111;
+  const PeerAddress a = to_address(other);
+  const std::string why = r.p[0]->learn_peers(&a, 1);
+  EXPECT_NE(why.find("uses another Q_Key"), std::string::npos) << why;
+}
+
 TEST(VerbsPort, AFrameToAPeerNeverLearnedIsDroppedAndCounted) {
   Rig r(2);
   Endpoint stranger = *to_endpoint(r.p[1]->address());
@@ -178,7 +187,7 @@ TEST(VerbsPort, AFrameFromAnotherQueuePairIsNotFromThePeer) {
   const auto* h = rte_pktmbuf_mtod(b[0], const uint8_t*);
   EXPECT_FALSE(r.p[1]->is_from(h, r.p[0]->address()));
   EXPECT_TRUE(r.p[1]->is_from(h, r.p[2]->address()));
-  EXPECT_EQ(r.p[1]->source_of(h).len, 22u);
+  EXPECT_EQ(r.p[1]->source_of(h).len, 26u);  // GID, LID, Q_Key, one lane's QPN
   rte_pktmbuf_free(b[0]);
 }
 
