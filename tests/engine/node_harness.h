@@ -21,6 +21,35 @@
 
 namespace lanecast::engine::test {
 
+// Posts broadcast `op` on every node (each into its own buffer of `bufs`,
+// the root's holding the message) and calls step() until every node
+// completed it or `max_steps` passed; each node's record (op 0: not
+// completed). Shared by the harnesses that drive nodes by hand.
+template <typename Step>
+std::vector<CompletionRecord> run_broadcast(std::vector<std::unique_ptr<Node>>& nodes, uint32_t op, algos::Rank root,
+                                            algos::Algo algo, std::vector<std::vector<std::byte>>& bufs,
+                                            uint64_t max_steps, Step step) {
+  for (uint32_t r = 0; r < nodes.size(); ++r) {
+    Submission s;
+    s.op = op;
+    s.root = root;
+    s.algo = algo;
+    s.buffer = bufs[r].data();
+    s.size = bufs[root].size();
+    nodes[r]->submit(s);
+  }
+  const auto all_ready = [&] {
+    for (auto& n : nodes)
+      if (!n->completions().ready(op)) return false;
+    return true;
+  };
+  for (uint64_t i = 0; i < max_steps && !all_ready(); ++i) step();
+  std::vector<CompletionRecord> out(nodes.size());
+  for (uint32_t r = 0; r < nodes.size(); ++r)
+    if (nodes[r]->completions().ready(op)) out[r] = nodes[r]->completions().record(op);
+  return out;
+}
+
 class NodeHarness {
  public:
   struct Options {
@@ -107,21 +136,7 @@ class NodeHarness {
   // `max_steps` passed; returns each member's outcome (op 0: not completed).
   std::vector<CompletionRecord> broadcast(algos::Rank root, algos::Algo algo, std::vector<std::vector<std::byte>>& bufs,
                                           uint64_t max_steps = 400'000, uint64_t advance_ns = 1000) {
-    const uint32_t op = next_op_++;
-    for (uint32_t r = 0; r < nodes_.size(); ++r) {
-      Submission s;
-      s.op = op;
-      s.root = root;
-      s.algo = algo;
-      s.buffer = bufs[r].data();
-      s.size = bufs[root].size();
-      nodes_[r]->submit(s);
-    }
-    std::vector<CompletionRecord> out(nodes_.size());
-    for (uint64_t i = 0; i < max_steps && !all_ready(op); ++i) step(advance_ns);
-    for (uint32_t r = 0; r < nodes_.size(); ++r)
-      if (nodes_[r]->completions().ready(op)) out[r] = nodes_[r]->completions().record(op);
-    return out;
+    return run_broadcast(nodes_, next_op_++, root, algo, bufs, max_steps, [&] { step(advance_ns); });
   }
   uint32_t next_op() const { return next_op_; }
   void skip_op() { ++next_op_; }
@@ -131,12 +146,6 @@ class NodeHarness {
     static uint32_t n = 0;
     return n;
   }
-  bool all_ready(uint32_t op) {
-    for (auto& n : nodes_)
-      if (!n->completions().ready(op)) return false;
-    return true;
-  }
-
   Options o_;
   std::vector<rte_mempool*> payload_;
   rte_mempool* header_ = nullptr;

@@ -110,21 +110,7 @@ class VerbsHarness {
   std::vector<engine::CompletionRecord> broadcast(algos::Rank root, algos::Algo algo,
                                                   std::vector<std::vector<std::byte>>& bufs,
                                                   uint64_t max_steps = 400'000) {
-    const uint32_t op = next_op_++;
-    for (uint32_t r = 0; r < nodes_.size(); ++r) {
-      engine::Submission s;
-      s.op = op;
-      s.root = root;
-      s.algo = algo;
-      s.buffer = bufs[r].data();
-      s.size = bufs[root].size();
-      nodes_[r]->submit(s);
-    }
-    for (uint64_t i = 0; i < max_steps && !all_ready(op); ++i) step();
-    std::vector<engine::CompletionRecord> out(nodes_.size());
-    for (uint32_t r = 0; r < nodes_.size(); ++r)
-      if (nodes_[r]->completions().ready(op)) out[r] = nodes_[r]->completions().record(op);
-    return out;
+    return engine::test::run_broadcast(nodes_, next_op_++, root, algo, bufs, max_steps, [&] { step(); });
   }
 
  private:
@@ -138,12 +124,6 @@ class VerbsHarness {
     if (p == nullptr) throw std::runtime_error("verbs harness: no pool " + name);
     return p;
   }
-  bool all_ready(uint32_t op) {
-    for (auto& n : nodes_)
-      if (!n->completions().ready(op)) return false;
-    return true;
-  }
-
   Options o_;
   std::unique_ptr<drivers::verbs::model::UdModel> model_;
   rte_mempool* payload_ = nullptr;
