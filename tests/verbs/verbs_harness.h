@@ -91,6 +91,7 @@ class VerbsHarness {
   engine::Node& node(uint32_t r) { return *nodes_.at(r); }
   drivers::verbs::VerbsPort& port(uint32_t r) { return *ports_.at(r); }
   drivers::verbs::model::UdModel& model() { return *model_; }
+  uint64_t now() const { return now_; }  // virtual ns: 1 us per step
   rte_mempool* rx_pool(uint32_t r) { return rx_.at(r); }
 
   void step(uint64_t advance_ns = 1000) {
