@@ -41,7 +41,7 @@ struct VerbsCalls {
   int (*dealloc_pd)(ibv_pd* pd);
   ibv_mr* (*reg_mr)(ibv_pd* pd, void* addr, size_t length, int access);
   int (*dereg_mr)(ibv_mr* mr);
-  ibv_cq* (*create_cq)(ibv_context* context, int entries);
+  ibv_cq* (*create_cq)(ibv_context* context, int entries, ibv_comp_channel* channel);  // channel may be null
   int (*destroy_cq)(ibv_cq* cq);
   ibv_qp* (*create_qp)(ibv_pd* pd, ibv_qp_init_attr* attr);
   int (*modify_qp)(ibv_qp* qp, ibv_qp_attr* attr, int mask);
@@ -50,6 +50,15 @@ struct VerbsCalls {
   int (*destroy_ah)(ibv_ah* ah);
   int (*attach_mcast)(ibv_qp* qp, const ibv_gid* gid, uint16_t lid);
   int (*detach_mcast)(ibv_qp* qp, const ibv_gid* gid, uint16_t lid);
+
+  // Completion events: a sleeping core wakes when its receive CQ gets a
+  // completion (the channel's descriptor turns readable; O_NONBLOCK set by
+  // the port, so get_cq_event fails with EAGAIN when none is queued).
+  ibv_comp_channel* (*create_comp_channel)(ibv_context* context);
+  int (*destroy_comp_channel)(ibv_comp_channel* channel);
+  int (*req_notify_cq)(ibv_cq* cq, int solicited_only);
+  int (*get_cq_event)(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context);
+  void (*ack_cq_events)(ibv_cq* cq, unsigned int events);
 
   // Datapath.
   int (*post_send)(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);

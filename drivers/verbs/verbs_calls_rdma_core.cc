@@ -14,7 +14,8 @@ int query_gid_ex(ibv_context* c, uint32_t port, uint32_t index, ibv_gid_entry* e
   return ibv_query_gid_ex(c, port, index, e, 0);
 }
 ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t len, int access) { return ibv_reg_mr(pd, addr, len, access); }
-ibv_cq* create_cq(ibv_context* c, int entries) { return ibv_create_cq(c, entries, nullptr, nullptr, 0); }
+ibv_cq* create_cq(ibv_context* c, int entries, ibv_comp_channel* ch) { return ibv_create_cq(c, entries, nullptr, ch, 0); }
+int req_notify_cq(ibv_cq* cq, int solicited_only) { return ibv_req_notify_cq(cq, solicited_only); }
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) { return ibv_post_send(qp, wr, bad); }
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) { return ibv_post_recv(qp, wr, bad); }
 int poll_cq(ibv_cq* cq, int n, ibv_wc* wc) { return ibv_poll_cq(cq, n, wc); }
@@ -52,6 +53,11 @@ const VerbsCalls& rdma_core_calls() {
       ibv_destroy_ah,
       attach_mcast,
       detach_mcast,
+      ibv_create_comp_channel,
+      ibv_destroy_comp_channel,
+      req_notify_cq,
+      ibv_get_cq_event,
+      ibv_ack_cq_events,
       post_send,
       post_recv,
       poll_cq,

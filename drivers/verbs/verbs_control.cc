@@ -4,6 +4,8 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -137,6 +139,17 @@ void VerbsPort::open() {
   self_.lid = caps_.roce ? 0 : pa.lid;
   self_.qkey = o_.qkey;
 
+  if (o_.wakeups) {
+    // Without one the port still works; its core naps on a timer instead.
+    comp_channel_ = v_.create_comp_channel(ctx_);
+    if (comp_channel_ != nullptr && comp_channel_->fd >= 0) {
+      const int flags = fcntl(comp_channel_->fd, F_GETFL);
+      if (flags < 0 || fcntl(comp_channel_->fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+        v_.destroy_comp_channel(comp_channel_);
+        comp_channel_ = nullptr;
+      }
+    }
+  }
   pd_ = v_.alloc_pd(ctx_);
   if (pd_ == nullptr) throw std::runtime_error(name_ + ": " + failed("ibv_alloc_pd", errno));
   const uint32_t rx_room = rte_pktmbuf_data_room_size(o_.rx_pool) - RTE_PKTMBUF_HEADROOM;
@@ -163,9 +176,9 @@ void VerbsPort::create_lane(uint16_t index) {
   lanes_.push_back(std::move(lane));
   l.rq.assign(o_.rq_depth, nullptr);
   l.sq.assign(o_.sq_depth, nullptr);
-  l.send_cq = v_.create_cq(ctx_, static_cast<int>(o_.sq_depth));
+  l.send_cq = v_.create_cq(ctx_, static_cast<int>(o_.sq_depth), nullptr);
   if (l.send_cq == nullptr) throw std::runtime_error(name_ + ": " + failed("ibv_create_cq", errno));
-  l.recv_cq = v_.create_cq(ctx_, static_cast<int>(o_.rq_depth));
+  l.recv_cq = v_.create_cq(ctx_, static_cast<int>(o_.rq_depth), comp_channel_);
   if (l.recv_cq == nullptr) throw std::runtime_error(name_ + ": " + failed("ibv_create_cq", errno));
   ibv_qp_init_attr qa{};
   qa.send_cq = l.send_cq;
@@ -214,6 +227,7 @@ void VerbsPort::release() noexcept {
   if (cm_id_ != nullptr) v_.destroy_id(cm_id_);
   if (channel_ != nullptr) v_.destroy_event_channel(channel_);
   cm_id_ = nullptr, channel_ = nullptr;
+  drain_cq_events();  // a CQ with events not acknowledged cannot be destroyed
   for (auto& lp : lanes_) {
     Lane& l = *lp;
     if (l.qp != nullptr) v_.destroy_qp(l.qp);  // the adapter lets go of every buffer first
@@ -230,6 +244,8 @@ void VerbsPort::release() noexcept {
   for (Region& r : regions_) v_.dereg_mr(r.mr);
   regions_.clear();
   if (pd_ != nullptr) v_.dealloc_pd(pd_);
+  if (comp_channel_ != nullptr) v_.destroy_comp_channel(comp_channel_);
+  comp_channel_ = nullptr;
   if (ctx_ != nullptr) v_.close_device(ctx_);
   pd_ = nullptr, ctx_ = nullptr;
 }
@@ -370,6 +386,7 @@ VerbsPort::Counters VerbsPort::counters() const {
     c.tx_full += k.tx_full.get(), c.tx_unresolved += k.tx_unresolved.get(), c.tx_errors += k.tx_errors.get();
     c.tx_too_many_segments += k.tx_too_many_segments.get(), c.qp_recovered += k.qp_recovered.get();
   }
+  c.wakeup_events = wakeup_events_.load(std::memory_order_relaxed);
   return c;
 }
 

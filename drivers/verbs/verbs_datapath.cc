@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "drivers/verbs/verbs_lane.h"
+#include "drivers/wake.h"
 
 namespace lanecast::drivers::verbs {
 
@@ -286,6 +287,43 @@ void VerbsPort::flush_receives(Lane& l) {
   for (; l.rq_posted > 0; --l.rq_posted) {
     rte_pktmbuf_free(l.rq[l.rq_head]);
     l.rq_head = (l.rq_head + 1) % static_cast<uint32_t>(l.rq.size());
+  }
+}
+
+// Sleeping until a datagram arrives: the receive CQs report their next
+// completion on the completion channel, whose descriptor the core's waker
+// watches. Armed just before the core's last look (Poller::idle_wait), so a
+// completion before the arm is found by that look and one after it wakes
+// the core. The control of the core's own lanes: no other thread touches
+// the channel.
+void VerbsPort::attach_waker(Waker* w) {
+  if (comp_channel_ == nullptr) return;
+  if (waker_ != nullptr) waker_->remove_fd(comp_channel_->fd);
+  waker_ = w;
+  if (w != nullptr) w->add_fd(comp_channel_->fd);
+}
+
+void VerbsPort::detach_waker() {
+  if (waker_ != nullptr && comp_channel_ != nullptr) waker_->remove_fd(comp_channel_->fd);
+  waker_ = nullptr;
+}
+
+void VerbsPort::arm_wakeup() {
+  if (comp_channel_ == nullptr) return;
+  for (auto& l : lanes_) v_.req_notify_cq(l->recv_cq, 0);
+}
+
+void VerbsPort::disarm_wakeup() { drain_cq_events(); }
+
+// Reads and acknowledges every event the channel holds (its descriptor is
+// non-blocking: none left is EAGAIN), so it is quiet until the next arm.
+void VerbsPort::drain_cq_events() {
+  if (comp_channel_ == nullptr) return;
+  ibv_cq* cq = nullptr;
+  void* context = nullptr;
+  while (v_.get_cq_event(comp_channel_, &cq, &context) == 0) {
+    v_.ack_cq_events(cq, 1);
+    wakeup_events_.store(wakeup_events_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 }
 

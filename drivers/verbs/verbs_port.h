@@ -21,6 +21,7 @@
 // tests. State of a lane is owned by the core that polls it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -52,6 +53,9 @@ class VerbsPort final : public Port {
     const VerbsCalls* calls = nullptr;  // nullptr: rdma_core_calls()
     uint32_t max_destinations = 4096;   // peers + joined groups
     int join_timeout_ms = 5000;
+    // A completion channel on the receive CQs: a polling core with nothing
+    // to do sleeps until a datagram arrives (caps().rx_wakeup).
+    bool wakeups = true;
   };
   // The port's own counters, summed over lanes (each lane's core writes its own).
   struct Counters {
@@ -66,6 +70,7 @@ class VerbsPort final : public Port {
     uint64_t tx_errors = 0;       // send completions with an error status, frames refused by post_send
     uint64_t tx_too_many_segments = 0;  // chains longer than the QP's scatter list: dropped
     uint64_t qp_recovered = 0;    // a lane's QP found in the error state and brought back to RTS
+    uint64_t wakeup_events = 0;   // completion events read after a sleep (an arrival woke the core)
   };
   struct Capabilities {  // what the adapter said at open
     uint32_t mtu_bytes = 0, max_inline = 0, max_send_sge = 0, max_qp_wr = 0, max_mcast_qp_attach = 0;
@@ -89,7 +94,7 @@ class VerbsPort final : public Port {
   uint32_t max_frame_bytes() const override { return sizeof(TxHeader) + max_datagram_; }
   PeerAddress address() const override { return to_address(self_); }
   std::string name() const override { return name_; }
-  PortCaps caps() const override { return PortCaps{true, true, false}; }
+  PortCaps caps() const override { return PortCaps{true, true, comp_channel_ != nullptr}; }
   PortStats stats() const override;
   uint16_t link_header_bytes() const override { return sizeof(TxHeader); }
   uint16_t rx_link_header_bytes() const override { return kRxHeaderBytes; }
@@ -104,6 +109,10 @@ class VerbsPort final : public Port {
   PeerAddress group_address(const GroupKey& key, uint16_t lane) const override;
   std::string join_group(uint16_t lane, const PeerAddress& group) override;
   void leave_group(uint16_t lane, const PeerAddress& group) override;
+  void attach_waker(Waker* w) override;
+  void detach_waker() override;
+  void arm_wakeup() override;
+  void disarm_wakeup() override;
 
   // The active MTU of `device`'s port (the largest datagram after its
   // headers), asked without opening a port: for sizing segments before.
@@ -146,6 +155,7 @@ class VerbsPort final : public Port {
   void replenish(Lane& l);
   void reap_sends(Lane& l);
   void flush_receives(Lane& l);
+  void drain_cq_events();
   uint32_t lkey_of(const rte_mempool* pool, uintptr_t addr) const;
   ibv_ah* make_ah(const ibv_gid& gid, uint16_t lid, bool global, std::string* why);
   uint32_t find_destination(const PeerAddress& a) const;
@@ -171,6 +181,9 @@ class VerbsPort final : public Port {
   std::vector<uint32_t> index_;
   std::vector<Joined> joined_;
   rdma_event_channel* channel_ = nullptr;
+  ibv_comp_channel* comp_channel_ = nullptr;  // receive CQs' events (wake-ups); null without
+  Waker* waker_ = nullptr;
+  std::atomic<uint64_t> wakeup_events_{0};  // written by the polling core
   rdma_cm_id* cm_id_ = nullptr;
 };
 

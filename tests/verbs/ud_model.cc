@@ -95,6 +95,8 @@ bool Fabric::unreferenced(const Context& ctx) const {
     if (pd->ctx == &ctx) return false;
   for (const auto& [p, cq] : cqs)
     if (cq->ctx == &ctx) return false;
+  for (const auto& [p, ch] : comp_channels)
+    if (ch->ctx == &ctx) return false;
   for (const auto& [p, id] : ids)
     if (id->verbs.verbs == &ctx.verbs) return false;
   return true;
@@ -102,7 +104,7 @@ bool Fabric::unreferenced(const Context& ctx) const {
 
 size_t Fabric::live() const {
   return device_lists.size() + contexts.size() + pds.size() + mrs.size() + cqs.size() + qps.size() + ahs.size() +
-         channels.size() + ids.size() + events.size();
+         channels.size() + ids.size() + events.size() + comp_channels.size();
 }
 
 void Fabric::free_all() {
@@ -113,6 +115,7 @@ void Fabric::free_all() {
   qps.clear();
   mrs.clear();
   cqs.clear();
+  comp_channels.clear();
   pds.clear();
   contexts.clear();
   device_lists.clear();
@@ -327,11 +330,12 @@ int dereg_mr(ibv_mr* mr) {
   return 0;
 }
 
-ibv_cq* create_cq(ibv_context* context, int entries) {
+ibv_cq* create_cq(ibv_context* context, int entries, ibv_comp_channel* channel) {
   Fabric* f = model();
   if (!f) return nullptr;
   Context* c = find(f->contexts, context);
-  if (!c || entries < 1 || static_cast<uint32_t>(entries) > f->opts.max_cqe) {
+  CompChannel* ch = channel ? find(f->comp_channels, channel) : nullptr;
+  if (!c || entries < 1 || static_cast<uint32_t>(entries) > f->opts.max_cqe || (channel && (!ch || ch->ctx != c))) {
     if (f->tracing()) f->trace(strf("ibv_create_cq(%d entries) -> NULL EINVAL", entries));
     errno = EINVAL;
     return nullptr;
@@ -339,9 +343,14 @@ ibv_cq* create_cq(ibv_context* context, int entries) {
   auto cq = std::make_unique<Cq>(Cq{{}, c, f->next_cq++, static_cast<size_t>(entries), {}});
   cq->verbs.context = context;
   cq->verbs.cqe = entries;
+  cq->verbs.channel = channel;
+  cq->channel = ch;
+  if (ch) ++ch->cqs;
   Cq* q = cq.get();
   f->cqs.emplace(q, std::move(cq));
-  if (f->tracing()) f->trace(strf("ibv_create_cq(context %d, %d entries) -> cq %d", c->index, entries, q->index));
+  if (f->tracing())
+    f->trace(strf("ibv_create_cq(context %d, %d entries%s) -> cq %d", c->index, entries,
+                  ch ? strf(", channel %d", ch->index).c_str() : "", q->index));
   return &q->verbs;
 }
 
@@ -349,11 +358,15 @@ int destroy_cq(ibv_cq* cq) {
   Fabric* f = model();
   if (!f) return ENODEV;
   Cq* q = find(f->cqs, cq);
-  int rc = !q ? EINVAL : q->users > 0 ? EBUSY : 0;
+  // rdma-core blocks until every event got was acknowledged; the model says EBUSY.
+  int rc = !q ? EINVAL : q->users > 0 || q->events_got != q->events_acked ? EBUSY : 0;
   if (f->tracing())
     f->trace(strf("ibv_destroy_cq(cq %d) -> %s", q ? q->index : 0,
-                  rc == 0 ? "0" : rc == EBUSY ? "EBUSY (a QP uses it)" : "EINVAL"));
-  if (rc == 0) f->cqs.erase(cq);
+                  rc == 0 ? "0" : rc == EBUSY ? "EBUSY (a QP uses it, or events not acknowledged)" : "EINVAL"));
+  if (rc == 0) {
+    if (q->channel) --q->channel->cqs;
+    f->cqs.erase(cq);
+  }
   return rc;
 }
 
@@ -492,6 +505,7 @@ const VerbsCalls& UdModel::calls() const {
       query_gid_ex,
       alloc_pd, dealloc_pd, reg_mr, dereg_mr, create_cq, destroy_cq, create_qp, modify_qp, destroy_qp, create_ah,
       destroy_ah, attach_mcast, detach_mcast,
+      create_comp_channel, destroy_comp_channel, req_notify_cq, get_cq_event, ack_cq_events,
       post_send, post_recv, poll_cq,
       create_event_channel, destroy_event_channel, create_id, destroy_id, bind_addr, join_multicast,
       leave_multicast, wait_cm_event, get_cm_event, ack_cm_event,

@@ -119,6 +119,12 @@
 //     "... (x N)" when a different line comes. Deliveries and drops are
 //     "  wire: ..." lines after their post_send's line.
 // 10. Counts per QP (kept after the QP is destroyed) and for the whole model.
+// 11. Completion events (ud_model_events.cc). A CQ made with a completion
+//     channel and armed by req_notify_cq raises one event for the next
+//     completion queued after the arm, then is disarmed; the channel's
+//     descriptor (an eventfd) is readable while events wait; get_cq_event
+//     takes the oldest (EAGAIN when none); a CQ whose events were not all
+//     acknowledged, or a channel CQs still use, cannot be destroyed (EBUSY).
 // Teardown order is checked: dealloc_pd with MRs, QPs or AHs on it and
 // destroy_cq under a QP are EBUSY, as the kernel answers; stricter than
 // hardware, close_device with PDs, CQs or bound ids on it is EBUSY too, and
@@ -246,6 +252,7 @@ struct Completion {
   bool send;     // releases send-queue slots when polled
   uint64_t seq;  // the send WR's number on its QP
 };
+struct CompChannel;
 struct Cq {
   ibv_cq verbs;
   Context* ctx;
@@ -254,6 +261,18 @@ struct Cq {
   std::deque<Completion> entries{};
   bool overrun = false;
   int users = 0;  // QPs
+  CompChannel* channel = nullptr;  // where its completion events go, if anywhere
+  bool armed = false;              // req_notify_cq: the next completion makes an event
+  unsigned events_got = 0, events_acked = 0;
+};
+// A completion channel: an eventfd (non-blocking, one count per event)
+// stands for rdma-core's descriptor, so a core can poll()/ppoll() it.
+struct CompChannel {
+  ibv_comp_channel verbs;
+  Context* ctx;
+  int index;
+  std::deque<Cq*> events{};
+  int cqs = 0;  // CQs created on it
 };
 struct RecvWr {
   uint64_t wr_id;
@@ -341,6 +360,7 @@ struct Fabric {
   Registry<Qp> qps;
   Registry<Ah> ahs;
   Registry<Channel> channels;
+  Registry<CompChannel> comp_channels;
   Registry<Id> ids;
   Registry<Event> events;
   std::unordered_map<uint32_t, Mr*> mr_by_lkey;
@@ -351,7 +371,7 @@ struct Fabric {
   uint32_t next_qpn = 0x1a2, next_lkey = 0x2f01;
   uint16_t next_mlid = 0xC001;
   // Numbers for the trace ("cq 1", "id 2"), one sequence per kind.
-  int next_context = 1, next_pd = 1, next_cq = 1, next_ah = 1, next_channel = 1, next_id = 1;
+  int next_context = 1, next_pd = 1, next_cq = 1, next_ah = 1, next_channel = 1, next_id = 1, next_comp_channel = 1;
   std::vector<uint8_t> gathered{};  // the message being sent
 
   // The trace. Calls that find nothing are held as `idle` and written once,
@@ -380,6 +400,13 @@ const char* status_name(ibv_wc_status status);
 const char* rc_text(int rc);  // "0", or the errno's name
 
 // The table's entries defined outside ud_model.cc.
+ibv_comp_channel* create_comp_channel(ibv_context* context);
+int destroy_comp_channel(ibv_comp_channel* channel);
+int req_notify_cq(ibv_cq* cq, int solicited_only);
+int get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context);
+void ack_cq_events(ibv_cq* cq, unsigned int events);
+// A completion was queued on `cq`: an armed CQ raises its event.
+void completion_event(Fabric& f, Cq& cq);
 int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask);
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);

@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <infiniband/ib.h>
 
 #include <algorithm>
@@ -41,11 +42,13 @@ ibv_qp_cap caps(uint32_t send = 64, uint32_t recv = 64, uint32_t sge = 2, uint32
 
 // One UD QP on one device, with one CQ for both queues and one registered buffer.
 struct Host {
-  Host(const VerbsCalls& calls, int device, ibv_qp_cap cap = caps(), int cq_entries = 1024, int sig_all = 0)
+  Host(const VerbsCalls& calls, int device, ibv_qp_cap cap = caps(), int cq_entries = 1024, int sig_all = 0,
+       bool events = false)
       : v(calls), buf(1 << 20) {
     ctx = v.open_device(device_at(v, device));
     pd = v.alloc_pd(ctx);
-    cq = v.create_cq(ctx, cq_entries);
+    if (events) channel = v.create_comp_channel(ctx);
+    cq = v.create_cq(ctx, cq_entries, channel);
     mr = v.reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
     ibv_qp_init_attr init{};
     init.send_cq = init.recv_cq = cq;
@@ -121,12 +124,16 @@ struct Host {
     EXPECT_EQ(v.destroy_qp(qp), 0);
     EXPECT_EQ(v.dereg_mr(mr), 0);
     EXPECT_EQ(v.destroy_cq(cq), 0);
+    if (channel) {
+      EXPECT_EQ(v.destroy_comp_channel(channel), 0);
+    }
     EXPECT_EQ(v.dealloc_pd(pd), 0);
     EXPECT_EQ(v.close_device(ctx), 0);
   }
 
   const VerbsCalls& v;
   std::vector<uint8_t> buf;
+  ibv_comp_channel* channel = nullptr;
   ibv_context* ctx;
   ibv_pd* pd;
   ibv_cq* cq;
@@ -314,7 +321,7 @@ TEST(UdModel, CompletionQueuesHoldTheirEntriesInOrderAndOverrun) {
   m.add_device();
   ibv_context* ctx = v.open_device(device_at(v, 0));
   errno = 0;
-  EXPECT_EQ(v.create_cq(ctx, 65537), nullptr);
+  EXPECT_EQ(v.create_cq(ctx, 65537, nullptr), nullptr);
   EXPECT_EQ(errno, EINVAL);
   EXPECT_EQ(v.close_device(ctx), 0);
 
@@ -1280,6 +1287,52 @@ TEST(UdModel, TraceNamesEachCallAndCollapsesIdlePolls) {
   b.close();
 }
 
+// Completion events: only an armed CQ raises one, for the next completion;
+// the channel's descriptor is readable while events wait; an event got must
+// be acknowledged before its CQ goes.
+TEST(UdModel, AnArmedCqRaisesOneEventOnItsChannel) {
+  UdModel m(opts());
+  m.add_device();
+  m.add_device();
+  Host a(m.calls(), 0), b(m.calls(), 1, caps(), 1024, 0, /*events=*/true);
+  ASSERT_NE(b.channel, nullptr);
+  a.up();
+  b.up();
+  ibv_ah* ah = a.ah_to_lid(m.lid_of("model_1"));
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_EQ(b.recv(i, i * 4096, 4096), 0);
+  auto readable = [&] {
+    pollfd p{b.channel->fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) == 1;
+  };
+  ASSERT_EQ(a.send(ah, b.qpn(), 100), 0);  // not armed: a completion, no event
+  EXPECT_FALSE(readable());
+  ASSERT_EQ(m.calls().req_notify_cq(b.cq, 0), 0);
+  EXPECT_FALSE(readable());                 // the completion already queued raises none
+  ASSERT_EQ(a.send(ah, b.qpn(), 100), 0);
+  ASSERT_EQ(a.send(ah, b.qpn(), 100), 0);  // one event per arm
+  EXPECT_TRUE(readable());
+  ibv_cq* cq = nullptr;
+  void* context = nullptr;
+  ASSERT_EQ(m.calls().get_cq_event(b.channel, &cq, &context), 0);
+  EXPECT_EQ(cq, b.cq);
+  EXPECT_FALSE(readable());
+  EXPECT_EQ(m.calls().get_cq_event(b.channel, &cq, &context), -1);
+  EXPECT_EQ(errno, EAGAIN);
+  EXPECT_EQ(b.poll().size(), 3u);
+  EXPECT_EQ(m.calls().destroy_qp(b.qp), 0);
+  EXPECT_EQ(m.calls().destroy_cq(b.cq), EBUSY);  // the event is not acknowledged
+  m.calls().ack_cq_events(b.cq, 1);
+  EXPECT_EQ(m.calls().destroy_comp_channel(b.channel), EBUSY);  // a CQ still uses it
+  EXPECT_EQ(m.calls().destroy_cq(b.cq), 0);
+  EXPECT_EQ(m.calls().destroy_comp_channel(b.channel), 0);
+  EXPECT_EQ(m.calls().dereg_mr(b.mr), 0);
+  EXPECT_EQ(m.calls().dealloc_pd(b.pd), 0);
+  EXPECT_EQ(m.calls().close_device(b.ctx), 0);
+  a.poll();
+  a.close({ah});
+  EXPECT_EQ(m.live_objects(), 0u);
+}
+
 TEST(UdModel, TeardownFreesEverythingAndRefusesTheWrongOrder) {
   UdModel m(opts());
   const VerbsCalls& v = m.calls();
@@ -1288,7 +1341,7 @@ TEST(UdModel, TeardownFreesEverythingAndRefusesTheWrongOrder) {
   ibv_device** list = v.get_device_list(&n);
   ibv_context* ctx = v.open_device(list[0]);
   ibv_pd* pd = v.alloc_pd(ctx);
-  ibv_cq* cq = v.create_cq(ctx, 16);
+  ibv_cq* cq = v.create_cq(ctx, 16, nullptr);
   std::vector<uint8_t> buf(4096);
   ibv_mr* mr = v.reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
   ibv_qp_init_attr init{};

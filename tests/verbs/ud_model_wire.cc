@@ -40,6 +40,7 @@ void push(Fabric& f, Cq& cq, const Completion& c) {
     return;
   }
   cq.entries.push_back(c);
+  completion_event(f, cq);
 }
 
 void complete_send(Fabric& f, Qp& qp, uint64_t seq, uint64_t wr_id, ibv_wc_status status) {

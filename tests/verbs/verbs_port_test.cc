@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "drivers/ethernet.h"
+#include "drivers/wake.h"
 #include "drivers/verbs/verbs_port.h"
 #include "engine/group/lane_port.h"
 #include "tests/engine/eal_env.h"
@@ -263,6 +264,39 @@ TEST(VerbsPort, AQueuePairInTheErrorStateIsBroughtBack) {
   ASSERT_EQ(r.p[0]->tx_burst(0, &ok, 1), 1);
   EXPECT_EQ(r.receive(1), std::vector<std::string>{"works" + std::string(700, 'w')});
   EXPECT_EQ(rte_mempool_avail_count(stray), 63u);  // the refused frame was freed
+}
+
+// Sleeping until a datagram arrives: once armed, the next receive
+// completion makes the completion channel's descriptor readable (what the
+// polling core's waker watches); disarming reads the events, and an
+// unarmed port stays quiet.
+TEST(VerbsPort, AnArrivalWakesAnArmedCore) {
+  Rig r(2);
+  VerbsPort& b = *r.p[1];
+  EXPECT_TRUE(b.caps().rx_wakeup);
+  Waker w;
+  b.attach_waker(&w);
+  auto readable = [&] {
+    w.begin_sleep();
+    const bool woke = w.sleep(1'000'000);  // 1 ms at most
+    w.end_sleep();
+    return woke;
+  };
+  auto send = [&](const std::string& text) {
+    rte_mbuf* f = r.frame(0, b.address(), text, "");
+    ASSERT_EQ(r.p[0]->tx_burst(0, &f, 1), 1);
+  };
+  b.arm_wakeup();
+  EXPECT_FALSE(readable());  // nothing arrived: the nap ran out
+  send("wake up");
+  EXPECT_TRUE(readable());
+  b.disarm_wakeup();
+  EXPECT_EQ(b.counters().wakeup_events, 1u);
+  EXPECT_EQ(r.receive(1), std::vector<std::string>{"wake up"});
+  send("not armed");  // not armed: no event, the core finds it when it polls
+  EXPECT_FALSE(readable());
+  EXPECT_EQ(r.receive(1), std::vector<std::string>{"not armed"});
+  b.detach_waker();
 }
 
 TEST(VerbsPort, RoceSpeaksFromItsIpv4RoceV2Gid) {
