@@ -167,6 +167,19 @@ class Port {
   }
   virtual void leave_group(uint16_t lane, const PeerAddress& group) { (void)lane, (void)group; }
 
+  // The discovery bootstrap's hellos (engine/bootstrap/wire_discovery.cc):
+  // where lane `lane` sends and hears them for the group `group_id`. An
+  // Ethernet port leaves `to` empty - the link's broadcast address, nothing
+  // to join. A port without a broadcast address (verbs) joins a multicast
+  // group named by the id and sets `to` to it. "" or why not;
+  // leave_hellos() undoes a join.
+  virtual std::string join_hellos(uint32_t group_id, uint16_t lane, PeerAddress* to) {
+    (void)group_id, (void)lane;
+    *to = PeerAddress{};
+    return "";
+  }
+  virtual void leave_hellos(uint32_t group_id, uint16_t lane) { (void)group_id, (void)lane; }
+
   // A port that holds received frames back (drivers/delay/) says when the
   // next one is due, on the clock it was given (the engine's): its polling
   // core must not sleep past that. UINT64_MAX: nothing held.

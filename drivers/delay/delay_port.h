@@ -60,6 +60,8 @@ class DelayPort final : public Port {
   bool accepts(const uint8_t* h) const override { return in_->accepts(h); }
   uint16_t rx_link_header_bytes() const override { return in_->rx_link_header_bytes(); }
   uint16_t sealed_link_bytes() const override { return in_->sealed_link_bytes(); }
+  std::string join_hellos(uint32_t id, uint16_t lane, PeerAddress* to) override { return in_->join_hellos(id, lane, to); }
+  void leave_hellos(uint32_t id, uint16_t lane) override { in_->leave_hellos(id, lane); }
   std::string learn_peers(const PeerAddress* p, size_t n) override { return in_->learn_peers(p, n); }
   std::string register_pool(rte_mempool* pool) override { return in_->register_pool(pool); }
   bool is_from(const uint8_t* h, const PeerAddress& p) const override { return in_->is_from(h, p); }

@@ -38,6 +38,10 @@ class PortPerLane final : public Port {
   }
   uint16_t rx_link_header_bytes() const override { return lanes_[0]->rx_link_header_bytes(); }
   uint16_t sealed_link_bytes() const override { return lanes_[0]->sealed_link_bytes(); }
+  std::string join_hellos(uint32_t id, uint16_t lane, PeerAddress* to) override {
+    return lanes_.at(lane)->join_hellos(id, 0, to);
+  }
+  void leave_hellos(uint32_t id, uint16_t lane) override { lanes_.at(lane)->leave_hellos(id, 0); }
   std::string learn_peers(const PeerAddress* p, size_t n) override {
     for (auto& l : lanes_)
       if (std::string why = l->learn_peers(p, n); !why.empty()) return why;

@@ -168,4 +168,25 @@ void VerbsPort::leave_group(uint16_t lane, const PeerAddress& group) {
   }
 }
 
+// The discovery bootstrap's group: every member of group `group_id` can
+// name it before knowing anyone ("LC hello" and the id in place of a key).
+namespace {
+GroupKey hello_key(uint32_t group_id) {
+  GroupKey k{};
+  std::memcpy(k.bytes, "LChello", 7);
+  for (int i = 0; i < 4; ++i) k.bytes[7 + i] = static_cast<uint8_t>(group_id >> (24 - 8 * i));
+  return k;
+}
+}  // namespace
+
+std::string VerbsPort::join_hellos(uint32_t group_id, uint16_t lane, PeerAddress* to) {
+  *to = group_address(hello_key(group_id), lane);
+  const std::string why = join_group(lane, *to);
+  return why.empty() ? "" : "cannot join the hellos' multicast group: " + why;
+}
+
+void VerbsPort::leave_hellos(uint32_t group_id, uint16_t lane) {
+  leave_group(lane, group_address(hello_key(group_id), lane));
+}
+
 }  // namespace lanecast::drivers::verbs

@@ -109,6 +109,9 @@ class VerbsPort final : public Port {
   PeerAddress group_address(const GroupKey& key, uint16_t lane) const override;
   std::string join_group(uint16_t lane, const PeerAddress& group) override;
   void leave_group(uint16_t lane, const PeerAddress& group) override;
+  // Hellos go to a multicast group named by the group id (no broadcast on IB).
+  std::string join_hellos(uint32_t group_id, uint16_t lane, PeerAddress* to) override;
+  void leave_hellos(uint32_t group_id, uint16_t lane) override;
   void attach_waker(Waker* w) override;
   void detach_waker() override;
   void arm_wakeup() override;

@@ -72,7 +72,7 @@ void validate(const GroupSpec& s, Rank me) {
     throw bad("every member is on verbs lanes or none is (" + std::to_string(on_verbs) + " of " +
               std::to_string(s.members.size()) + " are): a UD queue pair and an Ethernet port cannot talk");
   if (on_verbs != 0)
-    if (std::string why = engine::verbs_group_refusal(s.bootstrap); !why.empty()) throw bad(why);
+    if (std::string why = engine::verbs_group_refusal(s.bootstrap, s.key != nullptr); !why.empty()) throw bad(why);
   if (!(s.port_rate_mbit >= 0) || !std::isfinite(s.port_rate_mbit)) throw bad("port rate must be >= 0 Mbit/s");
   if (s.bootstrap != "static" && s.bootstrap != "discovery" && s.bootstrap != "pmix")
     throw bad("bootstrap must be static, discovery or pmix, not '" + s.bootstrap + "'");
@@ -118,6 +118,14 @@ struct MemberPlan {
   engine::PoolPlan pools;
 };
 
+// A key is known once resolved (the spec's, or the environment's): a keyed
+// group on verbs lanes does not form by discovery (lane_port.h says why).
+void refuse_keyed_verbs_discovery(const GroupSpec& spec, Rank me, bool keyed) {
+  if (keyed && spec.bootstrap == "discovery" && engine::member_verbs_lane(spec.members[me].lanes))
+    throw std::invalid_argument((spec.source.empty() ? spec.name : spec.source) + ": " +
+                                engine::verbs_group_refusal("discovery", true));
+}
+
 MemberPlan plan_member(const GroupSpec& spec, Rank me, bool sealed) {
   const std::vector<std::string>& ports = spec.members[me].lanes;
   const uint32_t segment = engine::segment_for(spec.segment_bytes, ports, sealed);
@@ -132,7 +140,9 @@ MemberPlan plan_member(const GroupSpec& spec, Rank me, bool sealed) {
 
 uint64_t Group::memory_bytes(const GroupSpec& spec, Rank me) {
   validate(spec, me);
-  return engine::pool_bytes(plan_member(spec, me, resolve_key(spec) != nullptr).pools);
+  const bool keyed = resolve_key(spec) != nullptr;
+  refuse_keyed_verbs_discovery(spec, me, keyed);
+  return engine::pool_bytes(plan_member(spec, me, keyed).pools);
 }
 
 std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
@@ -156,6 +166,7 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
                                 ": a group with a key forms by discovery or pmix, not static: a static group's "
                                 "epoch is the same every run, so frames recorded in one run would open in the next "
                                 "(docs/security.md)");
+  refuse_keyed_verbs_discovery(spec, me, secret != nullptr);
   const MemberPlan plan = plan_member(spec, me, secret != nullptr);
   GroupSpec keyed = spec;  // what the bootstraps see: the key as resolved
   keyed.key = secret;
@@ -228,6 +239,10 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
     boot = engine::bootstrap::make_pmix_bootstrap(keyed);
   }
   im.table = boot->exchange(mine);
+  if (verbs)  // discovery heard each lane on its own
+    for (auto& e : im.table.members)
+      if (std::string why = engine::merge_verbs_lanes(&e.lanes); !why.empty())
+        throw std::runtime_error((spec.source.empty() ? spec.name : spec.source) + ": rank " + std::to_string(e.rank) + ": " + why);
   const uint64_t t_boot = engine::now_ns();
   // The engine addresses a peer by one address on every lane.
   for (const auto& e : im.table.members)

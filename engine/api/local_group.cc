@@ -59,7 +59,8 @@ void validate(const GroupOptions& o) {
                                    [](const std::string& p) { return engine::parse_verbs_lane(p).has_value(); });
   if (verbs != 0 && static_cast<size_t>(verbs) != o.ports.size())
     throw std::invalid_argument("group: the ports are all verbs:DEVICE:PORT or all DPDK devargs, not both");
-  if (verbs != 0 && !engine::verbs_port_built()) throw std::invalid_argument("group: " + engine::verbs_group_refusal(""));
+  if (verbs != 0 && !engine::verbs_port_built())
+    throw std::invalid_argument("group: " + engine::verbs_group_refusal("pmix", false));
   if (o.max_message_bytes > (uint64_t{1} << 32)) throw std::invalid_argument("group: messages of at most 4 GiB");
   if (o.algo != "auto" && !algos::algo_by_name(o.algo))
     throw std::invalid_argument("group: unknown algorithm '" + o.algo + "'");

@@ -53,6 +53,24 @@ class WireDiscovery final : public Bootstrap {
     heard_.at(mine.rank).assign(spec_.lanes, true);
     done_.assign(n, false);
     me_ = mine.rank;
+    // Where hellos go: the link's broadcast address, or a group the port
+    // joins (verbs); left however the exchange ends.
+    hello_to_.assign(spec_.lanes, drivers::ethernet::broadcast());
+    struct Leave {
+      WireDiscovery& d;
+      uint16_t joined = 0;
+      ~Leave() {
+        for (uint16_t l = 0; l < joined; ++l) d.port_.leave_hellos(d.spec_.id, l);
+      }
+    } leave{*this};
+    for (uint16_t lane = 0; lane < spec_.lanes; ++lane) {
+      drivers::PeerAddress to;
+      if (std::string why = port_.join_hellos(spec_.id, lane, &to); !why.empty())
+        throw std::runtime_error((spec_.source.empty() ? spec_.name : spec_.source) + ": discovery on " +
+                                 port_.name() + ": " + why);
+      leave.joined = static_cast<uint16_t>(lane + 1);
+      if (to.len != 0) hello_to_[lane] = to;
+    }
 
     const uint64_t start = now_ns();
     const uint64_t deadline = start + static_cast<uint64_t>(spec_.bootstrap_timeout_ms * 1e6);
@@ -104,14 +122,16 @@ class WireDiscovery final : public Bootstrap {
         rte_pktmbuf_free(m);
         continue;
       }
-      port_.write_link_header(at, drivers::ethernet::broadcast());
+      port_.write_link_header(at, hello_to_[lane]);
       wire::write_hello(at + link, {spec_.id, 0, me_}, h, sealer_ ? wire::kFlagSealed : 0);
       if (sealer_) {
         wire::Seal seal{};
         seal.counter = counter_++;
         // Over the link header too: the source address is what a member
-        // learns from a hello, so it is under the tag.
-        sealer_->tag(at, link + seal_at, me_, seal.counter, seal.tag);
+        // learns from a hello, so it is under the tag (its sealed part:
+        // Port::sealed_link_bytes; all of an Ethernet header).
+        const uint16_t skip = static_cast<uint16_t>(link - port_.sealed_link_bytes());
+        sealer_->tag(at + skip, link - skip + seal_at, me_, seal.counter, seal.tag);
         std::memcpy(at + link + seal_at, &seal, sizeof seal);
       }
       if (port_.tx_burst(lane, &m, 1) != 1) rte_pktmbuf_free(m);
@@ -133,7 +153,8 @@ class WireDiscovery final : public Bootstrap {
     const auto* frame = rte_pktmbuf_mtod(m, const uint8_t*);
     wire::Seal seal;
     std::memcpy(&seal, frame + link + p.seal_at, sizeof seal);
-    if (!sealer_->check(frame, link + p.seal_at, p.src, seal.counter, seal.tag)) {
+    const uint16_t skip = static_cast<uint16_t>(link - port_.sealed_link_bytes());
+    if (!sealer_->check(frame + skip, link - skip + p.seal_at, p.src, seal.counter, seal.tag)) {
       ++bad_tags_;
       return false;
     }
@@ -251,6 +272,7 @@ class WireDiscovery final : public Bootstrap {
     uint64_t incarnation = 0, counter = 0, sent_unix_ms = 0;
   };
   std::vector<Latest> latest_;  // [rank][lane]
+  std::vector<drivers::PeerAddress> hello_to_;  // per lane
   uint64_t bad_tags_ = 0, unsealed_ = 0, stale_ = 0;
 };
 

@@ -412,8 +412,9 @@ class GroupFileReader : TomlFields {
   // so a member's lanes (its ports, each on its own switch) share one; two
   // members with one address would take each other's frames.
   // Verbs lanes (lane_port.h): one adapter port per member, on every member
-  // or none, and the pmix bootstrap, the one that can carry queue pair
-  // numbers known only once the port is open.
+  // or none, and a bootstrap that learns queue pair numbers known only once
+  // the port is open (pmix, discovery; a key then needs pmix, checked when
+  // the key is known: joining).
   void check_verbs(const std::vector<MemberRead>& members, const GroupSpec& spec) const {
     size_t on_verbs = 0;
     for (const MemberRead& m : members) {
@@ -428,10 +429,9 @@ class GroupFileReader : TomlFields {
       fail(*members[0].table, std::to_string(on_verbs) + " of " + std::to_string(members.size()) +
                                   " members are on verbs lanes; allowed: all or none (a UD queue pair and an "
                                   "Ethernet port cannot talk)");
-    if (spec.bootstrap != "pmix")
-      fail(*members[0].table, "members on verbs lanes need bootstrap \"pmix\", not \"" + spec.bootstrap +
-                                  "\": queue pair numbers exist only once a port is open, so no file lists them, "
-                                  "and discovery's hellos are Ethernet broadcasts");
+    if (spec.bootstrap == "static")
+      fail(*members[0].table, "members on verbs lanes form by bootstrap \"pmix\" or \"discovery\", not \"static\": "
+                              "queue pair numbers exist only once a port is open, so no file lists them");
   }
 
   void check_macs(const std::vector<MemberRead>& members, const GroupSpec& spec) const {

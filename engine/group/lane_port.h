@@ -1,9 +1,8 @@
 // A lane string that names a verbs port: "verbs:DEVICE:PORT" (an InfiniBand
 // or RoCE adapter's port, driven through rdma-core: drivers/verbs/), beside
 // DPDK devargs. All of a member's lanes then name the same adapter port - one
-// UD queue pair per lane - and the group forms by pmix: queue pair numbers
-// exist only once the port is open, so no file can hold them and the
-// discovery bootstrap's hellos are Ethernet broadcasts.
+// UD queue pair per lane - and the group forms by pmix or discovery: queue
+// pair numbers exist only once the port is open, so no file can hold them.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +33,15 @@ std::optional<VerbsLane> parse_verbs_lane(const std::string& lane);
 std::optional<VerbsLane> member_verbs_lane(const std::vector<std::string>& lanes);
 
 // Why a group whose members have verbs lanes cannot form this way ("" if
-// it can): the bootstrap, or a lanecast built without the verbs port.
-std::string verbs_group_refusal(const std::string& bootstrap);
+// it can): a lanecast built without the verbs port, the static bootstrap, or
+// discovery with a key (a hello's source queue pair is not under its seal on
+// verbs, so a replayed hello could teach another; pmix carries addresses).
+std::string verbs_group_refusal(const std::string& bootstrap, bool keyed);
+
+// Discovery hears each lane of a member on its own (one QPN per hello):
+// makes the lanes' addresses one address holding every lane's QPN, as the
+// member's port names itself. "" or why they do not belong together.
+std::string merge_verbs_lanes(std::vector<drivers::PeerAddress>* lanes);
 
 // An address as `lanecast run --show-endpoints` prints it: a UD endpoint's
 // GID, LID and QPNs, anything else as drivers::format_address does.

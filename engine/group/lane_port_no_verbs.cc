@@ -7,10 +7,11 @@
 namespace lanecast::engine {
 
 namespace {
-[[noreturn]] void not_built() { throw std::invalid_argument(verbs_group_refusal("pmix")); }
+[[noreturn]] void not_built() { throw std::invalid_argument(verbs_group_refusal("pmix", false)); }
 }  // namespace
 
 bool verbs_port_built() { return false; }
+std::string merge_verbs_lanes(std::vector<drivers::PeerAddress>*) { not_built(); }
 std::string describe_lane_address(const drivers::PeerAddress& a) { return drivers::format_address(a); }
 uint32_t verbs_mtu(const VerbsLane&) { not_built(); }
 uint32_t verbs_rx_buffers_held(uint16_t) { not_built(); }

@@ -235,6 +235,10 @@ expect 0 "# sealed: every frame, with the group key [0-9a-f]{16}" \
 expect 2 "with --config: every member must hold the key" bench --config "$groups/static2.toml" --rank 0 --key-file "$keys/k"
 expect 2 "a group with a key forms by discovery or pmix, not static" \
   env LANECAST_GROUP_KEY_FILE="$keys/k" "$bin" run --config "$groups/static2.toml" --rank 0
+# On verbs lanes a keyed group forms by pmix, refused before any adapter is opened.
+printf '[group]\nname = "vd"\nbootstrap = "discovery"\n[[member]]\nrank = 0\nlanes = ["verbs:mlx5_0:1"]\n' >"$keys/vd.toml"
+expect 2 'a group with a key on verbs lanes forms by bootstrap "pmix"' \
+  env LANECAST_GROUP_KEY_FILE="$keys/k" "$bin" run --config "$keys/vd.toml" --rank 0
 rm -rf "$keys"
 
 echo "cli: $pass passed, $fails failed"

@@ -449,7 +449,7 @@ TEST(GroupFile, StaticBootstrapNeedsMacsAndEpoch) {
             0u);
 }
 
-TEST(GroupFile, VerbsLanesNameOneAdapterPortFormedByPmix) {
+TEST(GroupFile, VerbsLanesNameOneAdapterPortFormedByPmixOrDiscovery) {
   const std::string head = "[group]\nname = \"g\"\nbootstrap = \"pmix\"\nlanes = 2\n";
   auto member = [](int rank, const std::string& lanes) {
     return "[[member]]\nrank = " + std::to_string(rank) + "\nlanes = [" + lanes + "]\n";
@@ -469,9 +469,12 @@ TEST(GroupFile, VerbsLanesNameOneAdapterPortFormedByPmix) {
   const std::string mixed = head + member(0, "\"verbs:mlx5_0:1\", \"verbs:mlx5_0:1\"") +
                             member(1, "\"net_af_packet0,iface=v0\", \"net_af_packet1,iface=v1\"");
   expect_error_at(mixed, "[[member]]", "all or none");
-  // Queue pair numbers exist only once the port is open: pmix, not static or discovery.
-  const std::string discovery = "[group]\nname = \"g\"\nbootstrap = \"discovery\"\n" + member(0, "\"verbs:mlx5_0\"");
-  expect_error_at(discovery, "[[member]]", "need bootstrap \"pmix\"");
+  // Queue pair numbers exist only once the port is open: pmix or discovery, not static.
+  const std::string static_group =
+      "[group]\nname = \"g\"\nepoch = 1\n" + member(0, "\"verbs:mlx5_0\"") + "macs = [\"02:00:00:00:00:01\"]\n";
+  expect_error_at(static_group, "[[member]]", "not \"static\"");
+  EXPECT_EQ(parse("[group]\nname = \"g\"\nbootstrap = \"discovery\"\n" + member(0, "\"verbs:mlx5_0:2\"")).members.size(),
+            1u);
   EXPECT_EQ(parse("[group]\nname = \"g\"\nbootstrap = \"pmix\"\n" + member(0, "\"verbs:mlx5_0\"")).members[0].lanes[0],
             "verbs:mlx5_0");  // the port defaults to 1
 }
