@@ -18,8 +18,15 @@ constexpr uint16_t kPullBurst = 64;
 
 }  // namespace
 
-DelayPort::DelayPort(std::unique_ptr<Port> inner, const DelayOptions& o) : in_(std::move(inner)), clock_(o.clock) {
-  if (!in_) throw std::invalid_argument("delay port: no port to delay");
+namespace {
+std::unique_ptr<Port> non_null(std::unique_ptr<Port> p) {
+  if (!p) throw std::invalid_argument("delay port: no port to delay");
+  return p;
+}
+}  // namespace
+
+DelayPort::DelayPort(std::unique_ptr<Port> inner, const DelayOptions& o)
+    : ForwardingPort(non_null(std::move(inner))), clock_(o.clock) {
   if (clock_ == nullptr) throw std::invalid_argument("delay port: no clock");
   // Classes: one per distinct delay, plus "no delay" for unknown sources.
   std::vector<uint64_t> delays;
@@ -41,7 +48,7 @@ DelayPort::DelayPort(std::unique_ptr<Port> inner, const DelayOptions& o) : in_(s
       throw std::invalid_argument("delay port: source " + format_address(sources_[i].first) + " given twice");
   uint64_t cap = 1;
   while (cap < std::max<uint32_t>(o.queue_frames, kPullBurst)) cap <<= 1;
-  lanes_.resize(in_->lanes());
+  lanes_.resize(in_.lanes());
   for (auto& classes : lanes_)
     for (uint64_t d : delays) {
       Fifo f;
@@ -58,7 +65,7 @@ DelayPort::~DelayPort() {
 }
 
 uint32_t DelayPort::class_of(const rte_mbuf* frame) const {
-  const PeerAddress src = in_->source_of(rte_pktmbuf_mtod(frame, const uint8_t*));
+  const PeerAddress src = in_.source_of(rte_pktmbuf_mtod(frame, const uint8_t*));
   const auto it = std::lower_bound(sources_.begin(), sources_.end(), src,
                                    [](const auto& e, const PeerAddress& a) { return address_less(e.first, a); });
   return it != sources_.end() && it->first == src ? it->second : no_delay_class_;
@@ -71,7 +78,7 @@ void DelayPort::take_arrivals(uint16_t lane, uint64_t now) {
   uint64_t room = UINT64_MAX;
   for (const Fifo& f : classes) room = std::min<uint64_t>(room, f.ring.size() - f.size());
   rte_mbuf* got[kPullBurst];
-  const uint16_t n = in_->rx_burst(lane, got, static_cast<uint16_t>(std::min<uint64_t>(room, kPullBurst)));
+  const uint16_t n = in_.rx_burst(lane, got, static_cast<uint16_t>(std::min<uint64_t>(room, kPullBurst)));
   for (uint16_t i = 0; i < n; ++i) {
     Fifo& f = classes[class_of(got[i])];
     f.ring[f.tail & (f.ring.size() - 1)] = Held{got[i], now + f.delay_ns};

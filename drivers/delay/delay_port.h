@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "drivers/port.h"
+#include "drivers/forwarding_port.h"
 
 namespace lanecast::drivers {
 
@@ -39,40 +39,14 @@ struct DelayOptions {
   uint64_t (*clock)() = nullptr;
 };
 
-class DelayPort final : public Port {
+class DelayPort final : public ForwardingPort {
  public:
   // Throws std::invalid_argument without a clock, or with one source given twice.
   DelayPort(std::unique_ptr<Port> inner, const DelayOptions& o);
   ~DelayPort() override;  // frees the frames still held
 
   uint16_t rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) override;
-  uint16_t tx_burst(uint16_t lane, rte_mbuf** frames, uint16_t count) override {
-    return in_->tx_burst(lane, frames, count);
-  }
-  uint16_t lanes() const override { return in_->lanes(); }
-  uint32_t max_frame_bytes() const override { return in_->max_frame_bytes(); }
-  PeerAddress address() const override { return in_->address(); }
-  std::string name() const override { return in_->name() + " (delayed)"; }
-  PortCaps caps() const override { return in_->caps(); }
-  PortStats stats() const override { return in_->stats(); }
-  uint16_t link_header_bytes() const override { return in_->link_header_bytes(); }
-  void write_link_header(uint8_t* at, const PeerAddress& dst) const override { in_->write_link_header(at, dst); }
-  bool accepts(const uint8_t* h) const override { return in_->accepts(h); }
-  uint16_t rx_link_header_bytes() const override { return in_->rx_link_header_bytes(); }
-  uint16_t sealed_link_bytes() const override { return in_->sealed_link_bytes(); }
-  std::string join_hellos(uint32_t id, uint16_t lane, PeerAddress* to) override { return in_->join_hellos(id, lane, to); }
-  void leave_hellos(uint32_t id, uint16_t lane) override { in_->leave_hellos(id, lane); }
-  std::string learn_peers(const PeerAddress* p, size_t n) override { return in_->learn_peers(p, n); }
-  std::string register_pool(rte_mempool* pool) override { return in_->register_pool(pool); }
-  bool is_from(const uint8_t* h, const PeerAddress& p) const override { return in_->is_from(h, p); }
-  PeerAddress source_of(const uint8_t* h) const override { return in_->source_of(h); }
-  PeerAddress group_address(const GroupKey& key, uint16_t lane) const override { return in_->group_address(key, lane); }
-  std::string join_group(uint16_t lane, const PeerAddress& group) override { return in_->join_group(lane, group); }
-  void leave_group(uint16_t lane, const PeerAddress& group) override { in_->leave_group(lane, group); }
-  void attach_waker(Waker* w) override { in_->attach_waker(w); }
-  void detach_waker() override { in_->detach_waker(); }
-  void arm_wakeup() override { in_->arm_wakeup(); }
-  void disarm_wakeup() override { in_->disarm_wakeup(); }
+  std::string name() const override { return in_.name() + " (delayed)"; }
   uint64_t held_until_ns() const override;
 
   uint64_t frames_held() const;  // now, all lanes
@@ -94,7 +68,6 @@ class DelayPort final : public Port {
   uint32_t class_of(const rte_mbuf* frame) const;
   void take_arrivals(uint16_t lane, uint64_t now);
 
-  std::unique_ptr<Port> in_;
   uint64_t (*clock_)();
   // Sources sorted by address bytes, each with its delay class.
   std::vector<std::pair<PeerAddress, uint32_t>> sources_;

@@ -84,11 +84,11 @@ rte_mbuf* segment_at(rte_mbuf* m, uint32_t* off) {
 
 }  // namespace
 
-FaultPort::FaultPort(std::unique_ptr<Port> inner, const FaultPortOptions& o) : owned_(std::move(inner)), in_(*owned_) {
+FaultPort::FaultPort(std::unique_ptr<Port> inner, const FaultPortOptions& o) : ForwardingPort(std::move(inner)) {
   setup(o);
 }
 
-FaultPort::FaultPort(Port& inner, const FaultPortOptions& o) : in_(inner) { setup(o); }
+FaultPort::FaultPort(Port& inner, const FaultPortOptions& o) : ForwardingPort(inner) { setup(o); }
 
 void FaultPort::setup(const FaultPortOptions& o) {
   if (o.clock == nullptr) throw std::invalid_argument("fault port: no clock");

@@ -35,11 +35,11 @@
 #include "drivers/fault/fault_draw.h"
 #include "drivers/fault/fault_options.h"
 #include "drivers/fault/fault_queues.h"
-#include "drivers/port.h"
+#include "drivers/forwarding_port.h"
 
 namespace lanecast::drivers {
 
-class FaultPort final : public Port {
+class FaultPort final : public ForwardingPort {
  public:
   // Wraps `inner` (owned, or not: the fabric owns its ring ports). Throws
   // std::invalid_argument for options out of range (each named), two rules
@@ -53,30 +53,8 @@ class FaultPort final : public Port {
 
   uint16_t rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) override;
   uint16_t tx_burst(uint16_t lane, rte_mbuf** frames, uint16_t count) override;
-  uint16_t lanes() const override { return in_.lanes(); }
-  uint32_t max_frame_bytes() const override { return in_.max_frame_bytes(); }
-  PeerAddress address() const override { return in_.address(); }
   std::string name() const override { return in_.name() + " (faults)"; }
-  PortCaps caps() const override { return in_.caps(); }
   PortStats stats() const override;
-  uint16_t link_header_bytes() const override { return in_.link_header_bytes(); }
-  void write_link_header(uint8_t* at, const PeerAddress& dst) const override { in_.write_link_header(at, dst); }
-  bool accepts(const uint8_t* h) const override { return in_.accepts(h); }
-  uint16_t rx_link_header_bytes() const override { return in_.rx_link_header_bytes(); }
-  uint16_t sealed_link_bytes() const override { return in_.sealed_link_bytes(); }
-  std::string join_hellos(uint32_t id, uint16_t lane, PeerAddress* to) override { return in_.join_hellos(id, lane, to); }
-  void leave_hellos(uint32_t id, uint16_t lane) override { in_.leave_hellos(id, lane); }
-  std::string learn_peers(const PeerAddress* p, size_t n) override { return in_.learn_peers(p, n); }
-  std::string register_pool(rte_mempool* pool) override { return in_.register_pool(pool); }
-  bool is_from(const uint8_t* h, const PeerAddress& p) const override { return in_.is_from(h, p); }
-  PeerAddress source_of(const uint8_t* h) const override { return in_.source_of(h); }
-  PeerAddress group_address(const GroupKey& key, uint16_t lane) const override { return in_.group_address(key, lane); }
-  std::string join_group(uint16_t lane, const PeerAddress& group) override { return in_.join_group(lane, group); }
-  void leave_group(uint16_t lane, const PeerAddress& group) override { in_.leave_group(lane, group); }
-  void attach_waker(Waker* w) override { in_.attach_waker(w); }
-  void detach_waker() override { in_.detach_waker(); }
-  void arm_wakeup() override { in_.arm_wakeup(); }
-  void disarm_wakeup() override { in_.disarm_wakeup(); }
   uint64_t held_until_ns() const override;
 
   FaultStats counts(FaultWay way) const;  // from any thread
@@ -129,8 +107,6 @@ class FaultPort final : public Port {
   void flush_tx(uint16_t lane, uint64_t now);
   static void free_all(Line& l);
 
-  std::unique_ptr<Port> owned_;
-  Port& in_;
   uint64_t (*clock_)() = nullptr;
   rte_mempool* clone_pool_ = nullptr;
   rte_mempool* copy_pool_ = nullptr;

@@ -18,10 +18,10 @@ uint64_t threshold_of(double loss) {
 }  // namespace
 
 MulticastLossPort::MulticastLossPort(std::unique_ptr<Port> inner, double loss, uint64_t seed)
-    : owned_(std::move(inner)), in_(*owned_), threshold_(threshold_of(loss)), rng_(seed) {}
+    : ForwardingPort(std::move(inner)), threshold_(threshold_of(loss)), rng_(seed) {}
 
 MulticastLossPort::MulticastLossPort(Port& inner, double loss, uint64_t seed)
-    : in_(inner), threshold_(threshold_of(loss)), rng_(seed) {}
+    : ForwardingPort(inner), threshold_(threshold_of(loss)), rng_(seed) {}
 
 uint16_t MulticastLossPort::rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) {
   const uint16_t got = in_.rx_burst(lane, frames, max);
