@@ -5,7 +5,7 @@
 # bridge, tbf both ways). Open MPI 4.1's MPI_Bcast over TCP, one rank per
 # namespace (tests/bench/mpi_bcast.c, timed as osu_bcast), with its default
 # decision, each forced algorithm (coll_tuned_bcast_algorithm 1..9) and the
-# pipeline (3) with 4K, 8K and 64K segments; then lanecast, one member
+# pipeline (3) with 4K, 8K, 16K, 32K and 64K segments; then lanecast, one member
 # process per namespace (bench --config, osu_bcast-style too). Two tables,
 # each per size: the line rate, Open MPI's default, Open MPI's best (and
 # which), lanecast's best (and which), and the ratios - first by the osu
@@ -90,7 +90,7 @@ names=(x basic_linear chain pipeline split_binary_tree binary_tree binomial knom
 for a in 1 2 3 4 5 6 7 8 9; do
   mpi "ompi:${names[a]}" --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_bcast_algorithm "$a"
 done
-for seg in 4096 8192 65536; do
+for seg in 4096 8192 16384 32768 65536; do
   mpi "ompi:pipeline/$((seg / 1024))K" --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_bcast_algorithm 3 \
     --mca coll_tuned_bcast_algorithm_segmentsize "$seg"
 done
