@@ -53,24 +53,23 @@ VerbsPort::~VerbsPort() { release(); }
 
 uint32_t VerbsPort::active_mtu(const std::string& device, uint8_t port_num, const VerbsCalls* calls) {
   const VerbsCalls& v = calls != nullptr ? *calls : rdma_core_calls();
-  const std::string where = "verbs:" + device + ":" + std::to_string(port_num);
   int n = 0;
   ibv_device** list = v.get_device_list(&n);
   if (list == nullptr || n == 0) {
     const int err = errno;
     if (list != nullptr) v.free_device_list(list);
-    throw std::runtime_error(where + ": no RDMA device (ibv_get_device_list: " +
+    throw std::runtime_error("no RDMA device (ibv_get_device_list: " +
                              (n == 0 && list != nullptr ? std::string("none") : std::string(std::strerror(err))) + ")");
   }
   ibv_context* ctx = nullptr;
   for (int i = 0; i < n && ctx == nullptr; ++i)
     if (device == v.get_device_name(list[i])) ctx = v.open_device(list[i]);
   v.free_device_list(list);
-  if (ctx == nullptr) throw std::runtime_error(where + ": no such device, or it cannot be opened");
+  if (ctx == nullptr) throw std::runtime_error("no device " + device + ", or it cannot be opened");
   ibv_port_attr pa{};
   const int e = v.query_port(ctx, port_num, &pa);
   v.close_device(ctx);
-  if (e != 0) throw std::runtime_error(where + ": " + failed("ibv_query_port", e));
+  if (e != 0) throw std::runtime_error(failed("ibv_query_port", e) + " (port " + std::to_string(port_num) + ")");
   return mtu_bytes(pa.active_mtu);
 }
 

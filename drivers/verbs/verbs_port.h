@@ -119,7 +119,7 @@ class VerbsPort final : public Port {
 
   // The active MTU of `device`'s port (the largest datagram after its
   // headers), asked without opening a port: for sizing segments before.
-  // Throws std::runtime_error as the constructor does.
+  // Throws std::runtime_error saying why (no device, no such port).
   static uint32_t active_mtu(const std::string& device, uint8_t port_num, const VerbsCalls* calls = nullptr);
 
   Counters counters() const;

@@ -68,7 +68,12 @@ uint32_t segment_for(uint32_t segment_bytes, const std::vector<std::string>& por
     if (const std::optional<VerbsLane> v = parse_verbs_lane(p)) {
       // A UD datagram carries lanecast's headers and a segment; the GRH and
       // transport headers are outside the MTU.
-      const uint32_t mtu = verbs_mtu(*v);
+      uint32_t mtu = 0;
+      try {
+        mtu = verbs_mtu(*v);
+      } catch (const std::exception& e) {  // the host's adapter, not the file: refused by name, as other ports
+        throw std::invalid_argument("group: port '" + p + "': " + e.what());
+      }
       if (mtu <= headers)
         throw std::invalid_argument("group: port '" + p + "' has an MTU of " + std::to_string(mtu) +
                                     ", too small for lanecast's headers");

@@ -62,7 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)lanecast::Group::memory_bytes(spec, r);
     } catch (const std::invalid_argument& e) {
       // A port's own properties (its interface's MTU, an af_packet ring's
-      // frame size) are the host's, not the file's: refused at join, by name.
+      // frame size, an adapter a verbs lane names that this host lacks) are
+      // the host's, not the file's: refused at join, by name.
       if (std::string(e.what()).rfind("group: port '", 0) == 0) continue;
       fail("a group file the reader accepted, refused by the engine for rank " + std::to_string(r) + ": " + e.what());
     } catch (const std::exception& e) {
