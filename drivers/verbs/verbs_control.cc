@@ -17,7 +17,6 @@ namespace lanecast::drivers::verbs {
 
 namespace {
 
-std::string failed(const char* call, int err) { return std::string(call) + " failed: " + std::strerror(err); }
 
 uint32_t mtu_bytes(ibv_mtu m) { return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 256u << (m - 1) : 0; }
 
@@ -151,9 +150,9 @@ void VerbsPort::open() {
   }
   pd_ = v_.alloc_pd(ctx_);
   if (pd_ == nullptr) throw std::runtime_error(name_ + ": " + failed("ibv_alloc_pd", errno));
-  const uint32_t rx_room = rte_pktmbuf_data_room_size(o_.rx_pool) - RTE_PKTMBUF_HEADROOM;
-  if (rx_room < kGrhBytes + max_datagram_)
-    throw std::invalid_argument(name_ + ": receive buffers of " + std::to_string(rx_room) + " bytes cannot hold the " +
+  rx_room_ = rte_pktmbuf_data_room_size(o_.rx_pool) - RTE_PKTMBUF_HEADROOM;
+  if (rx_room_ < kGrhBytes + max_datagram_)
+    throw std::invalid_argument(name_ + ": receive buffers of " + std::to_string(rx_room_) + " bytes cannot hold the " +
                                 std::to_string(kGrhBytes) + "-byte GRH and a " + std::to_string(max_datagram_) +
                                 "-byte datagram (set max_datagram, or bigger buffers)");
   if (std::string why = register_pool(o_.rx_pool); !why.empty()) throw std::runtime_error(name_ + ": " + why);

@@ -67,7 +67,6 @@ uint16_t VerbsPort::rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) {
     l.broken = true;
     return 0;
   }
-  const uint32_t room = rte_pktmbuf_data_room_size(o_.rx_pool) - RTE_PKTMBUF_HEADROOM;
   const bool ipv4 = caps_.roce && is_ipv4_mapped(self_.gid);
   const DestinationBinding self = binding_of(self_.gid.raw, self_.qpn[0]);
   uint16_t out = 0;
@@ -80,7 +79,7 @@ uint16_t VerbsPort::rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) {
       l.c.rx_errors.add();
       l.broken = true;
     }
-    if (wc.status != IBV_WC_SUCCESS || wc.byte_len < kGrhBytes || wc.byte_len > room) {
+    if (wc.status != IBV_WC_SUCCESS || wc.byte_len < kGrhBytes || wc.byte_len > rx_room_) {
       if (wc.status != IBV_WC_WR_FLUSH_ERR) l.c.rx_errors.add();
       if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_LOC_LEN_ERR) l.broken = true;
       rte_pktmbuf_free(m);
@@ -112,7 +111,6 @@ void VerbsPort::replenish(Lane& l) {
   if (low && !l.rq_was_low) l.c.rq_low.add();
   if (empty && !l.rq_was_empty) l.c.rq_empty.add();
   l.rq_was_low = low, l.rq_was_empty = empty;
-  const uint32_t room = rte_pktmbuf_data_room_size(o_.rx_pool) - RTE_PKTMBUF_HEADROOM;
   while (depth - l.rq_posted >= kBurst || (l.rq_posted <= depth / 4 && l.rq_posted < depth)) {
     const uint32_t want = std::min<uint32_t>(kBurst, depth - l.rq_posted);
     rte_mbuf* ms[kBurst];
@@ -125,7 +123,7 @@ void VerbsPort::replenish(Lane& l) {
     }
     for (uint32_t i = 0; i < got; ++i) {
       l.recv_sge[i].addr = rte_pktmbuf_mtod(ms[i], uintptr_t);
-      l.recv_sge[i].length = room;
+      l.recv_sge[i].length = rx_room_;
       l.recv_sge[i].lkey = lkey_of(ms[i]->pool, l.recv_sge[i].addr);
       l.recv_wr[i] = ibv_recv_wr{};
       l.recv_wr[i].wr_id = reinterpret_cast<uintptr_t>(ms[i]);

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "drivers/verbs/verbs_port.h"
@@ -13,6 +15,9 @@ namespace lanecast::drivers::verbs {
 
 inline constexpr uint16_t kBurst = 32;       // work requests posted per call, completions read per poll
 inline constexpr uint32_t kMaxSendSge = 4;   // header + payload, and room for a longer chain
+
+// "ibv_create_qp failed: Cannot allocate memory": what the port's errors say.
+inline std::string failed(const char* call, int err) { return std::string(call) + " failed: " + std::strerror(err); }
 
 class LaneCount {
  public:

@@ -17,7 +17,6 @@ namespace lanecast::drivers::verbs {
 
 namespace {
 
-std::string failed(const char* call, int err) { return std::string(call) + " failed: " + std::strerror(err); }
 
 // The sockaddr rdma_cm takes for a GID: AF_IB on InfiniBand; on RoCE the
 // GID is the interface's IP address (IPv4-mapped or IPv6).

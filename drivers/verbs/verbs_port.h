@@ -173,6 +173,7 @@ class VerbsPort final : public Port {
   Endpoint self_;
   int gid_index_ = 0;
   uint32_t max_datagram_ = 0;
+  uint32_t rx_room_ = 0;  // bytes a receive buffer holds (the receive pool's, past the headroom)
   ibv_context* ctx_ = nullptr;
   ibv_pd* pd_ = nullptr;
   std::vector<Region> regions_;

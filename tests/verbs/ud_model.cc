@@ -121,14 +121,12 @@ void Fabric::free_all() {
   device_lists.clear();
 }
 
-namespace {
-
-// Every entry starts here: the living model, or nullptr once it is gone
-// (a driver calling after the test ended gets ENODEV, not a crash).
 Fabric* model() {
   if (!current) errno = ENODEV;
   return current;
 }
+
+namespace {
 
 ibv_device** get_device_list(int* count) {
   Fabric* f = model();

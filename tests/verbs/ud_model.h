@@ -393,6 +393,9 @@ struct Fabric {
 };
 
 extern Fabric* current;  // the living model's state, or nullptr
+// `current`; with errno ENODEV when no model lives (a driver calling after
+// the test ended gets an error, not a crash).
+Fabric* model();
 
 std::string strf(const char* format, ...) __attribute__((format(printf, 1, 2)));
 const char* state_name(ibv_qp_state state);

@@ -15,13 +15,6 @@
 
 namespace lanecast::drivers::verbs::model::detail {
 
-namespace {
-Fabric* model() {
-  if (current == nullptr) errno = ENODEV;
-  return current;
-}
-}  // namespace
-
 ibv_comp_channel* create_comp_channel(ibv_context* context) {
   Fabric* f = model();
   if (!f) return nullptr;
