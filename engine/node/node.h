@@ -340,12 +340,17 @@ class Node final : public PollTask {
   // Whether a stream's slot still holds a batch (not let go yet).
   bool stream_holds(uint16_t slot, uint32_t batch_low) const;
   rte_mbuf* build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags);
+  void note_sent_to_child(stream::StreamState& s, algos::Rank child, uint32_t batch_low);
   rte_mbuf* build_batch_frame(const drivers::PeerAddress& to, const stream::StreamState& s, const stream::BatchSlot& b,
                               uint32_t seq, uint8_t lane, uint16_t flags, wire::FrameType type);
   // streams over multicast (stream_multicast.cc)
   void multicast_batches(stream::StreamState& s, uint64_t now);
   bool multicast_may_form(stream::StreamState& s, uint64_t now);
   static constexpr uint64_t kMaxBatchGapNs = 100'000, kBatchGapStepNs = 100'000;
+  // A child's reports that keep lacking batches let go here for this long
+  // fail the streams (handle_stream_report): five of a stalled child's
+  // refreshes, far longer than a network holds an old report back.
+  static constexpr uint64_t kChildLacksNs = 5'000'000;
   void repair_batches(stream::StreamState& s, uint64_t now);
   void handle_stream_multicast(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   void fail_streams(uint64_t now, OpError err, algos::Rank peer);

@@ -89,6 +89,7 @@ struct NodeCounters {
   Counter rx_stream_bad;          // stream frames that break the format, or from outside the tree
   Counter rx_stream_given_up;     // the parent gave up a batch this member lacks: its streams fail
   Counter rx_stream_child_failed; // a child's streams failed (it says so): this member's fail too
+  Counter rx_stream_contradicted; // a child's report lacks batches let go here; for 5 ms on end: streams fail
   Counter stream_gap_timeouts;    // a gap no retransmission filled within the peer timeout: streams fail
   Counter stream_evicted;         // this member left a stream: its delivery ring stayed full past evict_after_ms
   Counter stream_batches_skipped; // batches it then let pass without delivering them
@@ -179,6 +180,7 @@ struct NodeCounters {
     f("rx_stream_bad", rx_stream_bad.get());
     f("rx_stream_given_up", rx_stream_given_up.get());
     f("rx_stream_child_failed", rx_stream_child_failed.get());
+    f("rx_stream_contradicted", rx_stream_contradicted.get());
     f("stream_gap_timeouts", stream_gap_timeouts.get());
     f("stream_evicted", stream_evicted.get());
     f("stream_batches_skipped", stream_batches_skipped.get());

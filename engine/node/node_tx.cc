@@ -244,6 +244,7 @@ void Node::pump_owed(uint64_t now) {
       c.tx.push(item.stream, item.value, now, false, /*stream=*/true);
       --stream_owed_;
       ++stream_unacked_;
+      note_sent_to_child(*streams_.at(item.stream), c.peer, item.value);
     } else {
       c.tx.push(op_.sub.op, item.value, now, item.signal);
     }

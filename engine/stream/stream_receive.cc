@@ -160,16 +160,38 @@ void Node::handle_stream_report(const wire::Parsed& p, uint64_t now) {
     fail_streams(now, OpError::NoProgress, p.src);
     return;
   }
-  if (d.offset > s->received_end) {
+  // A child can have delivered or hold only what was sent to it. A report
+  // that says more (forged from its address) would let go batches it never
+  // had - the last ones with no later batch to show it a gap, so it would
+  // wait for them unaware, and nobody would hear of it.
+  const uint64_t sent = s->sent_to_child(i);
+  if (d.offset > sent) {
     counters_.rx_stream_bad.add();
     return;
   }
+  // A child says it lacks a batch let go here, which needs an earlier report
+  // saying its subtree delivered it. A child's own reports only move
+  // forward, but the network may hand over an old one late (reordered, or a
+  // copy): only reports that keep saying so for kChildLacksNs - a stalled
+  // child repeats its report every millisecond - mean one was forged. That
+  // batch can come from nowhere now: the streams fail, naming the child,
+  // instead of the child waiting for it unheard (over multicast the
+  // publisher cannot know what the child got from the group address, so
+  // this is how it learns).
+  uint64_t& lacks_since = s->child_lacks_since[i];
+  if (std::max(d.offset, d.total_len) < s->released) {
+    counters_.rx_stream_contradicted.add();
+    if (lacks_since == StreamState::kNoTime) lacks_since = now;
+    else if (now >= lacks_since + kChildLacksNs) fail_streams(now, OpError::NoProgress, p.src);
+    return;
+  }
+  lacks_since = StreamState::kNoTime;
   counters_.stream_reports_rx.add();
   if (d.segment < cfg_.nodes) s->child_slowest[i] = d.segment;
   if (d.offset > s->child_mark[i]) s->child_mark[i] = d.offset;
-  if (d.total_len <= s->received_end && d.total_len >= s->child_held[i]) {
+  if (d.total_len <= sent && d.total_len >= s->child_held[i]) {
     s->child_held[i] = d.total_len;
-    s->child_gap[i] = std::min<uint64_t>(d.seq, s->received_end - d.total_len);
+    s->child_gap[i] = std::min<uint64_t>(d.seq, sent - d.total_len);
   }
   update_marks(*s, now);
 }
@@ -284,6 +306,14 @@ bool Node::stream_holds(uint16_t slot, uint32_t batch_low) const {
   const StreamState& s = *streams_.at(slot);
   const BatchSlot& b = s.slots[batch_low & s.mask];
   return b.payload != nullptr && static_cast<uint32_t>(b.batch) == batch_low;
+}
+
+// A batch went to a child over its channel: the child's reports may now
+// say it has it (StreamState::sent_to_child).
+void Node::note_sent_to_child(StreamState& s, Rank child, uint32_t batch_low) {
+  const uint32_t i = s.tree.child_index(child);
+  if (i == s.tree.children()) return;  // a repair's channel is always a child's; nothing else sends batches
+  s.child_sent[i] = std::max(s.child_sent[i], s.unwrap(batch_low) + 1);
 }
 
 rte_mbuf* Node::build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags) {

@@ -89,6 +89,9 @@ struct StreamState {
   uint32_t evict_notice_next = 0;
   std::vector<bool> heard_evicted;
   std::vector<uint64_t> child_mark;  // each child's subtree delivered every batch below
+  std::vector<uint64_t> child_sent;  // one past the highest batch sent to each child over its channel
+  std::vector<uint64_t> child_lacks_since;  // its reports lack batches let go here, since (kNoTime: they do not)
+  static constexpr uint64_t kNoTime = UINT64_MAX;
   std::vector<uint32_t> child_slowest;  // ... and the member of it furthest behind
   uint64_t subtree_mark = 0;   // min of ours and the children's
   uint32_t subtree_slowest = 0;  // the member of this subtree furthest behind
@@ -122,6 +125,10 @@ struct StreamState {
     const BatchSlot& b = slots[batch & mask];
     return b.payload != nullptr && b.batch == batch;
   }
+  // What child i can have had: the batches sent to it over its channel or
+  // (a publisher's, over multicast) to the group address. Its reports may
+  // not say more (Node::handle_stream_report).
+  uint64_t sent_to_child(uint32_t i) const { return std::max(child_sent[i], multicast_next); }
   // Child i holds every batch below this, as its reports said (delivered, or only held).
   uint64_t child_holds(uint32_t i) const { return std::max(child_mark[i], child_held[i]); }
   // The batch number a frame's low 32 bits mean, near what this member holds.

@@ -24,6 +24,8 @@ StreamState& StreamTable::open(uint16_t slot, algos::Rank publisher, uint16_t in
   s.slots.assign(shape_.window_batches, BatchSlot{});
   s.mask = shape_.window_batches - 1;
   s.child_mark.assign(s.tree.children(), 0);
+  s.child_sent.assign(s.tree.children(), 0);
+  s.child_lacks_since.assign(s.tree.children(), StreamState::kNoTime);
   s.repair_next.assign(s.tree.children(), 0);
   s.child_held.assign(s.tree.children(), 0);
   s.child_gap.assign(s.tree.children(), 0);
