@@ -157,6 +157,49 @@ TEST(RateControl, LateAcksOfAStalledCoreAreNotAQueueAStandingQueueIs) {
   EXPECT_FALSE(queued.competing());
 }
 
+// A core that did not run for a while (8 member processes share 2 CPUs)
+// reads every ack of the stall late: one round's least delay is a queue's,
+// the next is back at the base. One round over the target waits for the
+// next; a rate that cut for each stall spent its broadcasts climbing back.
+TEST(RateControl, OneRoundOfLateAcksCutsNothing) {
+  RateControl rc(params(1'000'000'000));
+  uint64_t least = UINT64_MAX;
+  for (uint64_t now = 0; now < 2 * kS; now += 50 * kUs) {
+    const bool stalled = now % (20 * kMs) < 2000 * kUs;  // 2 ms of every 20
+    sample(rc, stalled ? 3200 * kUs : 200 * kUs, now);
+    if (now > 200 * kMs) least = std::min(least, rc.rate_bps());
+  }
+  EXPECT_EQ(least, 1'000'000'000u) << "a stall cut the rate";
+}
+
+// A loss the path did not cause (a retransmission timer that fired while
+// the receiving core did not run: no link dropped a frame) cuts the rate;
+// it climbs back to where it was within a few rounds, not by the step alone
+// (1 Mbit/s a round here: 300 rounds).
+TEST(RateControl, AfterACutItClimbsBackToTheRateItHadWithinAFewRounds) {
+  Link fast{10e9, 1e7, 200 * kUs};
+  RateControl rc(params(1'000'000'000));
+  drive(rc, fast, 1);
+  ASSERT_EQ(rc.rate_bps(), 1'000'000'000u);
+  rc.on_loss(1 * kS);
+  ASSERT_EQ(rc.rate_bps(), 700'000'000u);
+  for (uint64_t now = 1 * kS + 1; now < 1 * kS + 20 * kMs; now += 50 * kUs) sample(rc, 200 * kUs, now);
+  EXPECT_GE(rc.rate_bps(), 950'000'000u) << "20 ms after the cut";
+  // ... and beyond it by the step only: one cut and its climb back, not a
+  // run to the ceiling.
+  RateControl probe(params(10'000'000'000));
+  Link l{200e6, 1000 * 1514.0, 200 * kUs};
+  drive(probe, l, 3);
+  const uint64_t found = probe.rate_bps();
+  probe.on_loss(3 * kS);
+  uint64_t most = 0;
+  for (uint64_t now = 3 * kS + 1, i = 0; i < 200; ++i, now += 50 * kUs) {
+    sample(probe, 200 * kUs, now);  // a quiet path: nothing holds it back
+    most = std::max(most, probe.rate_bps());
+  }
+  EXPECT_LE(most, found + 10 * 10'000'000) << "after 10 ms";
+}
+
 TEST(RateControl, ARateNobodyUsesDoesNotGrow) {
   // The window (or the application) limits the sender to a third of its
   // rate: a quiet path raises nothing.
