@@ -15,7 +15,7 @@
 #include "engine/node/node.h"
 #include "engine/wire/wire.h"
 #include "tests/engine/node_harness.h"
-#include "tests/engine/port_decorator.h"
+#include "tests/engine/dropping_port.h"
 
 namespace lanecast::engine {
 namespace {
@@ -742,43 +742,20 @@ TEST_F(HostileFrames, AReportPastWhatWasSentToTheChildIsRefused) {
 // Over multicast the publisher cannot tell what a member got from the group
 // address: a report forged from the member's address may say it has the
 // stream's last batch, lost on its way there, and the publisher lets it go
-// instead of repairing it. The member's next report says it lacks a batch
-// let go - which no member's own reports can do, as they only move forward
-// - and the publisher's stream fails naming it (rx_stream_contradicted)
-// instead of the member waiting for the batch unheard.
-class DropMulticastBatch final : public test::PortDecorator {
- public:
-  DropMulticastBatch(drivers::Port& inner, uint32_t batch) : PortDecorator(inner), batch_(batch) {}
-  uint16_t rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) override {
-    const uint16_t n = in_.rx_burst(lane, frames, max);
-    uint16_t kept = 0;
-    for (uint16_t i = 0; i < n; ++i) {
-      wire::Parsed p;
-      if (wire::parse(frames[i], in_.link_header_bytes(), &p) == wire::Verdict::Ok &&
-          p.type == wire::FrameType::Datagram && (p.flags & wire::kFlagStream) && p.data.payload_len > 0 &&
-          p.data.segment == batch_) {
-        ++dropped_;
-        rte_pktmbuf_free(frames[i]);
-        continue;
-      }
-      frames[kept++] = frames[i];
-    }
-    return kept;
-  }
-  uint32_t dropped() const { return dropped_; }
-
- private:
-  uint32_t batch_;
-  uint32_t dropped_ = 0;
-};
-
+// instead of repairing it. The member's reports then say it lacks a batch
+// let go (rx_stream_contradicted) - which its own reports, moving only
+// forward, cannot keep saying for 5 ms - and the publisher's stream fails
+// naming it instead of the member waiting for the batch unheard.
 TEST_F(HostileFrames, OverMulticastAMemberThatLacksABatchLetGoForAForgedReportFailsTheStream) {
   test::NodeHarness::Options o = hostile_options();
   o.node.streams.multicast = true;
-  DropMulticastBatch* dropper = nullptr;
+  test::DroppingPort* dropper = nullptr;  // rank 1 loses batch 1 from the group address
   o.wrap = [&](uint32_t rank, drivers::Port& inner) -> std::unique_ptr<drivers::Port> {
     if (rank != 1) return nullptr;
-    auto d = std::make_unique<DropMulticastBatch>(inner, 1);
+    auto d = std::make_unique<test::DroppingPort>(inner, [](const wire::Parsed& p, uint32_t) {
+      return p.type == wire::FrameType::Datagram && (p.flags & wire::kFlagStream) && p.data.payload_len > 0 &&
+             p.data.segment == 1;
+    });
     dropper = d.get();
     return d;
   };
