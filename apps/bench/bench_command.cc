@@ -107,6 +107,12 @@ int bench_main(int argc, char** argv) {
   if (c.json && c.counters && (table.given("testbed") || !c.config.empty() || c.rank))
     throw UsageError("--counters prints every member's counters as text: with --config or --testbed, leave out --json "
                      "to see them");
+  if (c.no_rate_control) {
+    if (c.rate_control) throw UsageError("--rate-control and --no-rate-control: choose one");
+    if (c.ports.empty() || c.port_rate_mbit > 0)
+      throw UsageError("--no-rate-control applies to --ports with no --port-rate (the lanes then send as fast as the "
+                       "ports take frames, instead of finding the rate)");
+  }
   if (table.given("testbed")) return bench_testbed(testbed_config(c, table, algos_to_run));
   for (const char* o : {"mtu", "uplink-queue", "xdp", "deadline"})
     if (table.given(o)) throw UsageError("--" + std::string(o) + " applies to --testbed only");

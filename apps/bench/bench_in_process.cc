@@ -132,7 +132,7 @@ GroupOptions group_options(const BenchConfig& c, const std::string& algo, uint64
   go.ports = c.ports;
   go.port_rate_mbit = c.port_rate_mbit;
   go.port_overhead_bytes = c.port_overhead;
-  go.rate_control = c.rate_control;
+  go.rate_control = finds_rate(c);
   go.auto_rules_file = c.auto_rules;
   go.topology_file = c.topology;
   go.window = c.window;

@@ -75,8 +75,12 @@ OptionTable make_bench_table(BenchConfig& c) {
          [&](std::string_view v) { c.port_rate_mbit = parse_double(v, "--port-rate", 0, 1e7); }});
   t.add({"rate-control", "", "",
          "each lane finds its rate from the queueing delay its acks reveal and from losses, instead of being told "
-         "(docs/engine.md); --port-rate is then its ceiling. --testbed: the members are not told the links' rate",
+         "(docs/engine.md); --port-rate is then its ceiling. The default with --ports and no --port-rate. --testbed: "
+         "the members are not told the links' rate",
          [&](std::string_view) { c.rate_control = true; }});
+  t.add({"no-rate-control", "", "",
+         "--ports with no --port-rate: send as fast as the ports take frames, instead of finding the rate",
+         [&](std::string_view) { c.no_rate_control = true; }});
   t.add({"port-overhead", "BYTES", "24",
          "bytes the links count per frame beyond it, for --port-rate: 24 on an Ethernet wire, 0 under a Linux tbf",
          [&](std::string_view v) { c.port_overhead = static_cast<uint32_t>(parse_uint(v, "--port-overhead", 1024)); }});

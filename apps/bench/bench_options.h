@@ -39,6 +39,7 @@ struct BenchConfig {
   double port_rate_mbit = 0;
   uint32_t port_overhead = 24;
   bool rate_control = false;  // each lane finds its rate (a --port-rate is its ceiling)
+  bool no_rate_control = false;  // --ports with no --port-rate: unpaced, not found
   std::string auto_rules;
   std::string topology;
   bool memory = false;
@@ -67,5 +68,13 @@ OptionTable make_bench_table(BenchConfig& c);
 extern const char* const kBenchUsage;
 // --algo's list ("chain", "chain,bintree,auto", "all"), each checked.
 std::vector<std::string> bench_algos(const std::string& list);
+
+// Whether the members' lanes find their rate: asked to (--rate-control), or
+// real ports told no rate (--ports, no --port-rate: a user does not know the
+// bottleneck's rate) unless --no-rate-control. The in-process fabric has no
+// link to find.
+inline bool finds_rate(const BenchConfig& c) {
+  return c.rate_control || (!c.ports.empty() && c.port_rate_mbit == 0 && !c.no_rate_control);
+}
 
 }  // namespace lanecast::apps

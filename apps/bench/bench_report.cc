@@ -19,8 +19,13 @@ void print_bench_header(const BenchConfig& c, const std::string& algo, uint32_t 
     std::printf("# ports:");
     for (const auto& p : c.ports) std::printf(" %s", p.c_str());
     std::printf("\n");
-    if (c.port_rate_mbit > 0)
+    if (finds_rate(c))
+      std::printf("# paced: each lane finds its rate (rate control, docs/engine.md)%s\n",
+                  c.port_rate_mbit > 0 ? ", --port-rate its ceiling" : "");
+    else if (c.port_rate_mbit > 0)
       std::printf("# paced: each lane at %g Mbit/s, %u bytes per frame beyond it\n", c.port_rate_mbit, c.port_overhead);
+    else
+      std::printf("# paced: no (--no-rate-control): as fast as the ports take frames\n");
   } else {
     std::printf("# fabric: rate %g Mbit/s%s, latency %g us%s, loss %g, seed %" PRIu64 "\n", c.rate_mbit,
                 c.rate_mbit == 0 ? " (unlimited)" : "", c.latency_us, c.topology.empty() ? "" : " (topology file)",

@@ -57,7 +57,7 @@ std::string member_group_toml(const TestbedSpec& t, const MemberGroup& g) {
     << "peer_timeout_ms = " << g.peer_timeout_ms << "\n"
     << "port_rate_mbit = " << g.port_rate_mbit << "\n"
     << "port_overhead = " << g.port_overhead << "\n";
-  if (g.rate_control) f << "rate_control = true\n";
+  f << "rate_control = " << (g.rate_control ? "true" : "false") << "\n";  // told the rate, or not paced: not found
   if (g.window != 0) f << "window = " << g.window << "\n";
   if (g.segment != 0) f << "segment = " << g.segment << "\n";
   f << "multicast = " << (g.mcast.enabled ? "true" : "false") << "\n";

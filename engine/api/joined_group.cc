@@ -290,7 +290,7 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   nc.window = spec.window;
   nc.peer_timeout_ns = static_cast<uint64_t>(spec.peer_timeout_ms * 1e6);
   nc.lane_rate_bps = static_cast<uint64_t>(spec.port_rate_mbit * 1e6);
-  nc.rate_control = spec.rate_control;
+  nc.rate_control = spec.finds_rate();
   nc.pace_overhead_bytes = spec.port_overhead_bytes;
   nc.streams = engine::resolve_streams(spec.streams, spec.algo, n);
   nc.fail_stop = true;  // members are processes: one that goes silent is gone for this epoch

@@ -150,7 +150,8 @@ class GroupFileReader : TomlFields {
     if (auto v = integer(g, "window", "group.window", 1, kMaxWindow)) spec.window = static_cast<uint32_t>(*v);
     if (auto v = timeout_ms(g, "peer_timeout_ms")) spec.peer_timeout_ms = *v;
     if (auto v = number(g, "port_rate_mbit", "group.port_rate_mbit", true)) spec.port_rate_mbit = *v;
-    if (auto v = boolean(g, "rate_control", "group.rate_control")) spec.rate_control = *v;
+    if (auto v = boolean(g, "rate_control", "group.rate_control"))
+      spec.rate_control = *v ? GroupSpec::RateControl::On : GroupSpec::RateControl::Off;
     if (auto v = integer(g, "port_overhead", "group.port_overhead", 0, kMaxOverhead))
       spec.port_overhead_bytes = static_cast<uint32_t>(*v);
     read_site_latency(g, spec);

@@ -192,10 +192,18 @@ struct GroupSpec {
   uint32_t window = 128;
   double peer_timeout_ms = 3000;
   double port_rate_mbit = 0;          // pace each lane to this (0: off)
-  // Each lane finds its rate from the queueing delay its acks reveal and
-  // from losses (engine/reliable/rate_control.h); port_rate_mbit, when
-  // given, is then its ceiling.
-  bool rate_control = false;
+  // Whether each lane finds its rate from the queueing delay its acks
+  // reveal and from losses (engine/reliable/rate_control.h) instead of being
+  // told it. Auto (a group file without `rate_control`): it does when no
+  // port_rate_mbit is given - a user on a real network does not know the
+  // bottleneck's rate - and paces at port_rate_mbit when one is. On: it
+  // does, port_rate_mbit (if given) its ceiling. Off: port_rate_mbit alone
+  // (0: no pacing).
+  enum class RateControl : uint8_t { Auto, On, Off };
+  RateControl rate_control = RateControl::Auto;
+  bool finds_rate() const {
+    return rate_control == RateControl::On || (rate_control == RateControl::Auto && port_rate_mbit == 0);
+  }
   uint32_t port_overhead_bytes = 24;  // 24 on an Ethernet wire, 0 under tbf
   // One-way latency between sites in microseconds, sites x sites (empty:
   // uniform): the network's shape, which the algorithms use (use_sites) and

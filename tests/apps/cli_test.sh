@@ -147,6 +147,9 @@ expect 2 "--uplink-queue applies to --testbed only" bench --uplink-queue 10
 expect 2 "--uplink-queue 200000: 0..100000" bench --testbed 3 --uplink-queue 200000
 expect 2 "--xdp applies to --testbed only" bench --xdp
 expect 2 "--deadline applies to --testbed only" bench --deadline 10
+expect 2 "--no-rate-control applies to --ports with no --port-rate" bench --no-rate-control
+expect 2 "--no-rate-control applies to --ports with no --port-rate" bench --ports 'net_null0;net_null1' --port-rate 100 --no-rate-control
+expect 2 "--rate-control and --no-rate-control: choose one" bench --rate-control --no-rate-control
 expect 2 "--deadline: 0 is outside" bench --testbed 3 --deadline 0
 expect 2 "--xdp: af_xdp does not work on this testbed with DPDK 22.11.*LANECAST_XDP_ANYWAY=1" bench --testbed 3 --xdp
 expect 2 "--xdp: MTU 9000 is too large; XDP on a veth takes at most 3500" \

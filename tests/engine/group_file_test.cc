@@ -103,7 +103,7 @@ TEST(GroupFile, FullFileReadsEveryField) {
   EXPECT_DOUBLE_EQ(g.peer_timeout_ms, 1500);
   EXPECT_DOUBLE_EQ(g.port_rate_mbit, 200);
   EXPECT_EQ(g.port_overhead_bytes, 0u);
-  EXPECT_TRUE(g.rate_control);
+  EXPECT_EQ(g.rate_control, GroupSpec::RateControl::On);
   EXPECT_TRUE(g.streams.multicast);
   EXPECT_DOUBLE_EQ(g.streams.multicast_repair_us, 1500);
   const std::vector<std::vector<double>> latency = {{0, 2000.5}, {1999, 0}};
@@ -136,7 +136,8 @@ TEST(GroupFile, DefaultsAreGroupSpecs) {
   EXPECT_EQ(g.peer_timeout_ms, 3000);
   EXPECT_EQ(g.port_rate_mbit, 0);
   EXPECT_EQ(g.port_overhead_bytes, 24u);
-  EXPECT_FALSE(g.rate_control);
+  EXPECT_EQ(g.rate_control, GroupSpec::RateControl::Auto);
+  EXPECT_TRUE(g.finds_rate()) << "no port_rate_mbit: each lane finds its rate";
   EXPECT_FALSE(g.streams.multicast);
   EXPECT_DOUBLE_EQ(g.streams.multicast_repair_us, 0);
   EXPECT_TRUE(g.site_latency_us.empty());
@@ -216,6 +217,17 @@ TEST(GroupFile, UnknownKeysAnywhere) {
   expect_error_at(group_of(1) + "[groups]\nname = \"x\"\n", "[groups]", "unknown key 'groups'");
   // Of two unknown keys the first in the file is reported, whatever their names.
   expect_error_at(group_of(1, "zz = 1\naa = 2\n"), "zz", "unknown key 'zz'");
+}
+
+// A group told no rate finds it; one told a rate paces at it; either may
+// say otherwise.
+TEST(GroupFile, LanesFindTheirRateUnlessTheFileGivesOne) {
+  const auto finds = [](const std::string& extra) { return parse(group_of(2, extra)).finds_rate(); };
+  EXPECT_TRUE(finds(""));
+  EXPECT_TRUE(finds("port_rate_mbit = 0\n"));
+  EXPECT_FALSE(finds("port_rate_mbit = 200\n")) << "told the rate: paced at it";
+  EXPECT_TRUE(finds("port_rate_mbit = 200\nrate_control = true\n")) << "found, 200 Mbit/s the ceiling";
+  EXPECT_FALSE(finds("rate_control = false\n")) << "neither told nor found: not paced";
 }
 
 TEST(GroupFile, WrongTypes) {
