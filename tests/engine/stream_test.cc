@@ -66,6 +66,19 @@ struct StreamRun {
   std::vector<uint32_t> sizes{64};
 };
 
+// A member's streams' status, the member it names, and the counters that
+// say which rule failed them - what a failure report needs to be read.
+std::string why_streams_failed(LocalGroup& g, Rank r) {
+  const Status st = g.member(r).stream_status();
+  if (st.ok()) return "";
+  std::string out = st.message + ", naming rank " + std::to_string(st.peer);
+  for (const auto& [name, v] : g.member(r).counters())
+    if (v != 0 && (name == "rx_stream_contradicted" || name == "stream_gap_timeouts" || name == "rx_stream_given_up" ||
+                   name == "rx_stream_child_failed" || name == "rto_timeouts" || name == "rx_stream_bad"))
+      out += ", " + name + " " + std::to_string(v);
+  return out;
+}
+
 // Publishes `run` on a group and drains every member with next() on a
 // thread each; returns "" or what went wrong, per member.
 std::string run_stream(LocalGroup& g, const StreamRun& run, std::chrono::seconds limit = 60s) {
@@ -112,7 +125,7 @@ std::string run_stream(LocalGroup& g, const StreamRun& run, std::chrono::seconds
     if (!checks[r].error.empty()) out += "rank " + std::to_string(r) + ": " + checks[r].error + "; ";
     else if (checks[r].delivered != want)
       out += "rank " + std::to_string(r) + ": " + std::to_string(checks[r].delivered) + " of " +
-             std::to_string(want) + " delivered (" + g.member(r).stream_status().message + "); ";
+             std::to_string(want) + " delivered (" + why_streams_failed(g, r) + "); ";
   }
   return out;
 }
