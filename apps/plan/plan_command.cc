@@ -1,6 +1,7 @@
 #include "apps/plan/plan_command.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -37,6 +38,7 @@ struct Run {
   uint64_t size;
   uint32_t segments;
   SimResult result;
+  algos::sim::SegmentFit fit;    // --fit: read off a line, or why the full run
 };
 
 struct Summary {
@@ -105,7 +107,14 @@ void print_text(const PlanConfig& c, const Run& r) {
             << " (" << r.size << " B) in " << r.segments << " segments of " << c.segment << " B\n";
   if (r.pick) print_pick(c, *r.pick);
   if (!s.complete) std::cout << "  INCOMPLETE     " << s.problem << "\n";
-  std::cout << "  predicted      " << us(s.completion) << " us\n"
+  std::cout << "  predicted      " << us(s.completion) << " us\n";
+  if (r.fit.used)
+    std::cout << "  method         fitted: simulated at " << r.fit.points[0] << ", " << r.fit.points[1] << " and "
+              << r.fit.points[2] << " segments, read off the line at " << r.segments << " ("
+              << fmt("%.3f", 100 * r.fit.off_line) << "% off it at the first)\n";
+  else if (r.fit.points[0] != 0)
+    std::cout << "  method         simulated in full: " << r.fit.why_not << "\n";
+  std::cout
             << "  rank finish    " << min_med_max(s.finish, true) << " us\n"
             << "  bytes sent     " << min_med_max(s.bytes_sent, false) << "  total "
             << std::accumulate(s.bytes_sent.begin(), s.bytes_sent.end(), uint64_t{0}) << "\n"
@@ -180,7 +189,14 @@ void print_json(const PlanConfig& c, const Run& r) {
             << ",\"multicast_unposted\":" << total(s.multicast_unposted)
             << ",\"complete\":" << (s.complete ? "true" : "false");
   if (!s.complete) std::cout << ",\"problem\":\"" << json_escape(s.problem) << '"';
-  std::cout << ",\"predicted_us\":" << us(s.completion) << ",\"rank_finish_us\":";
+  std::cout << ",\"predicted_us\":" << us(s.completion) << ",\"method\":\"" << (r.fit.used ? "fit" : "simulated")
+            << "\",\"fit_why_not\":";
+  if (r.fit.used || r.fit.points[0] == 0) std::cout << "null";
+  else std::cout << '"' << json_escape(r.fit.why_not) << '"';
+  std::cout << ",\"fit_off_line\":";
+  if (r.fit.used) std::cout << fmt("%g", r.fit.off_line);
+  else std::cout << "null";
+  std::cout << ",\"rank_finish_us\":";
   json_list(s.finish, true);
   std::cout << ",\"rank_start_us\":";
   json_list(s.start, true);
@@ -268,6 +284,31 @@ SimResult simulate_one(const PlanConfig& c, algos::Algo a, const algos::Plan& pl
       plan, [&](algos::Rank r) { return algos::make_hypercube(plan, r, order); }, c.net, opt);
 }
 
+// A line on stderr when a run starts that may take more than a few
+// seconds, and one when it ends (never on stdout: --json stays whole).
+class Progress {
+ public:
+  static constexpr uint64_t kLongWork = uint64_t{1} << 24;  // (node, segment) pairs: about 2 s
+  Progress(const PlanConfig& c, const Run& r)
+      : on_(!c.quiet && uint64_t{r.nodes} * r.segments > kLongWork), start_(std::chrono::steady_clock::now()) {
+    if (!on_) return;
+    what_ = std::string(algos::algo_info(r.algo).name) + ", " + std::to_string(r.nodes) + " nodes, " +
+            format_size(r.size);
+    std::cerr << "plan: " << what_ << ": simulating " << r.segments << " segments on every node...\n";
+  }
+  void done(const Run& r) const {
+    if (!on_) return;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::cerr << "plan: " << what_ << ": " << fmt("%.1f", s) << " s ("
+              << (r.fit.used ? "fitted" : "simulated in full") << ")\n";
+  }
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point start_;
+  std::string what_;
+};
+
 int run_plan(const PlanConfig& c) {
   std::vector<Summary> runs;
   bool all_complete = true;
@@ -291,9 +332,15 @@ int run_plan(const PlanConfig& c) {
         pp.op = c.op;
         pp.algo = c.algo_options;
         const algos::Plan plan(pp);
-        algos::sim::SimOptions opt;
-        opt.validate = c.validate && uint64_t{p} * plan.segments() <= kValidateLimit;
-        const Run r{a, pick, p, n, plan.segments(), simulate_one(c, a, plan, opt)};
+        Run r{a, pick, p, n, plan.segments(), {}, {}};
+        const auto simulate_plan = [&](const algos::Plan& pl) {
+          algos::sim::SimOptions opt;
+          opt.validate = c.validate && uint64_t{p} * pl.segments() <= kValidateLimit;
+          return simulate_one(c, a, pl, opt);
+        };
+        const Progress progress(c, r);
+        r.result = algos::sim::simulate_fitted(plan, simulate_plan, c.fit, &r.fit);
+        progress.done(r);
         all_complete = all_complete && r.result.complete;
         if (c.json) {
           if (!runs.empty()) std::cout << ",\n";

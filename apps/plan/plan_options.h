@@ -8,6 +8,7 @@
 
 #include "algos/auto/rules.h"
 #include "algos/registry.h"
+#include "algos/sim/segment_fit.h"
 #include "algos/sim/simulator.h"
 #include "algos/topology/form_hypercube.h"
 
@@ -44,6 +45,10 @@ struct PlanConfig {
   algos::AlgoOptions algo_options;
   uint64_t op = 1;
   bool validate = true;               // --no-validate turns it off
+  // --fit auto|always|never: large plans read off a line fitted to three
+  // small segment counts (algos/sim/segment_fit.h) instead of simulated in full.
+  algos::sim::FitOptions fit;
+  bool quiet = false;                 // --quiet: no progress lines on stderr
   bool json = false;
   bool per_rank = false;
   bool help = false;

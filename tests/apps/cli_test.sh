@@ -88,6 +88,10 @@ expect 0 "\"chosen\":\"chain\",\"rule\":\"size < 2K -> chain\",\"rule_at\":\"$go
 expect 2 "^lanecast plan: $rules:2: unknown algorithm 'nope'" plan --algo auto --auto-rules "$rules" --nodes 8 --size 1K
 expect 2 "^lanecast plan: auto rules: cannot read /nonexistent" plan --algo auto --auto-rules /nonexistent --nodes 8 --size 1K
 expect 2 "--auto-rules applies to --algo auto only" plan --algo chain --auto-rules "$good_rules" --nodes 8 --size 1K
+expect 2 "--fit: auto, always or never, not 'sometimes'" plan --algo chain --nodes 8 --size 1K --fit sometimes
+expect 2 "--fit-points: three increasing segment counts" plan --algo chain --nodes 8 --size 1K --fit-points 512,256,1024
+expect 2 "--fit-points: three increasing segment counts" plan --algo chain --nodes 8 --size 1K --fit-points 1,2
+expect 0 "method +fitted: simulated at 4, 8 and 16 segments" plan --algo chain --nodes 8 --size 64K --fit always --fit-points 4,8,16
 expect 0 "order form" plan --algo hypercube --nodes 16 --size 64K --order form \
   --topology "$(dirname "$0")/../../config/topologies/islands4.topo"
 # plan: mcast_chain's root delay and synchronisation, and process skew.

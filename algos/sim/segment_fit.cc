@@ -1,0 +1,88 @@
+#include "algos/sim/segment_fit.h"
+
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+namespace lanecast::algos::sim {
+namespace {
+
+// A value at `s` segments on the line through (s1, v1) and (s2, v2).
+double on_line(double s1, double v1, double s2, double v2, double s) { return v2 + (v2 - v1) * (s - s2) / (s2 - s1); }
+
+// Every rank's figure read off its own line, rounded; never below 0.
+template <class T>
+std::vector<T> read_off(const std::vector<T>& at1, const std::vector<T>& at2, double s1, double s2, double s) {
+  std::vector<T> out(at2.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const double v = on_line(s1, static_cast<double>(at1[i]), s2, static_cast<double>(at2[i]), s);
+    out[i] = v <= 0 ? T{0} : static_cast<T>(std::llround(v));
+  }
+  return out;
+}
+
+}  // namespace
+
+Plan with_segments(const Plan& plan, uint32_t segments) {
+  PlanParams p = plan.params();
+  const uint64_t last = plan.segment(plan.segments() - 1).length;
+  p.message_bytes = uint64_t{segments - 1} * p.segment_bytes + last;
+  return Plan(p);
+}
+
+SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan, const FitOptions& opt,
+                          SegmentFit* fit) {
+  SegmentFit local;
+  SegmentFit& f = fit != nullptr ? *fit : local;
+  f = SegmentFit{};
+  const uint64_t work = uint64_t{plan.nodes()} * plan.segments();
+  if (opt.mode == FitOptions::Mode::Never) {
+    f.why_not = "the reference was asked for";
+    return simulate_plan(plan);
+  }
+  if (plan.segments() <= opt.points[2]) {
+    f.why_not = std::to_string(plan.segments()) + " segments: no more than the fit simulates";
+    return simulate_plan(plan);
+  }
+  if (opt.mode == FitOptions::Mode::Auto && work <= opt.min_work) {
+    f.why_not = "small enough for the reference";
+    return simulate_plan(plan);
+  }
+  SimResult r[3];
+  for (int i = 0; i < 3; ++i) {
+    f.points[i] = opt.points[i];
+    r[i] = simulate_plan(with_segments(plan, opt.points[i]));
+    f.times[i] = r[i].completion;
+    if (!r[i].complete) {
+      f.why_not = "at " + std::to_string(opt.points[i]) + " segments the run did not complete (" + r[i].problem + ")";
+      return simulate_plan(plan);
+    }
+  }
+  const double s0 = opt.points[0], s1 = opt.points[1], s2 = opt.points[2];
+  const double t0 = static_cast<double>(r[0].completion);
+  const double expected = on_line(s1, static_cast<double>(r[1].completion), s2, static_cast<double>(r[2].completion), s0);
+  f.off_line = t0 > 0 ? std::fabs(expected - t0) / t0 : 0;
+  if (!(f.off_line <= opt.tolerance)) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "not affine in the segment count: at %u segments %.2f%% off the line", opt.points[0],
+                  100 * f.off_line);
+    f.why_not = buf;
+    return simulate_plan(plan);
+  }
+  const double s = plan.segments();
+  SimResult out = r[2];
+  out.finish = read_off(r[1].finish, r[2].finish, s1, s2, s);
+  out.last_receive = read_off(r[1].last_receive, r[2].last_receive, s1, s2, s);
+  out.bytes_sent = read_off(r[1].bytes_sent, r[2].bytes_sent, s1, s2, s);
+  out.bytes_received = read_off(r[1].bytes_received, r[2].bytes_received, s1, s2, s);
+  out.frames_sent = read_off(r[1].frames_sent, r[2].frames_sent, s1, s2, s);
+  out.lane_bytes_sent = read_off(r[1].lane_bytes_sent, r[2].lane_bytes_sent, s1, s2, s);
+  Picos last = 0;
+  for (const Picos t : out.finish) last = std::max(last, t);
+  out.completion = last;
+  out.events = r[0].events + r[1].events + r[2].events;
+  f.used = true;
+  return out;
+}
+
+}  // namespace lanecast::algos::sim

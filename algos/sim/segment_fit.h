@@ -1,0 +1,63 @@
+// Large plans, cheaply: a broadcast's simulated time is affine in its
+// segment count once every rank's work is a steady stream of segments - a
+// pipeline's fill and drain do not grow with the message, only its body
+// does, one segment time per segment at the bottleneck port. So instead of
+// simulating S segments on p nodes (p x S frames: 65 536 nodes x 48 000
+// segments of 64 MiB would be 3 billion), simulate the same plan at three
+// small segment counts (with the same last segment), fit the line through
+// the two larger, check that the smallest lies on it, and read the line at
+// S. Every per-rank figure (finish, bytes, frames) is read off its own line
+// the same way.
+//
+// Where the time is not affine in S over those points - an algorithm whose
+// shape depends on S against p (scatter + allgather and symmetric cut the
+// message into p pieces: with fewer segments than nodes most pieces are
+// empty), a run with random multicast loss - the check fails and the
+// reference runs instead, and `why_not` says so. docs/algorithms.md shows
+// where the two agree.
+//
+// Pure: the simulations are the caller's (`simulate_plan`), so the engine's
+// machines, the topology and every network option stay as they are.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "algos/plan.h"
+#include "algos/sim/simulator.h"
+
+namespace lanecast::algos::sim {
+
+struct FitOptions {
+  enum class Mode : uint8_t { Auto, Always, Never };
+  Mode mode = Mode::Auto;
+  // Auto: fit only plans of more (node, segment) pairs than this; below it
+  // the reference runs (on one core about 10 s at this size).
+  uint64_t min_work = uint64_t{1} << 26;
+  // Segment counts simulated, increasing: past a deep tree's fill (bintree
+  // on 4096 nodes is 0.93% off a line through 128, 256 and 512).
+  uint32_t points[3] = {256, 512, 1024};
+  // The smallest point's distance from the line through the other two, as a
+  // fraction of its time, that still counts as affine.
+  double tolerance = 0.002;
+};
+
+struct SegmentFit {
+  bool used = false;     // the result was read off the fitted line
+  std::string why_not;   // else: why the reference ran
+  uint32_t points[3]{};  // the segment counts simulated (when tried)
+  Picos times[3]{};      // their completions
+  double off_line = 0;   // the smallest point's distance from the line, a fraction of its time
+};
+
+using PlanSimulation = std::function<SimResult(const Plan&)>;
+
+// The plan's result: fitted (SegmentFit::used) or simulated in full.
+SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan, const FitOptions& opt,
+                          SegmentFit* fit);
+
+// The same plan with `segments` segments, its last one as long as the plan's.
+Plan with_segments(const Plan& plan, uint32_t segments);
+
+}  // namespace lanecast::algos::sim

@@ -1,0 +1,108 @@
+// The fitted fast path of large plans (algos/sim/segment_fit.h) against the
+// reference: for every registered algorithm, a fitted time within 2% of the
+// simulated one and per-rank bytes within a segment of it; where the fit
+// refuses, the reference's own result and a reason. The pipelines must fit
+// (a fit that always refused would pass the rest).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "algos/registry.h"
+#include "algos/sim/segment_fit.h"
+#include "tests/sim/registered.h"
+
+namespace lanecast::algos::sim {
+namespace {
+
+Network network() {
+  Network n;
+  n.latency = Topology(2 * kPicosPerMicro);
+  n.bytes_per_second = 1.25e9;
+  n.frame_overhead_bytes = 98;
+  return n;
+}
+
+Plan plan_of(uint32_t nodes, uint64_t bytes, Rank root = 0) {
+  PlanParams p;
+  p.nodes = nodes;
+  p.root = root;
+  p.message_bytes = bytes;
+  p.segment_bytes = 1400;
+  return Plan(p);
+}
+
+TEST(SegmentFit, ThePlanWithFewerSegmentsKeepsItsLastSegment) {
+  const Plan big = plan_of(8, 1400 * 999 + 77);
+  const Plan small = with_segments(big, 128);
+  EXPECT_EQ(small.segments(), 128u);
+  EXPECT_EQ(small.segment(127).length, 77u);
+  EXPECT_EQ(small.nodes(), 8u);
+  EXPECT_EQ(small.segment_bytes(), 1400u);
+}
+
+TEST(SegmentFit, EveryAlgorithmFitsWithinTwoPercentOrSaysWhyNot) {
+  const Network net = network();
+  FitOptions always;
+  always.mode = FitOptions::Mode::Always;
+  std::set<std::string> fitted;
+  for (const auto& info : algorithms()) {
+    for (const uint32_t nodes : {16u, 61u}) {
+      const std::string name(info.name);
+      SCOPED_TRACE(name + " on " + std::to_string(nodes) + " nodes");
+      const Plan plan = plan_of(nodes, 1400ull * 3000 + 500, nodes / 3);
+      const auto run = [&](const Plan& p) { return simulate(info.id, p, net); };
+      const SimResult ref = run(plan);
+      ASSERT_TRUE(ref.complete) << ref.problem;
+      SegmentFit fit;
+      const SimResult got = simulate_fitted(plan, run, always, &fit);
+      ASSERT_TRUE(got.complete) << got.problem;
+      if (!fit.used) {
+        std::printf("%-18s %3u nodes: refused: %s\n", name.c_str(), nodes, fit.why_not.c_str());
+        EXPECT_FALSE(fit.why_not.empty());
+        EXPECT_EQ(got.completion, ref.completion) << "refused, so the reference's own result";
+        continue;
+      }
+      fitted.insert(name);
+      const double err = std::fabs(double(got.completion) - double(ref.completion)) / double(ref.completion);
+      EXPECT_LE(err, 0.02) << "fitted " << got.completion << " ps, simulated " << ref.completion << " ps";
+      ASSERT_EQ(got.bytes_received.size(), ref.bytes_received.size());
+      // Per rank within two segments (scatter + allgather's pieces round to
+      // whole segments differently at each size) or 0.5%.
+      const auto near = [](uint64_t a, uint64_t b) {
+        return double(std::llabs(int64_t(a) - int64_t(b))) <= std::max(2.0 * 1400, 0.005 * double(b));
+      };
+      for (size_t r = 0; r < ref.bytes_received.size(); ++r) {
+        EXPECT_TRUE(near(got.bytes_received[r], ref.bytes_received[r])) << "rank " << r << " received";
+        EXPECT_TRUE(near(got.bytes_sent[r], ref.bytes_sent[r])) << "rank " << r << " sent";
+      }
+      std::printf("%-18s %3u nodes: fitted %.4f%% off, line %.4f%%\n", name.c_str(), nodes, 100 * err, 100 * fit.off_line);
+    }
+  }
+  for (const char* must : {"linear", "binomial", "chain", "binary", "bintree"}) {
+    ASSERT_TRUE(test::registered(must));
+    EXPECT_TRUE(fitted.count(must)) << must << " never fitted";
+  }
+}
+
+TEST(SegmentFit, SmallPlansRunTheReference) {
+  const Network net = network();
+  const auto run = [&](const Plan& p) { return simulate(Algo::Chain, p, net); };
+  SegmentFit fit;
+  simulate_fitted(plan_of(8, 1400 * 100), run, FitOptions{}, &fit);
+  EXPECT_FALSE(fit.used);
+  EXPECT_NE(fit.why_not.find("no more than the fit simulates"), std::string::npos) << fit.why_not;
+  simulate_fitted(plan_of(8, 1400 * 5000), run, FitOptions{}, &fit);
+  EXPECT_FALSE(fit.used) << "8 x 5000 pairs: the reference is quick";
+  FitOptions never;
+  never.mode = FitOptions::Mode::Never;
+  simulate_fitted(plan_of(16, 1400 * 5000), run, never, &fit);
+  EXPECT_FALSE(fit.used);
+}
+
+}  // namespace
+}  // namespace lanecast::algos::sim
