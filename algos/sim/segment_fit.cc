@@ -1,6 +1,8 @@
 #include "algos/sim/segment_fit.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <type_traits>
 #include <vector>
 
@@ -23,6 +25,12 @@ std::vector<T> read_off(const std::vector<T>& at1, const std::vector<T>& at2, do
 
 }  // namespace
 
+FitLimits fit_limits(Algo algo, uint32_t nodes) {
+  if (algo == Algo::Symmetric) return {0, "symmetric's time is not affine in the segment count"};
+  if (algo == Algo::ScatterAllgather) return {nodes, nullptr};
+  return {};
+}
+
 Plan with_segments(const Plan& plan, uint32_t segments) {
   PlanParams p = plan.params();
   const uint64_t last = plan.segment(plan.segments() - 1).length;
@@ -40,8 +48,18 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
     f.why_not = "the reference was asked for";
     return simulate_plan(plan);
   }
-  if (plan.segments() <= opt.points[2]) {
-    f.why_not = std::to_string(plan.segments()) + " segments: no more than the fit simulates";
+  if (opt.refused != nullptr) {
+    f.why_not = opt.refused;
+    return simulate_plan(plan);
+  }
+  uint32_t points[3] = {opt.points[0], opt.points[1], opt.points[2]};
+  if (points[0] < opt.min_first_point) {
+    const uint64_t k = (opt.min_first_point + uint64_t{points[0]} - 1) / points[0];
+    for (uint32_t& s : points) s = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{s} * k, UINT32_MAX));
+  }
+  if (plan.segments() <= points[2]) {
+    f.why_not = std::to_string(plan.segments()) + " segments: no more than the fit simulates (" +
+                std::to_string(points[2]) + (opt.min_first_point > opt.points[0] ? ", one piece per node at least)" : ")");
     return simulate_plan(plan);
   }
   if (opt.mode == FitOptions::Mode::Auto && work <= opt.min_work) {
@@ -50,21 +68,21 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
   }
   SimResult r[3];
   for (int i = 0; i < 3; ++i) {
-    f.points[i] = opt.points[i];
-    r[i] = simulate_plan(with_segments(plan, opt.points[i]));
+    f.points[i] = points[i];
+    r[i] = simulate_plan(with_segments(plan, points[i]));
     f.times[i] = r[i].completion;
     if (!r[i].complete) {
-      f.why_not = "at " + std::to_string(opt.points[i]) + " segments the run did not complete (" + r[i].problem + ")";
+      f.why_not = "at " + std::to_string(points[i]) + " segments the run did not complete (" + r[i].problem + ")";
       return simulate_plan(plan);
     }
   }
-  const double s0 = opt.points[0], s1 = opt.points[1], s2 = opt.points[2];
+  const double s0 = points[0], s1 = points[1], s2 = points[2];
   const double t0 = static_cast<double>(r[0].completion);
   const double expected = on_line(s1, static_cast<double>(r[1].completion), s2, static_cast<double>(r[2].completion), s0);
   f.off_line = t0 > 0 ? std::fabs(expected - t0) / t0 : 0;
   if (!(f.off_line <= opt.tolerance)) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "not affine in the segment count: at %u segments %.2f%% off the line", opt.points[0],
+    std::snprintf(buf, sizeof buf, "not affine in the segment count: at %u segments %.2f%% off the line", points[0],
                   100 * f.off_line);
     f.why_not = buf;
     return simulate_plan(plan);

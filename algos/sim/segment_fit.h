@@ -40,7 +40,12 @@ struct FitOptions {
   uint32_t points[3] = {256, 512, 1024};
   // The smallest point's distance from the line through the other two, as a
   // fraction of its time, that still counts as affine.
-  double tolerance = 0.002;
+  double tolerance = 0.001;
+  // What the algorithm allows (fit_limits): points scaled up to start at
+  // this many segments (a plan of no more than the largest runs in full),
+  // or no fit at all, for this reason.
+  uint32_t min_first_point = 0;
+  const char* refused = nullptr;
 };
 
 struct SegmentFit {
@@ -56,6 +61,20 @@ using PlanSimulation = std::function<SimResult(const Plan&)>;
 // The plan's result: fitted (SegmentFit::used) or simulated in full.
 SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan, const FitOptions& opt,
                           SegmentFit* fit);
+
+// What the fit needs of `algo` on `nodes` nodes (FitOptions::min_first_point
+// and refused). Scatter + allgather cuts the message into one piece per
+// node and changes its shape until there are as many segments as nodes:
+// three points below that lie on a line of their own (at 4096 nodes 0.84%
+// off it; symmetric's 256-1024 on 4096 nodes even passed the check and
+// read 4.8 times the simulated time), so its points start at the node count.
+// Symmetric is not affine in the segment count above it either (on 256
+// nodes, points from 256 fitted 16% over the simulated time): never fitted.
+struct FitLimits {
+  uint32_t min_first_point = 0;
+  const char* refused = nullptr;
+};
+FitLimits fit_limits(Algo algo, uint32_t nodes);
 
 // The same plan with `segments` segments, its last one as long as the plan's.
 Plan with_segments(const Plan& plan, uint32_t segments);
