@@ -48,8 +48,10 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
     f.why_not = "the reference was asked for";
     return simulate_plan(plan);
   }
+  const bool wanted = opt.mode == FitOptions::Mode::Always || work > opt.min_work;
   if (opt.refused != nullptr) {
     f.why_not = opt.refused;
+    f.refused = wanted;
     return simulate_plan(plan);
   }
   uint32_t points[3] = {opt.points[0], opt.points[1], opt.points[2]};
@@ -58,6 +60,7 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
     for (uint32_t& s : points) s = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{s} * k, UINT32_MAX));
   }
   if (plan.segments() <= points[2]) {
+    f.refused = wanted;
     f.why_not = std::to_string(plan.segments()) + " segments: no more than the fit simulates (" +
                 std::to_string(points[2]) + (opt.min_first_point > opt.points[0] ? ", one piece per node at least)" : ")");
     return simulate_plan(plan);
@@ -72,6 +75,7 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
     r[i] = simulate_plan(with_segments(plan, points[i]));
     f.times[i] = r[i].completion;
     if (!r[i].complete) {
+      f.refused = true;
       f.why_not = "at " + std::to_string(points[i]) + " segments the run did not complete (" + r[i].problem + ")";
       return simulate_plan(plan);
     }
@@ -85,6 +89,7 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
     std::snprintf(buf, sizeof buf, "not affine in the segment count: at %u segments %.2f%% off the line", points[0],
                   100 * f.off_line);
     f.why_not = buf;
+    f.refused = true;
     return simulate_plan(plan);
   }
   const double s = plan.segments();

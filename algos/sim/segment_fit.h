@@ -51,6 +51,7 @@ struct FitOptions {
 struct SegmentFit {
   bool used = false;     // the result was read off the fitted line
   std::string why_not;   // else: why the reference ran
+  bool refused = false;  // the plan was one to fit (large, or --fit always) and was not: why_not says why
   uint32_t points[3]{};  // the segment counts simulated (when tried)
   Picos times[3]{};      // their completions
   double off_line = 0;   // the smallest point's distance from the line, a fraction of its time

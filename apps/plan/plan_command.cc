@@ -112,7 +112,7 @@ void print_text(const PlanConfig& c, const Run& r) {
     std::cout << "  method         fitted: simulated at " << r.fit.points[0] << ", " << r.fit.points[1] << " and "
               << r.fit.points[2] << " segments, read off the line at " << r.segments << " ("
               << fmt("%.3f", 100 * r.fit.off_line) << "% off it at the first)\n";
-  else if (r.fit.points[0] != 0)
+  else if (r.fit.refused)
     std::cout << "  method         simulated in full: " << r.fit.why_not << "\n";
   std::cout
             << "  rank finish    " << min_med_max(s.finish, true) << " us\n"
@@ -191,7 +191,7 @@ void print_json(const PlanConfig& c, const Run& r) {
   if (!s.complete) std::cout << ",\"problem\":\"" << json_escape(s.problem) << '"';
   std::cout << ",\"predicted_us\":" << us(s.completion) << ",\"method\":\"" << (r.fit.used ? "fit" : "simulated")
             << "\",\"fit_why_not\":";
-  if (r.fit.used || r.fit.points[0] == 0) std::cout << "null";
+  if (!r.fit.refused) std::cout << "null";
   else std::cout << '"' << json_escape(r.fit.why_not) << '"';
   std::cout << ",\"fit_off_line\":";
   if (r.fit.used) std::cout << fmt("%g", r.fit.off_line);
