@@ -14,6 +14,7 @@
 
 #include "algos/hypercube.h"
 #include "algos/sim/simulator.h"
+#include "tests/sim/plans.h"
 #include "algos/topology/form_hypercube.h"
 
 namespace lanecast::algos::sim {
@@ -60,14 +61,7 @@ double hop_of(PlanParams pp, Network net) {
   return simulated(Plan(pp), net, identity(2));
 }
 
-Plan plan_of(uint32_t p, Rank root, uint64_t bytes) {
-  PlanParams pp;
-  pp.nodes = p;
-  pp.root = root;
-  pp.message_bytes = bytes;
-  pp.segment_bytes = 1400;
-  return Plan(pp);
-}
+using plans::plan_of;
 
 // By hand: 4 nodes, latency 10 everywhere, hop 3. The root sends to positions
 // 1 then 2 (3 + 10 = 13, 6 + 10 = 16); position 1 to 3 (13 + 3 + 10 = 26).
