@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <type_traits>
 #include <vector>
 
 namespace lanecast::algos::sim {
@@ -100,6 +99,8 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
   out.bytes_received = read_off(r[1].bytes_received, r[2].bytes_received, s1, s2, s);
   out.frames_sent = read_off(r[1].frames_sent, r[2].frames_sent, s1, s2, s);
   out.lane_bytes_sent = read_off(r[1].lane_bytes_sent, r[2].lane_bytes_sent, s1, s2, s);
+  out.multicast_lost = read_off(r[1].multicast_lost, r[2].multicast_lost, s1, s2, s);
+  out.multicast_unposted = read_off(r[1].multicast_unposted, r[2].multicast_unposted, s1, s2, s);
   Picos last = 0;
   for (const Picos t : out.finish) last = std::max(last, t);
   out.completion = last;

@@ -6,8 +6,8 @@
 // segments of 64 MiB would be 3 billion), simulate the same plan at three
 // small segment counts (with the same last segment), fit the line through
 // the two larger, check that the smallest lies on it, and read the line at
-// S. Every per-rank figure (finish, bytes, frames) is read off its own line
-// the same way.
+// S. Every per-rank figure (finish, bytes, frames, multicast copies lost) is
+// read off its own line the same way.
 //
 // Where the time is not affine in S over those points - an algorithm whose
 // shape depends on S against p (scatter + allgather and symmetric cut the
