@@ -17,7 +17,6 @@ namespace lanecast::drivers::verbs {
 
 namespace {
 
-
 uint32_t mtu_bytes(ibv_mtu m) { return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 256u << (m - 1) : 0; }
 
 // FNV-1a over an address's bytes: the destination index's hash.

@@ -17,7 +17,6 @@ namespace lanecast::drivers::verbs {
 
 namespace {
 
-
 // The sockaddr rdma_cm takes for a GID: AF_IB on InfiniBand; on RoCE the
 // GID is the interface's IP address (IPv4-mapped or IPv6).
 sockaddr_storage sockaddr_of(const ibv_gid& gid, bool roce) {

@@ -335,6 +335,10 @@ class Node final : public PollTask {
   static BatchFit batch_fit(const stream::StreamState& s, uint64_t batch);
   void keep_stream_batch(stream::StreamState& s, uint64_t batch, rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   void handle_stream_report(const wire::Parsed& p, uint64_t now);
+  // A child's reports that keep lacking batches let go here for this long
+  // fail the streams (handle_stream_report): five of a stalled child's
+  // refreshes, far longer than a network holds an old report back.
+  static constexpr uint64_t kChildLacksNs = 5'000'000;
   void stream_given_up(const wire::Parsed& p, uint64_t now);
   void watch_gap(stream::StreamState& s, uint64_t now);
   // Whether a stream's slot still holds a batch (not let go yet).
@@ -347,10 +351,6 @@ class Node final : public PollTask {
   void multicast_batches(stream::StreamState& s, uint64_t now);
   bool multicast_may_form(stream::StreamState& s, uint64_t now);
   static constexpr uint64_t kMaxBatchGapNs = 100'000, kBatchGapStepNs = 100'000;
-  // A child's reports that keep lacking batches let go here for this long
-  // fail the streams (handle_stream_report): five of a stalled child's
-  // refreshes, far longer than a network holds an old report back.
-  static constexpr uint64_t kChildLacksNs = 5'000'000;
   void repair_batches(stream::StreamState& s, uint64_t now);
   void handle_stream_multicast(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   void fail_streams(uint64_t now, OpError err, algos::Rank peer);

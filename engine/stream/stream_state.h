@@ -89,10 +89,10 @@ struct StreamState {
   uint32_t evict_notice_next = 0;
   std::vector<bool> heard_evicted;
   std::vector<uint64_t> child_mark;  // each child's subtree delivered every batch below
+  std::vector<uint32_t> child_slowest;  // ... and the member of it furthest behind
   std::vector<uint64_t> child_sent;  // one past the highest batch sent to each child over its channel
   std::vector<uint64_t> child_lacks_since;  // its reports lack batches let go here, since (kNoTime: they do not)
   static constexpr uint64_t kNoTime = UINT64_MAX;
-  std::vector<uint32_t> child_slowest;  // ... and the member of it furthest behind
   uint64_t subtree_mark = 0;   // min of ours and the children's
   uint32_t subtree_slowest = 0;  // the member of this subtree furthest behind
   uint64_t reported = 0;       // the mark last sent to the parent

@@ -8,18 +8,12 @@
 
 #include "algos/model/model.h"
 #include "algos/registry.h"
+#include "tests/algos/plans.h"
 
 namespace lanecast::algos::model {
 namespace {
 
-Plan make_plan(uint32_t p, Rank root, uint64_t n, uint32_t s = 8) {
-  PlanParams pp;
-  pp.nodes = p;
-  pp.root = root;
-  pp.message_bytes = n;
-  pp.segment_bytes = s;
-  return Plan(pp);
-}
+using plans::plan_of;
 
 // A machine whose behaviour each test writes as two lambdas.
 class Scripted final : public Machine {
@@ -57,7 +51,7 @@ MachineFactory faulty(const Plan& plan, std::function<void(Rank, SegmentIndex, A
 }
 
 TEST(ModelExecutor, CorrectRunReportsStatistics) {
-  const Plan plan = make_plan(4, 2, 20, 8);  // 3 segments: 8, 8, 4
+  const Plan plan = plan_of(4, 2, 20, 8);  // 3 segments: 8, 8, 4
   const Result r = run(Algo::Linear, plan, Options{.seed = 7});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.seed, 7u);
@@ -76,7 +70,7 @@ TEST(ModelExecutor, CorrectRunReportsStatistics) {
 }
 
 TEST(ModelExecutor, SameSeedSameRun) {
-  const Plan plan = make_plan(9, 4, 100, 8);
+  const Plan plan = plan_of(9, 4, 100, 8);
   const Result a = run(Algo::Chain, plan, Options{.seed = 3});
   const Result b = run(Algo::Chain, plan, Options{.seed = 3});
   ASSERT_TRUE(a.ok && b.ok);
@@ -89,7 +83,7 @@ void expect_error(const Result& r, const std::string& part) {
 }
 
 TEST(ModelExecutor, CatchesDeliverTwice) {
-  const Plan plan = make_plan(3, 0, 16);
+  const Plan plan = plan_of(3, 0, 16, 8);
   expect_error(run(plan, faulty(plan, [](Rank, SegmentIndex s, Actions& o) {
                  o.deliver(s);
                  o.deliver(s);
@@ -98,13 +92,13 @@ TEST(ModelExecutor, CatchesDeliverTwice) {
 }
 
 TEST(ModelExecutor, CatchesDeliverNeverReceived) {
-  const Plan plan = make_plan(3, 0, 16);
+  const Plan plan = plan_of(3, 0, 16, 8);
   expect_error(run(plan, faulty(plan, [](Rank, SegmentIndex s, Actions& o) { o.deliver(1 - s); })),
                "never arrived");
 }
 
 TEST(ModelExecutor, CatchesMissingDelivery) {
-  const Plan plan = make_plan(3, 0, 16);
+  const Plan plan = plan_of(3, 0, 16, 8);
   expect_error(run(plan, faulty(plan, [](Rank, SegmentIndex s, Actions& o) {
                  if (s == 0) o.deliver(s);
                })),
@@ -112,7 +106,7 @@ TEST(ModelExecutor, CatchesMissingDelivery) {
 }
 
 TEST(ModelExecutor, CatchesSendWithoutHolding) {
-  const Plan plan = make_plan(3, 0, 16);
+  const Plan plan = plan_of(3, 0, 16, 8);
   expect_error(run(plan, faulty(plan, [](Rank me, SegmentIndex s, Actions& o) {
                  o.deliver(s);
                  if (me == 1 && s == 0) o.send(2, 1, 0);
@@ -121,7 +115,7 @@ TEST(ModelExecutor, CatchesSendWithoutHolding) {
 }
 
 TEST(ModelExecutor, CatchesBadDestinationsAndLanes) {
-  const Plan plan = make_plan(3, 0, 8);
+  const Plan plan = plan_of(3, 0, 8, 8);
   expect_error(run(plan, faulty(plan, [](Rank me, SegmentIndex s, Actions& o) {
                  o.deliver(s);
                  o.send(me, s, 0);
@@ -145,7 +139,7 @@ TEST(ModelExecutor, CatchesBadDestinationsAndLanes) {
 }
 
 TEST(ModelExecutor, CatchesRootDeliveryAndEmissionAfterDone) {
-  const Plan plan = make_plan(2, 0, 8);
+  const Plan plan = plan_of(2, 0, 8, 8);
   expect_error(run(plan, [](Rank me) {
                  return std::make_unique<Scripted>(
                      [me](Actions& o) {
@@ -171,7 +165,7 @@ TEST(ModelExecutor, CatchesRootDeliveryAndEmissionAfterDone) {
 }
 
 TEST(ModelExecutor, CatchesAMachineThatNeverFinishes) {
-  const Plan plan = make_plan(3, 0, 16);
+  const Plan plan = plan_of(3, 0, 16, 8);
   expect_error(run(plan, [](Rank) {
                  return std::make_unique<Scripted>([](Actions&) {}, [](SegmentIndex, Rank, Actions&) {},
                                                    [] { return false; });
@@ -182,7 +176,7 @@ TEST(ModelExecutor, CatchesAMachineThatNeverFinishes) {
 // Two ranks bounce a segment forever: caught as a repeated send, or, when
 // repeated sends are allowed, by the step bound.
 TEST(ModelExecutor, CatchesLivelock) {
-  const Plan plan = make_plan(2, 0, 8);
+  const Plan plan = plan_of(2, 0, 8, 8);
   auto silent = [](Rank me) {
     return std::make_unique<Scripted>(
         [me](Actions& o) {
@@ -235,7 +229,7 @@ class Waiting final : public Machine {
 };
 
 TEST(ModelExecutor, TimersAndSignalsInEveryOrder) {
-  const Plan plan = make_plan(5, 0, 20);
+  const Plan plan = plan_of(5, 0, 20, 8);
   for (Order order : {Order::Random, Order::Fifo, Order::Lifo})
     for (uint64_t seed = 1; seed <= 20; ++seed) {
       const Result r = run(plan, [&](Rank me) { return std::make_unique<Waiting>(plan, me); },
@@ -249,7 +243,7 @@ TEST(ModelExecutor, TimersAndSignalsInEveryOrder) {
 }
 
 TEST(ModelExecutor, CatchesTimerAndSignalMisuse) {
-  const Plan plan = make_plan(2, 0, 8);
+  const Plan plan = plan_of(2, 0, 8, 8);
   auto script = [](std::function<void(Rank, Actions&)> start, std::function<bool(Rank)> done) {
     return [start, done](Rank me) {
       return std::make_unique<Scripted>([me, start](Actions& o) { start(me, o); },

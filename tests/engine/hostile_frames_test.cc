@@ -165,6 +165,14 @@ class HostileFrames : public ::testing::Test {
       wire::write_data(p + 14, {kGroup, kEpoch, 0}, b, wire::kFlagAbandoned | wire::kFlagStream);
     }, /*from=*/0);
   }
+  // Publishes one message of `len` bytes into a publisher's ring, its time
+  // stamp and bytes all `fill`, as Publisher::publish lays it out.
+  static void publish_filled(stream::RecordRing& ring, uint32_t len, uint8_t fill) {
+    uint8_t* at = ring.reserve(8 + len, 0);
+    ASSERT_NE(at, nullptr);
+    std::memset(at, fill, 8 + len);
+    ring.commit();
+  }
   // What Member::open_stream hands a node: stream `index`'s ring (64 KiB).
   static std::unique_ptr<stream::PublisherShared> publisher(uint16_t index) {
     auto pub = std::make_unique<stream::PublisherShared>();
@@ -689,10 +697,7 @@ TEST_F(HostileFrames, AFailedMemberTellsAParentThatSendsItABatch) {
   auto pub = publisher(0);
   stream::PublisherShared* shared = pub.get();  // the node owns it from here
   stream::RecordRing ring(shared->ring);
-  uint8_t* at = ring.reserve(8 + 5, 0);
-  ASSERT_NE(at, nullptr);
-  std::memset(at, 0x44, 8 + 5);
-  ring.commit();
+  ASSERT_NO_FATAL_FAILURE(publish_filled(ring, 5, 0x44));
   ASSERT_TRUE(h_->node(0).open_publisher(std::move(pub)));
   h_->run(100);  // 100 us
   EXPECT_EQ(static_cast<OpError>(shared->error.load()), OpError::NoProgress);
@@ -716,10 +721,7 @@ TEST_F(HostileFrames, AReportPastWhatWasSentToTheChildIsRefused) {
   auto pub = publisher(0);
   stream::PublisherShared* shared = pub.get();  // the node owns it from here
   stream::RecordRing ring(shared->ring);
-  uint8_t* at = ring.reserve(8 + 20 * kSeg, 0);  // 22 batches, the stream's last message
-  ASSERT_NE(at, nullptr);
-  std::memset(at, 0x33, 8 + 20 * kSeg);
-  ring.commit();
+  ASSERT_NO_FATAL_FAILURE(publish_filled(ring, 20 * kSeg, 0x33));  // 22 batches, the stream's last message
   ASSERT_TRUE(h_->node(0).open_publisher(std::move(pub)));
   h_->step();
   h_->step();
@@ -763,17 +765,11 @@ TEST_F(HostileFrames, OverMulticastAMemberThatLacksABatchLetGoForAForgedReportFa
   auto pub = publisher(0);
   stream::PublisherShared* shared = pub.get();  // the node owns it from here
   stream::RecordRing ring(shared->ring);
-  const auto publish = [&] {
-    uint8_t* at = ring.reserve(8 + 100, 0);
-    ASSERT_NE(at, nullptr);
-    std::memset(at, 0x44, 8 + 100);
-    ring.commit();
-  };
-  publish();
+  ASSERT_NO_FATAL_FAILURE(publish_filled(ring, 100, 0x44));
   ASSERT_TRUE(h_->node(0).open_publisher(std::move(pub)));
   h_->run(100);  // batch 0 arrives and is reported held
   ASSERT_EQ(h_->node(1).counters().stream_msgs_delivered.get(), 1u);
-  publish();
+  ASSERT_NO_FATAL_FAILURE(publish_filled(ring, 100, 0x44));
   h_->run(3);  // batch 1 goes to the group address, and is lost at rank 1
   ASSERT_EQ(h_->node(0).counters().stream_multicasts_tx.get(), 2u);
   ASSERT_EQ(dropper->dropped(), 1u);

@@ -14,7 +14,7 @@
 
 #include "algos/hypercube.h"
 #include "algos/sim/simulator.h"
-#include "tests/sim/plans.h"
+#include "tests/algos/plans.h"
 #include "algos/topology/form_hypercube.h"
 
 namespace lanecast::algos::sim {
@@ -94,7 +94,7 @@ TEST(FormCostModel, EqualsTheSimulator) {
     for (uint32_t p : {16u, 13u}) {
       const Rank root = seed % 3 == 0 ? static_cast<Rank>(seed % p) : 0;
       const uint64_t bytes = seed % 5 == 0 ? 1000 : 64 << 10;
-      const Plan plan = plan_of(p, root, bytes);
+      const Plan plan = plan_of(p, root, bytes, 1400);
       Network net;
       net.latency = seed % 7 == 0 ? random_matrix(p, 6000, rng)
                                   : Topology::random_islands(p, 1 + static_cast<uint32_t>(seed % 4),
@@ -171,7 +171,7 @@ TEST(FormHypercubeBest, NeverPredictedSlowerThanAnyCandidate) {
 // simulated, slower than identifier order; the best variant is not, and the
 // refinement finds a faster order still. A refinement budget of 0 refines nothing.
 TEST(FormHypercubeBest, RepairsSeed45) {
-  const Plan plan = plan_of(16, 0, 64 << 10);
+  const Plan plan = plan_of(16, 0, 64 << 10, 1400);
   Network net;
   net.latency = Topology::random_islands(16, 2, 50 * kPicosPerMicro, 1500 * kPicosPerMicro,
                                          6000 * kPicosPerMicro, 45);

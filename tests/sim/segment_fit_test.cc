@@ -14,7 +14,7 @@
 
 #include "algos/registry.h"
 #include "algos/sim/segment_fit.h"
-#include "tests/sim/plans.h"
+#include "tests/algos/plans.h"
 #include "tests/sim/registered.h"
 
 namespace lanecast::algos::sim {
@@ -31,7 +31,7 @@ Network network() {
 using plans::plan_of;
 
 TEST(SegmentFit, ThePlanWithFewerSegmentsKeepsItsLastSegment) {
-  const Plan big = plan_of(8, 0, 1400 * 999 + 77);
+  const Plan big = plan_of(8, 0, 1400 * 999 + 77, 1400);
   const Plan small = with_segments(big, 128);
   EXPECT_EQ(small.segments(), 128u);
   EXPECT_EQ(small.segment(127).length, 77u);
@@ -48,7 +48,7 @@ TEST(SegmentFit, EveryAlgorithmFitsWithinTwoPercentOrSaysWhyNot) {
     for (const uint32_t nodes : {16u, 61u}) {
       const std::string name(info.name);
       SCOPED_TRACE(name + " on " + std::to_string(nodes) + " nodes");
-      const Plan plan = plan_of(nodes, nodes / 3, 1400ull * 3000 + 500);
+      const Plan plan = plan_of(nodes, nodes / 3, 1400ull * 3000 + 500, 1400);
       const auto run = [&](const Plan& p) { return simulate(info.id, p, net); };
       const SimResult ref = run(plan);
       ASSERT_TRUE(ref.complete) << ref.problem;
@@ -96,7 +96,7 @@ TEST(SegmentFit, OnePiecePerNodeAlgorithmsFitOnlyFromAsManySegmentsAsNodes) {
   ASSERT_TRUE(test::registered("symmetric"));
   ASSERT_TRUE(test::registered("scatter_allgather"));
   const Network net = network();
-  const Plan plan = plan_of(256, 0, 1400ull * 8000);
+  const Plan plan = plan_of(256, 0, 1400ull * 8000, 1400);
   FitOptions few;
   few.mode = FitOptions::Mode::Always;
   few.points[0] = 16, few.points[1] = 32, few.points[2] = 64;
@@ -133,14 +133,14 @@ TEST(SegmentFit, SmallPlansRunTheReference) {
   const Network net = network();
   const auto run = [&](const Plan& p) { return simulate(Algo::Chain, p, net); };
   SegmentFit fit;
-  simulate_fitted(plan_of(8, 0, 1400 * 100), run, FitOptions{}, &fit);
+  simulate_fitted(plan_of(8, 0, 1400 * 100, 1400), run, FitOptions{}, &fit);
   EXPECT_FALSE(fit.used);
   EXPECT_NE(fit.why_not.find("no more than the fit simulates"), std::string::npos) << fit.why_not;
-  simulate_fitted(plan_of(8, 0, 1400 * 5000), run, FitOptions{}, &fit);
+  simulate_fitted(plan_of(8, 0, 1400 * 5000, 1400), run, FitOptions{}, &fit);
   EXPECT_FALSE(fit.used) << "8 x 5000 pairs: the reference is quick";
   FitOptions never;
   never.mode = FitOptions::Mode::Never;
-  simulate_fitted(plan_of(16, 0, 1400 * 5000), run, never, &fit);
+  simulate_fitted(plan_of(16, 0, 1400 * 5000, 1400), run, never, &fit);
   EXPECT_FALSE(fit.used);
 }
 
