@@ -9,6 +9,7 @@
 #include "algos/binomial.h"
 #include "algos/bintree.h"
 #include "algos/chain.h"
+#include "algos/circulant.h"
 #include "algos/hypercube.h"
 #include "algos/linear.h"
 #include "algos/mcast_chain.h"
@@ -62,6 +63,9 @@ constexpr std::array kAlgos{
     Entry{{Algo::McastChain, "mcast_chain",
            "root multicasts every segment, a reliable ring repairs losses (Hoefler, Siebert & Rehm)"},
           &make_mcast_chain, &make_mcast_chain, &mcast_chain_arena_bytes},
+    Entry{{Algo::Circulant, "circulant",
+           "round-optimal schedule on a circulant graph: n-1+log2(p) rounds (Traff; MPICH 4 circ_graph)"},
+          static_cast<Factory>(&make_circulant), static_cast<ArenaFactory>(&make_circulant), &circulant_arena_bytes},
 };
 
 constexpr std::array<AlgoInfo, kAlgos.size()> infos() {

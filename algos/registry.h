@@ -26,6 +26,7 @@ enum class Algo : uint8_t {
   Hypercube = 8,
   Multilane = 9,
   McastChain = 10,  // 9 is multilane's
+  Circulant = 11,
 };
 
 struct AlgoInfo {

@@ -89,6 +89,9 @@ const std::map<std::string, std::string> kNotInTheTable = {
      "own tests below: Juhasz's form is exact for whole pieces only; segment-pipelined, incast makes it a bound"},
     {"scatter_allgather",
      "own test below: the machine overlaps van de Geijn's t0 terms, so only the bandwidth term (8 MiB) is held"},
+    {"circulant",
+     "own test below: n - 1 + q rounds, but a round's forward waits t0 for its segment, so the form holds for "
+     "large messages (8 MiB)"},
 };
 
 std::vector<std::string> form_names() {
@@ -218,6 +221,23 @@ TEST(ClosedForm, ScatterAllgatherMatchesVanDeGeijn) {
   for (uint32_t p : {2u, 3u, 8u, 17u, 64u})
     for (uint64_t n : {uint64_t{1} << 20, uint64_t{8} << 20})
       check("scatter_allgather", p, n, 8192, form, "", n >= (uint64_t{8} << 20) ? 5.0 : -1);
+}
+
+// Träff's circulant schedule: the root's q first segments reach the q ranks
+// that start each subtree of the graph after t0 + s td each; from then on
+// every rank sends one segment per s td, so the message streams n td behind
+// the first q rounds: q t0 + n td + (q - 1) s td. A round that must wait t0
+// for the segment it forwards stretches this when segments are few, so only
+// 8 MiB is held to it (docs/algorithms.md).
+TEST(ClosedForm, CirculantStreamsBehindLogPRounds) {
+  ASSERT_TRUE(test::registered("circulant"));
+  const auto form = [](const Model& x) {
+    const double q = log2ceil(x.p);
+    return q * x.t0 + x.n * x.td + (q - 1) * x.s * x.td;
+  };
+  for (uint32_t p : {2u, 3u, 8u, 17u, 64u, 100u})
+    for (uint64_t n : {uint64_t{1} << 20, uint64_t{8} << 20})
+      check("circulant", p, n, 8192, form, "", n >= (uint64_t{8} << 20) ? 5.0 : -1);
 }
 
 // A new algorithm comes with its closed form here, or with the reason it has
