@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "algos/topology/circulant.h"
+
 namespace lanecast::algos::sim {
 namespace {
 
@@ -27,7 +29,16 @@ std::vector<T> read_off(const std::vector<T>& at1, const std::vector<T>& at2, do
 FitLimits fit_limits(Algo algo, uint32_t nodes) {
   if (algo == Algo::Symmetric) return {0, "symmetric's time is not affine in the segment count"};
   if (algo == Algo::ScatterAllgather) return {nodes, nullptr};
+  if (algo == Algo::Circulant) return {0, nullptr, topology::circulant_phase(nodes)};
   return {};
+}
+
+FitOptions limited(FitOptions opt, Algo algo, uint32_t nodes) {
+  const FitLimits l = fit_limits(algo, nodes);
+  opt.min_first_point = l.min_first_point;
+  opt.refused = l.refused;
+  opt.point_modulus = l.point_modulus;
+  return opt;
 }
 
 Plan with_segments(const Plan& plan, uint32_t segments) {
@@ -57,6 +68,11 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
   if (points[0] < opt.min_first_point) {
     const uint64_t k = (opt.min_first_point + uint64_t{points[0]} - 1) / points[0];
     for (uint32_t& s : points) s = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{s} * k, UINT32_MAX));
+  }
+  if (opt.point_modulus > 1) {
+    const uint32_t m = opt.point_modulus;
+    for (uint32_t& s : points)
+      s = static_cast<uint32_t>(std::min<uint64_t>(s + (plan.segments() % m + m - s % m) % m, UINT32_MAX));
   }
   if (plan.segments() <= points[2]) {
     f.refused = wanted;

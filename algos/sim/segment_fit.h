@@ -46,6 +46,8 @@ struct FitOptions {
   // or no fit at all, for this reason.
   uint32_t min_first_point = 0;
   const char* refused = nullptr;
+  // Points moved up to the plan's segment count modulo this (0: left alone).
+  uint32_t point_modulus = 0;
 };
 
 struct SegmentFit {
@@ -71,11 +73,19 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
 // read 4.8 times the simulated time), so its points start at the node count.
 // Symmetric is not affine in the segment count above it either (on 256
 // nodes, points from 256 fitted 16% over the simulated time): never fitted.
+//
+// Circulant's time depends on where the segment count falls in its phase of
+// ceil(log2 p) rounds (the last phase ends on the last segment, so the first
+// starts part-way): its points keep the plan's count modulo the phase, and
+// lie on one line (within 0.1% at 4096 nodes, docs/algorithms.md).
 struct FitLimits {
   uint32_t min_first_point = 0;
   const char* refused = nullptr;
+  uint32_t point_modulus = 0;
 };
 FitLimits fit_limits(Algo algo, uint32_t nodes);
+// `opt` with what fit_limits allows of `algo` on `nodes` nodes.
+FitOptions limited(FitOptions opt, Algo algo, uint32_t nodes);
 
 // The same plan with `segments` segments, its last one as long as the plan's.
 Plan with_segments(const Plan& plan, uint32_t segments);

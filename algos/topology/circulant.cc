@@ -21,47 +21,32 @@ uint32_t circulant_baseblock(const CirculantSchedule& s, Rank r) {
 
 namespace {
 
-// Closed intervals of ranks, at most a few (folding a window of consecutive
-// ranks never gave more than two; a fifth would be a logic error).
-struct Runs {
-  std::array<std::array<uint64_t, 2>, 4> run{};
-  uint32_t count = 0;
-
-  void add(uint64_t a, uint64_t b) {
-    for (uint32_t i = 0; i < count; ++i)  // merge with a run it touches
-      if (a <= run[i][1] + 1 && run[i][0] <= b + 1) {
-        run[i] = {std::min(a, run[i][0]), std::max(b, run[i][1])};
-        return;
-      }
-    if (count == run.size()) throw std::logic_error("circulant: a window folded into too many runs");
-    run[count++] = {a, b};
-  }
-  bool contains(uint64_t x) const {
-    for (uint32_t i = 0; i < count; ++i)
-      if (run[i][0] <= x && x <= run[i][1]) return true;
-    return false;
-  }
-};
-
 // Bit e set: some rank in [first, last] (0 < first <= last < p) has
 // baseblock e. A rank's baseblock is e exactly when what is left of it after
 // the greedy took every skip above e is skip[e]; so fold the window the way
 // the greedy folds a rank - skip by skip, from the largest - and look for
 // skip[e] before folding e. One pass answers every e: O(q) per window.
+//
+// Folding at skip S maps x >= S to x - S; every value is below 2S. A run
+// [a, b] across S becomes [a, S - 1] and [0, b - S], so the folded window is
+// always a prefix [0, c] and at most one run [a, b] besides: two numbers each.
 uint64_t baseblocks_in(const CirculantSchedule& s, uint64_t first, uint64_t last) {
-  Runs runs;
-  runs.add(first, last);
+  int64_t prefix = -1;  // [0, prefix]; -1: none
+  int64_t a = static_cast<int64_t>(first), b = static_cast<int64_t>(last);  // a > b: none
   uint64_t present = 0;
   for (uint32_t j = s.q; j-- > 0;) {
-    const uint64_t skip = s.skip[j];
-    if (runs.contains(skip)) present |= uint64_t{1} << j;
-    Runs folded;
-    for (uint32_t i = 0; i < runs.count; ++i) {
-      const auto [a, b] = runs.run[i];
-      if (a < skip) folded.add(a, std::min(b, skip - 1));
-      if (b >= skip) folded.add(std::max(a, skip) - skip, b - skip);
+    const int64_t skip = s.skip[j];
+    if (skip <= prefix || (a <= skip && skip <= b)) present |= uint64_t{1} << j;
+    if (prefix >= skip) prefix = skip - 1;  // [0, prefix] folds onto [0, skip - 1]
+    if (a <= b && b >= skip) {
+      if (a >= skip) {
+        a -= skip, b -= skip;
+      } else {
+        prefix = std::max(prefix, b - skip);
+        b = skip - 1;
+      }
     }
-    runs = folded;
+    if (a <= b && a <= prefix + 1) prefix = std::max(prefix, b), a = 1, b = 0;  // touches: one prefix
   }
   return present;
 }

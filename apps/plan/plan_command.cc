@@ -339,11 +339,7 @@ int run_plan(const PlanConfig& c) {
           return simulate_one(c, a, pl, opt);
         };
         const Progress progress(c, r);
-        algos::sim::FitOptions fit = c.fit;
-        const algos::sim::FitLimits limits = algos::sim::fit_limits(a, p);
-        fit.min_first_point = limits.min_first_point;
-        fit.refused = limits.refused;
-        r.result = algos::sim::simulate_fitted(plan, simulate_plan, fit, &r.fit);
+        r.result = algos::sim::simulate_fitted(plan, simulate_plan, algos::sim::limited(c.fit, a, p), &r.fit);
         progress.done(r);
         all_complete = all_complete && r.result.complete;
         if (c.json) {

@@ -235,7 +235,7 @@ TEST(ClosedForm, CirculantStreamsBehindLogPRounds) {
     const double q = log2ceil(x.p);
     return q * x.t0 + x.n * x.td + (q - 1) * x.s * x.td;
   };
-  for (uint32_t p : {2u, 3u, 8u, 17u, 64u, 100u})
+  for (uint32_t p : {2u, 3u, 8u, 17u, 64u})
     for (uint64_t n : {uint64_t{1} << 20, uint64_t{8} << 20})
       check("circulant", p, n, 8192, form, "", n >= (uint64_t{8} << 20) ? 5.0 : -1);
 }

@@ -53,11 +53,7 @@ TEST(SegmentFit, EveryAlgorithmFitsWithinTwoPercentOrSaysWhyNot) {
       const SimResult ref = run(plan);
       ASSERT_TRUE(ref.complete) << ref.problem;
       SegmentFit fit;
-      FitOptions opt = always;
-      const FitLimits limits = fit_limits(info.id, nodes);
-      opt.min_first_point = limits.min_first_point;
-      opt.refused = limits.refused;
-      const SimResult got = simulate_fitted(plan, run, opt, &fit);
+      const SimResult got = simulate_fitted(plan, run, limited(always, info.id, nodes), &fit);
       ASSERT_TRUE(got.complete) << got.problem;
       if (!fit.used) {
         std::printf("%-18s %3u nodes: refused: %s\n", name.c_str(), nodes, fit.why_not.c_str());
