@@ -40,7 +40,7 @@ const char* kHelp =
     "  testbed   up|down|status: a shaped testbed of network namespaces, one per node\n"
     "            (veths to Linux bridges, tbf on every link; root); `bench --testbed N`\n"
     "            runs a member process in each\n"
-    "  help      this text\n"
+    "  help      this text (--version: the version)\n"
     "\n"
     "Runs without hugepages and without root on the in-process fabric.\n"
     "Exit status: 0 success, 1 a broadcast failed or was not verified, 2 bad usage,\n"
@@ -54,6 +54,10 @@ int main(int argc, char** argv) {
       std::strcmp(argv[1], "help") == 0) {
     std::fputs(kHelp, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
+  }
+  if (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0) {
+    std::printf("lanecast %s\n", LANECAST_VERSION);
+    return 0;
   }
   const std::string_view cmd = argv[1];
   try {
