@@ -16,6 +16,7 @@ packages=(
   libpmix-dev openmpi-bin       # the PMIx bootstrap; mpirun for its test (tests/net/pmix_test.sh)
   libpcap-dev                   # lanecast replay and record (pcap, pcapng)
   libsodium-dev                 # groups with a key: frame seals (AES-256-GCM), key derivation
+  nlohmann-json3-dev            # every --json the commands print
   iproute2 python3 tcpdump        # tests; tools/plot_plan.py also wants python3-matplotlib
   libibverbs-dev librdmacm-dev ibverbs-utils  # the verbs port (InfiniBand, RoCE); ibv_devices
   passwd util-linux             # tests/security: groupadd and gpasswd, setpriv (clients as other users)

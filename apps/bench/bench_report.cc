@@ -7,6 +7,7 @@
 
 #include "apps/bench/skew.h"
 #include "apps/common/fault_text.h"
+#include "apps/common/json_output.h"
 #include "engine/group/fault_keys.h"
 #include "engine/api/member_internals.h"
 
@@ -102,36 +103,54 @@ void print_bench_memory(LocalGroup& g, uint64_t app_buffer) {
               rss > p * app_buffer ? (rss - p * app_buffer) / 1024.0 / p : 0.0, format_size(app_buffer).c_str());
 }
 
-void print_bench_json(const std::vector<BenchRow>& rows, std::FILE* to) {
-  std::fprintf(to, "[\n");
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const BenchRow& r = rows[i];
-    std::string ranks;
-    for (size_t k = 0; k < r.rank_us.size(); ++k) {
-      char b[32];
-      std::snprintf(b, sizeof b, "%s%.3f", k ? ", " : "", r.rank_us[k]);
-      ranks += b;
-    }
-    char measured[512];
-    if (r.per_process)
-      std::snprintf(measured, sizeof measured, "\"span_us\": %.3f", r.span_us);
-    else
-      std::snprintf(measured, sizeof measured,
-                    "\"p50_us\": %.3f, \"p99_us\": %.3f, \"max_us\": %.3f, \"data_frames\": %" PRIu64
-                    ", \"retransmits\": %" PRIu64 ", \"rto_timeouts\": %" PRIu64 ", \"acks\": %" PRIu64
-                    ", \"datagrams\": %" PRIu64,
-                    r.p50_us, r.p99_us, r.max_us, r.data_frames, r.retransmits, r.timeouts, r.acks, r.datagrams);
-    std::fprintf(to,
-                 "  {\"algo\": \"%s\", \"chosen\": \"%s\", \"nodes\": %u, \"size\": %" PRIu64
-                 ", \"iters\": %u, \"avg_us\": %.3f, \"min_us\": %.3f, %s, \"mbps\": %.3f, \"spread_us\": %.3f, "
-                 "\"acked_us\": %.3f, \"rank1_us\": %.3f, \"rankN_us\": %.3f, \"skew\": %.4f, \"rank_us\": [%s]"
-                 ", \"rate_mbit\": %.1f, \"verified\": %s%s%s%s}%s\n",
-                 r.algo.c_str(), r.chosen.c_str(), r.nodes, r.size, r.iters, r.avg_us, r.min_us, measured, r.mbps,
-                 r.spread_us, r.acked_us, r.rank_us.size() > 1 ? r.rank_us[1] : 0.0,
-                 r.rank_us.empty() ? 0.0 : r.rank_us.back(), r.skew, ranks.c_str(), r.rate_mbit,
-                 r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"", r.error.c_str(),
-                 r.error.empty() ? "" : "\"", i + 1 < rows.size() ? "," : "");
+namespace {
+
+Json bench_json(const BenchRow& r) {
+  Json o;
+  o["algo"] = r.algo;
+  o["chosen"] = r.chosen;
+  o["nodes"] = r.nodes;
+  o["size"] = r.size;
+  o["iters"] = r.iters;
+  o["avg_us"] = rounded(r.avg_us);
+  o["min_us"] = rounded(r.min_us);
+  if (r.per_process) {
+    o["span_us"] = rounded(r.span_us);
+  } else {
+    o["p50_us"] = rounded(r.p50_us);
+    o["p99_us"] = rounded(r.p99_us);
+    o["max_us"] = rounded(r.max_us);
+    o["data_frames"] = r.data_frames;
+    o["retransmits"] = r.retransmits;
+    o["rto_timeouts"] = r.timeouts;
+    o["acks"] = r.acks;
+    o["datagrams"] = r.datagrams;
   }
+  o["mbps"] = rounded(r.mbps);
+  o["spread_us"] = rounded(r.spread_us);
+  o["acked_us"] = rounded(r.acked_us);
+  o["rank1_us"] = rounded(r.rank_us.size() > 1 ? r.rank_us[1] : 0.0);
+  o["rankN_us"] = rounded(r.rank_us.empty() ? 0.0 : r.rank_us.back());
+  o["skew"] = rounded(r.skew, 4);
+  Json ranks = Json::array();
+  for (const double us : r.rank_us) ranks.push_back(rounded(us));
+  o["rank_us"] = std::move(ranks);
+  o["rate_mbit"] = rounded(r.rate_mbit, 1);
+  o["verified"] = r.verified;
+  if (!r.error.empty()) o["error"] = r.error;
+  return o;
+}
+
+}  // namespace
+
+void print_bench_json(const std::vector<BenchRow>& rows, std::FILE* to) {
+  Json all = Json::array();
+  for (const BenchRow& r : rows) all.push_back(bench_json(r));
+  // One row per line, as before: readable, and a member killed mid-run
+  // leaves whole rows behind.
+  std::fprintf(to, "[\n");
+  for (size_t i = 0; i < all.size(); ++i)
+    std::fprintf(to, "  %s%s\n", json_text(all[i]).c_str(), i + 1 < all.size() ? "," : "");
   std::fprintf(to, "]\n");
 }
 

@@ -49,6 +49,7 @@ void print_bench_header(const BenchConfig& c, const std::string& algo, uint32_t 
 void print_bench_row(const BenchRow& r);
 void print_bench_counters(LocalGroup& g);
 void print_bench_memory(LocalGroup& g, uint64_t app_buffer);
+// `bench --json`: an array of one object per row (docs/json.md).
 void print_bench_json(const std::vector<BenchRow>& rows, std::FILE* to = stdout);
 
 }  // namespace lanecast::apps

@@ -8,6 +8,7 @@
 #include "apps/bench/bare_schedule.h"
 #include "apps/bench/cpu_wait.h"
 #include "apps/common/fault_text.h"
+#include "apps/common/json_output.h"
 #include "apps/common/options.h"
 #include "apps/common/pattern.h"
 #include "engine/runtime/clock.h"
@@ -235,27 +236,36 @@ void print_stream_json(const std::vector<StreamRow>& rows) {
   std::printf("[\n");
   for (size_t i = 0; i < rows.size(); ++i) {
     const StreamRow& r = rows[i];
-    char bare[224] = "";
-    if (r.has_bare)
-      std::snprintf(bare, sizeof bare,
-                    ", \"bare_p50_us\": %.3f, \"bare_p99_us\": %.3f, \"bare_p999_us\": %.3f, \"bare_max_us\": %.3f, "
-                    "\"poller_cpu_wait_us\": %.1f",
-                    r.bare.worst.p50_us, r.bare.worst.p99_us, r.bare.worst.p999_us, r.bare.worst.max_us,
-                    r.poller_cpu_wait_us);
-    std::string hist;
-    for (const auto& [upper, n] : r.histogram.bands()) {
-      char b[64];
-      std::snprintf(b, sizeof b, "%s[%.3f, %" PRIu64 "]", hist.empty() ? "" : ", ", static_cast<double>(upper) / 1e3, n);
-      hist += b;
+    Json o;
+    o["algo"] = r.algo;
+    o["fanout"] = r.fanout;
+    o["nodes"] = r.nodes;
+    o["size"] = r.size;
+    o["messages"] = r.messages;
+    o["offered_per_s"] = rounded(r.offered, 0);
+    o["published_per_s"] = rounded(r.published_per_s, 1);
+    o["msgs_per_s"] = rounded(r.msgs_per_s, 1);
+    o["mbps"] = rounded(r.mbps);
+    o["p50_us"] = rounded(r.p50_us);
+    o["p99_us"] = rounded(r.p99_us);
+    o["p999_us"] = rounded(r.p999_us);
+    o["max_us"] = rounded(r.max_us);
+    o["mean_us"] = rounded(r.mean_us);
+    o["would_block"] = r.would_block;
+    o["frames_per_msg"] = rounded(r.frames_per_msg, 4);
+    Json hist = Json::array();  // [upper bound us, deliveries] per band
+    for (const auto& [upper, n] : r.histogram.bands()) hist.push_back({rounded(static_cast<double>(upper) / 1e3), n});
+    o["histogram_us"] = std::move(hist);
+    if (r.has_bare) {
+      o["bare_p50_us"] = rounded(r.bare.worst.p50_us);
+      o["bare_p99_us"] = rounded(r.bare.worst.p99_us);
+      o["bare_p999_us"] = rounded(r.bare.worst.p999_us);
+      o["bare_max_us"] = rounded(r.bare.worst.max_us);
+      o["poller_cpu_wait_us"] = rounded(r.poller_cpu_wait_us, 1);
     }
-    std::printf("  {\"algo\": \"%s\", \"fanout\": %u, \"nodes\": %u, \"size\": %" PRIu64 ", \"messages\": %" PRIu64
-                ", \"offered_per_s\": %.0f, \"published_per_s\": %.1f, \"msgs_per_s\": %.1f, \"mbps\": %.3f, "
-                "\"p50_us\": %.3f, \"p99_us\": %.3f, \"p999_us\": %.3f, \"max_us\": %.3f, \"mean_us\": %.3f, "
-                "\"would_block\": %" PRIu64 ", \"frames_per_msg\": %.4f, \"histogram_us\": [%s]%s, \"verified\": %s%s%s%s}%s\n",
-                r.algo.c_str(), r.fanout, r.nodes, r.size, r.messages, r.offered, r.published_per_s, r.msgs_per_s,
-                r.mbps, r.p50_us, r.p99_us, r.p999_us, r.max_us, r.mean_us, r.would_block, r.frames_per_msg,
-                hist.c_str(), bare, r.verified ? "true" : "false", r.error.empty() ? "" : ", \"error\": \"", r.error.c_str(),
-                r.error.empty() ? "" : "\"", i + 1 < rows.size() ? "," : "");
+    o["verified"] = r.verified;
+    if (!r.error.empty()) o["error"] = r.error;
+    std::printf("  %s%s\n", json_text(o).c_str(), i + 1 < rows.size() ? "," : "");
   }
   std::printf("]\n");
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "apps/common/json_output.h"
 #include "apps/common/options.h"
 
 namespace lanecast::apps {
@@ -75,57 +76,48 @@ void print_link_counters(const std::vector<LinkRow>& links, bool xdp, uint32_t r
 
 namespace {
 
-// A JSON string literal of s: quotes, backslashes and control characters
-// escaped (what a member said may hold anything).
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const unsigned char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += static_cast<char>(ch);
-    } else if (ch < 0x20 || ch == 0x7f) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", ch);
-      out += b;
-    } else {
-      out += static_cast<char>(ch);
-    }
-  }
-  return out + "\"";
-}
-
 // Rank 0's output when it is one whole JSON array (it printed its results
-// and ended), else "null": a member killed mid-run leaves half a document.
-std::string whole_array(const std::string& text) {
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  const size_t last = text.find_last_not_of(" \t\r\n");
-  if (first == std::string::npos || text[first] != '[' || text[last] != ']') return "null";
-  return text.substr(first, last - first + 1);
+// and ended), else null: a member killed mid-run leaves half a document.
+Json whole_array(const std::string& text) {
+  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return parsed.is_array() ? parsed : Json();
 }
 
 }  // namespace
 
 void print_testbed_json(const TestbedJson& j) {
   const testbed::TestbedSpec& t = *j.testbed;
-  std::printf("{\"testbed\": {\"nodes\": %u, \"lanes\": %u, \"rate_mbit\": %u, \"mtu\": %u, \"burst_bytes\": %u, "
-              "\"uplink_queue_frames\": %u, \"uplink_limit_bytes\": %" PRIu64 ", \"switch_queue_ms\": %u, "
-              "\"paced_mbit\": %g},\n",
-              t.nodes, t.lanes, t.rate_mbit, t.mtu, testbed::burst_bytes(t), t.uplink_queue,
-              testbed::uplink_limit_bytes(t), testbed::kQueueMs, j.paced_mbit);
-  std::printf(" \"results\": %s,\n", whole_array(j.results).c_str());
-  std::printf(" \"payload_bytes\": %" PRIu64 ", \"payload\": %s,\n", j.payload.bytes, json_string(j.payload.how).c_str());
-  std::printf(" \"links\": [\n");
-  for (size_t i = 0; i < j.links.size(); ++i) {
-    const LinkRow& l = j.links[i];
-    std::printf("  {\"rank\": %u, \"lane\": %s, \"up_bytes\": %" PRIu64 ", \"up_packets\": %" PRIu64
-                ", \"up_dropped\": %" PRIu64 ", \"up_overlimits\": %" PRIu64 ", \"down_bytes\": %" PRIu64
-                ", \"down_packets\": %" PRIu64 ", \"down_dropped\": %" PRIu64 ", \"down_overlimits\": %" PRIu64 "}%s\n",
-                l.rank, json_string(l.lane).c_str(), l.up.bytes, l.up.packets, l.up.dropped, l.up.overlimits,
-                l.down.bytes, l.down.packets, l.down.dropped, l.down.overlimits, i + 1 < j.links.size() ? "," : "");
-  }
+  Json out;
+  out["testbed"] = {{"nodes", t.nodes},
+                    {"lanes", t.lanes},
+                    {"rate_mbit", t.rate_mbit},
+                    {"mtu", t.mtu},
+                    {"burst_bytes", testbed::burst_bytes(t)},
+                    {"uplink_queue_frames", t.uplink_queue},
+                    {"uplink_limit_bytes", testbed::uplink_limit_bytes(t)},
+                    {"switch_queue_ms", testbed::kQueueMs},
+                    {"paced_mbit", j.paced_mbit}};
+  out["results"] = whole_array(j.results);
+  out["payload_bytes"] = j.payload.bytes;
+  out["payload"] = j.payload.how;
+  Json links = Json::array();
+  for (const LinkRow& l : j.links)
+    links.push_back({{"rank", l.rank},
+                     {"lane", l.lane},
+                     {"up_bytes", l.up.bytes},
+                     {"up_packets", l.up.packets},
+                     {"up_dropped", l.up.dropped},
+                     {"up_overlimits", l.up.overlimits},
+                     {"down_bytes", l.down.bytes},
+                     {"down_packets", l.down.packets},
+                     {"down_dropped", l.down.dropped},
+                     {"down_overlimits", l.down.overlimits}});
+  out["links"] = std::move(links);
   const LinkTotals totals = link_totals(j.links, j.root);
-  std::printf(" ],\n \"root_uplink_bytes\": %" PRIu64 ", \"drops\": %" PRIu64 ", \"failed\": %s}\n",
-              totals.root_up_bytes, totals.drops, json_string(j.failed).c_str());
+  out["root_uplink_bytes"] = totals.root_up_bytes;
+  out["drops"] = totals.drops;
+  out["failed"] = j.failed;
+  print_json(out, stdout, 1);
   std::fflush(stdout);
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "apps/common/json_output.h"
 #include "apps/common/options.h"
 #include "apps/common/stop_signals.h"
 #include "apps/daemon/daemon_command.h"
@@ -26,17 +27,41 @@ struct StatConfig {
   double interval_s = 1;
   uint64_t count = 0;  // refreshes; 0: until interrupted
   std::string filter;
+  bool json = false;  // one JSON object per refresh, one per line (JSON Lines)
 };
 
 const char* kStatUsage =
-    "usage: lanecast stat --dir DIR [--once] [--interval S] [--count N] [--filter TEXT] [--all]\n"
+    "usage: lanecast stat --dir DIR [--once] [--interval S] [--count N] [--filter TEXT] [--all] [--json]\n"
     "\n"
     "Shows the counters of the `lanecast daemon` serving DIR (its --dir; by default\n"
     "/dev/shm/lanecast-GROUP-rRANK): every counter that is not zero, its value and its\n"
     "rate per second since the last refresh, refreshed every S seconds until\n"
     "interrupted (or N times). The same counters are in the daemon's --prometheus file;\n"
     "when the stats file could not hold them all, a note line says how many are missing.\n"
+    "--json prints each refresh as one JSON object on one line (docs/json.md).\n"
     "\n";
+
+// --json: one refresh as one object.
+void print_stat_json(const StatConfig& c, const daemon::StatsSnapshot& s, double age_s,
+                     const std::map<std::string, double>& rates) {
+  Json j;
+  j["group"] = s.group;
+  j["rank"] = s.rank;
+  j["group_size"] = s.group_size;
+  j["pid"] = s.pid;
+  j["age_s"] = rounded(age_s);
+  j["stats_file"] = c.dir + "/stats";
+  j["note"] = daemon::stats_cut_note(s);
+  Json counters = Json::object(), per_s = Json::object();
+  for (const auto& [name, v] : s.entries) {
+    if ((!c.all && v == 0) || (!c.filter.empty() && name.find(c.filter) == std::string::npos)) continue;
+    counters[name] = v;
+    if (const auto it = rates.find(name); it != rates.end()) per_s[name] = rounded(it->second, 1);
+  }
+  j["counters"] = std::move(counters);
+  j["per_s"] = std::move(per_s);
+  print_json(j);
+}
 
 }  // namespace
 
@@ -52,6 +77,7 @@ int stat_main(int argc, char** argv) {
          [&](std::string_view v) { c.count = parse_uint(v, "--count", UINT64_MAX); }});
   t.add({"filter", "TEXT", "", "only counters whose name contains TEXT",
          [&](std::string_view v) { c.filter = std::string(v); }});
+  t.add({"json", "", "", "each refresh as one JSON object on one line", [&](std::string_view) { c.json = true; }});
   if (t.parse(argc, argv, 1)) {
     std::fputs(kStatUsage, stdout);
     std::fputs(t.help().c_str(), stdout);
@@ -71,28 +97,36 @@ int stat_main(int argc, char** argv) {
       if (StopSignals::received() != 0) break;
     }
     const daemon::StatsSnapshot s = daemon::read_stats(c.dir + "/stats");
-    if (tty && !c.once) std::fputs("\033[H\033[2J", stdout);
     const uint64_t now = clock_ns();
-    std::printf("lanecast stat: group %s, rank %u of %u, daemon pid %d, counters %.1f s old (%s/stats)\n",
-                s.group.c_str(), s.rank, s.group_size, s.pid,
-                now > s.updated_ns ? static_cast<double>(now - s.updated_ns) / 1e9 : 0.0, c.dir.c_str());
-    if (const std::string note = daemon::stats_cut_note(s); !note.empty()) std::printf("%s\n", note.c_str());
-    std::printf("%-78s %16s %14s\n", "counter", "value", last_ns ? "per_s" : "");
+    const double age_s = now > s.updated_ns ? static_cast<double>(now - s.updated_ns) / 1e9 : 0.0;
     const double dt = last_ns && s.updated_ns > last_ns ? static_cast<double>(s.updated_ns - last_ns) / 1e9 : 0;
-    for (const auto& [name, v] : s.entries) {
-      if ((!c.all && v == 0) || (!c.filter.empty() && name.find(c.filter) == std::string::npos)) continue;
-      const auto it = last.find(name);
-      if (dt > 0 && it != last.end() && v >= it->second)
-        std::printf("%-78s %16" PRIu64 " %14.1f\n", name.c_str(), v, static_cast<double>(v - it->second) / dt);
-      else
-        std::printf("%-78s %16" PRIu64 " %14s\n", name.c_str(), v, "");
-    }
-    std::fflush(stdout);
+    std::map<std::string, double> rates;
+    for (const auto& [name, v] : s.entries)
+      if (const auto it = last.find(name); dt > 0 && it != last.end() && v >= it->second)
+        rates[name] = static_cast<double>(v - it->second) / dt;
     if (s.updated_ns != last_ns) {
       last.clear();
       for (const auto& [name, v] : s.entries) last[name] = v;
       last_ns = s.updated_ns;
     }
+    if (c.json) {
+      print_stat_json(c, s, age_s, rates);
+      std::fflush(stdout);
+      continue;
+    }
+    if (tty && !c.once) std::fputs("\033[H\033[2J", stdout);
+    std::printf("lanecast stat: group %s, rank %u of %u, daemon pid %d, counters %.1f s old (%s/stats)\n",
+                s.group.c_str(), s.rank, s.group_size, s.pid, age_s, c.dir.c_str());
+    if (const std::string note = daemon::stats_cut_note(s); !note.empty()) std::printf("%s\n", note.c_str());
+    std::printf("%-78s %16s %14s\n", "counter", "value", dt > 0 ? "per_s" : "");
+    for (const auto& [name, v] : s.entries) {
+      if ((!c.all && v == 0) || (!c.filter.empty() && name.find(c.filter) == std::string::npos)) continue;
+      if (const auto it = rates.find(name); it != rates.end())
+        std::printf("%-78s %16" PRIu64 " %14.1f\n", name.c_str(), v, it->second);
+      else
+        std::printf("%-78s %16" PRIu64 " %14s\n", name.c_str(), v, "");
+    }
+    std::fflush(stdout);
   }
   return 0;
 }

@@ -16,6 +16,7 @@
 #include "algos/multilane.h"
 #include "algos/mcast_chain.h"
 #include "algos/sim/simulator.h"
+#include "apps/common/json_output.h"
 #include "apps/common/options.h"
 #include "apps/plan/plan_auto.h"
 #include "apps/plan/plan_options.h"
@@ -133,80 +134,61 @@ void print_text(const PlanConfig& c, const Run& r) {
   }
 }
 
-template <class T>
-void json_list(const std::vector<T>& v, bool as_us) {
-  std::cout << '[';
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i > 0) std::cout << ',';
-    if (as_us) std::cout << us(static_cast<Picos>(v[i]));
-    else std::cout << v[i];
-  }
-  std::cout << ']';
-}
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    if (static_cast<unsigned char>(ch) >= 0x20) out += ch;
-  }
-  return out;
-}
+double us_value(Picos t) { return rounded(static_cast<double>(t) / 1e6); }
 
 // "algo" is what was asked for, "chosen" what ran; with auto, the rule that
 // chose (null when none matched) and the situation fields not given elsewhere.
-void print_json_choice(const PlanConfig& c, const Run& r) {
+void add_json_choice(Json& j, const PlanConfig& c, const Run& r) {
   const std::string_view name = algos::algo_info(r.algo).name;
-  std::cout << "\"algo\":\"" << (r.pick ? std::string_view("auto") : name) << "\",\"chosen\":\"" << name << '"';
+  j["algo"] = r.pick ? std::string_view("auto") : name;
+  j["chosen"] = name;
   if (!r.pick) return;
   const AutoPick& p = *r.pick;
-  if (p.rule)
-    std::cout << ",\"rule\":\"" << json_escape(c.auto_rules->text(*p.rule)) << "\",\"rule_at\":\""
-              << json_escape(rule_origin(c, *p.rule)) << '"';
-  else
-    std::cout << ",\"rule\":null,\"rule_at\":null";
-  std::cout << ",\"multicast\":" << (p.situation.multicast ? "true" : "false") << ",\"latency_spread\":";
-  if (std::isfinite(p.situation.latency_spread)) std::cout << fmt("%g", p.situation.latency_spread);
-  else std::cout << "null";  // JSON has no infinity: some pairs have latency 0, others not
+  j["rule"] = p.rule ? Json(c.auto_rules->text(*p.rule)) : Json();
+  j["rule_at"] = p.rule ? Json(rule_origin(c, *p.rule)) : Json();
+  j["multicast"] = p.situation.multicast;
+  // JSON has no infinity: some pairs have latency 0, others not - null.
+  j["latency_spread"] = std::isfinite(p.situation.latency_spread) ? Json(p.situation.latency_spread) : Json();
 }
 
-void print_json(const PlanConfig& c, const Run& r) {
+Json run_json(const PlanConfig& c, const Run& r) {
   const SimResult& s = r.result;
-  std::cout << '{';
-  print_json_choice(c, r);
-  std::cout << ",\"nodes\":" << r.nodes
-            << ",\"size\":" << r.size << ",\"segment\":" << c.segment << ",\"lanes\":" << c.lanes
-            << ",\"root\":" << c.root << ",\"order\":\"" << c.order << "\",\"t0_us\":" << fmt("%g", c.t0_us)
-            << ",\"bw_mbytes_per_s\":" << fmt("%g", c.bw_mbytes) << ",\"tx_order\":\""
-            << (c.net.tx_order == algos::sim::TxOrder::Fifo ? "fifo" : "rr") << "\",\"topology\":\""
-            << json_escape(c.topology_file) << "\",\"mcast_loss\":" << fmt("%g", c.net.multicast_loss)
-            << ",\"root_delay_us\":" << fmt("%g", double(c.algo_options.root_delay_ns) / 1e3)
-            << ",\"sync_seed\":" << c.algo_options.sync_seed << ",\"sync_rank\":";
-  if (const algos::Rank k = sync_rank(c, r); k != algos::kNoRank) std::cout << k;
-  else std::cout << "null";
-  std::cout << ",\"skew_us\":" << fmt("%g", double(c.net.start_skew) / 1e6) << ",\"skew_seed\":" << c.net.skew_seed
-            << ",\"multicast_lost\":" << total(s.multicast_lost)
-            << ",\"multicast_unposted\":" << total(s.multicast_unposted)
-            << ",\"complete\":" << (s.complete ? "true" : "false");
-  if (!s.complete) std::cout << ",\"problem\":\"" << json_escape(s.problem) << '"';
-  std::cout << ",\"predicted_us\":" << us(s.completion) << ",\"method\":\"" << (r.fit.used ? "fit" : "simulated")
-            << "\",\"fit_why_not\":";
-  if (!r.fit.refused) std::cout << "null";
-  else std::cout << '"' << json_escape(r.fit.why_not) << '"';
-  std::cout << ",\"fit_off_line\":";
-  if (r.fit.used) std::cout << fmt("%g", r.fit.off_line);
-  else std::cout << "null";
-  std::cout << ",\"rank_finish_us\":";
-  json_list(s.finish, true);
-  std::cout << ",\"rank_start_us\":";
-  json_list(s.start, true);
-  std::cout << ",\"bytes_sent\":";
-  json_list(s.bytes_sent, false);
-  std::cout << ",\"bytes_received\":";
-  json_list(s.bytes_received, false);
-  std::cout << ",\"peers\":";
-  json_list(s.peers, false);
-  std::cout << '}';
+  Json j;
+  add_json_choice(j, c, r);
+  j["nodes"] = r.nodes;
+  j["size"] = r.size;
+  j["segment"] = c.segment;
+  j["lanes"] = c.lanes;
+  j["root"] = c.root;
+  j["order"] = c.order;
+  j["t0_us"] = c.t0_us;
+  j["bw_mbytes_per_s"] = c.bw_mbytes;
+  j["tx_order"] = c.net.tx_order == algos::sim::TxOrder::Fifo ? "fifo" : "rr";
+  j["topology"] = c.topology_file;
+  j["mcast_loss"] = c.net.multicast_loss;
+  j["root_delay_us"] = double(c.algo_options.root_delay_ns) / 1e3;
+  j["sync_seed"] = c.algo_options.sync_seed;
+  const algos::Rank k = sync_rank(c, r);
+  j["sync_rank"] = k != algos::kNoRank ? Json(k) : Json();
+  j["skew_us"] = double(c.net.start_skew) / 1e6;
+  j["skew_seed"] = c.net.skew_seed;
+  j["multicast_lost"] = total(s.multicast_lost);
+  j["multicast_unposted"] = total(s.multicast_unposted);
+  j["complete"] = s.complete;
+  if (!s.complete) j["problem"] = s.problem;
+  j["predicted_us"] = us_value(s.completion);
+  j["method"] = r.fit.used ? "fit" : "simulated";
+  j["fit_why_not"] = r.fit.refused ? Json(r.fit.why_not) : Json();
+  j["fit_off_line"] = r.fit.used ? Json(r.fit.off_line) : Json();
+  Json finish = Json::array(), start = Json::array();
+  for (const Picos t : s.finish) finish.push_back(us_value(t));
+  for (const Picos t : s.start) start.push_back(us_value(t));
+  j["rank_finish_us"] = std::move(finish);
+  j["rank_start_us"] = std::move(start);
+  j["bytes_sent"] = s.bytes_sent;
+  j["bytes_received"] = s.bytes_received;
+  j["peers"] = s.peers;
+  return j;
 }
 
 void print_header(const PlanConfig& c) {
@@ -344,7 +326,7 @@ int run_plan(const PlanConfig& c) {
         all_complete = all_complete && r.result.complete;
         if (c.json) {
           if (!runs.empty()) std::cout << ",\n";
-          print_json(c, r);
+          std::cout << json_text(run_json(c, r));
         } else {
           print_text(c, r);
         }

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "apps/common/group_member.h"
+#include "apps/common/json_output.h"
 #include "apps/common/options.h"
 #include "apps/common/stop_signals.h"
 #include "apps/replay/pcap_writer.h"
@@ -24,6 +25,7 @@ int record_main(int argc, char** argv) {
   std::optional<uint32_t> rank;
   uint64_t count = 0;
   double duration_s = 0, idle_s = 0;
+  bool json = false;
   OptionTable t;
   t.add({"config", "FILE", "", "the group file: this process is one of its members",
          [&](std::string_view v) { config = std::string(v); }});
@@ -41,8 +43,10 @@ int record_main(int argc, char** argv) {
          [&](std::string_view v) { duration_s = parse_double(v, "--duration", 0, 1e9); }});
   t.add({"idle", "S", "0", "stop once nothing arrived for S seconds after the first message (0: never)",
          [&](std::string_view v) { idle_s = parse_double(v, "--idle", 0, 1e9); }});
+  t.add({"json", "", "", "print the result as one JSON object", [&](std::string_view) { json = true; }});
   if (t.parse(argc, argv, 1)) {
-    std::fputs("usage: lanecast record --config FILE --rank R --out FILE [--count N] [--duration S] [--idle S]\n\n"
+    std::fputs("usage: lanecast record --config FILE --rank R --out FILE [--count N] [--duration S] [--idle S]\n"
+               "                       [--json]\n\n"
                "Joins the group as member R and writes every message it delivers to a pcap file\n"
                "(tcpdump -r FILE, Wireshark, or lanecast replay --pcap FILE read it). Stops at\n"
                "--count, --duration, --idle, or SIGTERM/SIGINT (the file is complete either way).\n\n",
@@ -72,8 +76,20 @@ int record_main(int argc, char** argv) {
   // A moment for this member's last acks and progress reports to leave: the
   // publisher waits for them before it may call its messages delivered.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  std::printf("lanecast record: rank %u wrote %" PRIu64 " messages to %s%s\n", g->rank(), w.written(), out.c_str(),
-              me.stream_status().ok() ? "" : (" (" + me.stream_status().message + ")").c_str());
+  if (json) {
+    Json j;
+    j["rank"] = g->rank();
+    j["out"] = out;
+    j["link"] = link;
+    j["messages"] = w.written();
+    j["seconds"] = rounded(static_cast<double>(clock_ns() - start) / 1e9);
+    j["ok"] = me.stream_status().ok();
+    if (!me.stream_status().ok()) j["error"] = me.stream_status().message;
+    print_json(j);
+  } else {
+    std::printf("lanecast record: rank %u wrote %" PRIu64 " messages to %s%s\n", g->rank(), w.written(), out.c_str(),
+                me.stream_status().ok() ? "" : (" (" + me.stream_status().message + ")").c_str());
+  }
   return me.stream_status().ok() ? 0 : 1;
 }
 

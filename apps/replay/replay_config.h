@@ -7,6 +7,7 @@
 #include <string>
 
 #include "apps/bench/log_histogram.h"
+#include "apps/common/json_output.h"
 #include "apps/replay/pcap_source.h"
 #include "apps/replay/pcap_writer.h"
 #include "apps/replay/read_ahead.h"
@@ -65,6 +66,12 @@ void print_source(const ReplayConfig& c, const replay::CaptureSummary& s);
 
 // The process's peak resident set (VmHWM), in MiB.
 double peak_rss_mib();
+
+// --json: the schedule's name ("topspeed", "speed", "pps", "mbps"), and the
+// send error's fields - p50, p99, max and the histogram as [upper us, count]
+// bands; zeros and [] when not timed (--topspeed has no schedule).
+const char* timing_name(const replay::Timing& timing);
+void add_send_error(Json& j, const ReplayOutcome& o, bool timed);
 
 int replay_in_process(const ReplayConfig& c, const replay::CaptureSummary& s);
 int replay_member(const ReplayConfig& c, const replay::CaptureSummary& s);

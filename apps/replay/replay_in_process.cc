@@ -173,19 +173,26 @@ int replay_in_process(const ReplayConfig& c, const replay::CaptureSummary& src) 
   const auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1e3; };
   const double rate = o.seconds > 0 ? static_cast<double>(o.published) / o.seconds : 0;
   if (c.json) {
-    std::printf("{\"pcap\": \"%s\", \"packets\": %" PRIu64 ", \"packets_read\": %" PRIu64 ", \"skipped\": %" PRIu64
-                ", \"loops\": %" PRIu64 ", \"nodes\": %u, \"timing\": \"%s\", \"messages_published\": %" PRIu64
-                ", \"messages_delivered_min\": %" PRIu64 ", \"seconds\": %.6f, \"messages_per_s\": %.1f, "
-                "\"send_error_p50_us\": %.3f, \"send_error_p99_us\": %.3f, \"send_error_max_us\": %.3f, "
-                "\"would_block\": %" PRIu64 ", \"file_waits\": %" PRIu64 ", \"read_ahead_bytes\": %" PRIu64
-                ", \"peak_rss_mib\": %.1f, \"verified\": %s%s%s%s}\n",
-                c.pcap.c_str(), src.messages, src.counts.read, src.counts.read - src.messages, c.loops, c.nodes,
-                c.timing.kind == replay::Timing::TopSpeed ? "topspeed" : c.timing.kind == replay::Timing::Speed ? "speed"
-                : c.timing.kind == replay::Timing::Pps ? "pps" : "mbps",
-                o.published, min_delivered, o.seconds, rate, timed ? us(o.error.percentile(0.5)) : 0.0,
-                timed ? us(o.error.percentile(0.99)) : 0.0, timed ? us(o.error.max()) : 0.0, o.would_block,
-                o.file_waits, ra.ring_bytes(), peak_rss_mib(), ok && c.verify ? "true" : "false",
-                ok ? "" : ", \"error\": \"", ok ? "" : error.c_str(), ok ? "" : "\"");
+    Json j;
+    j["pcap"] = c.pcap;
+    j["packets"] = src.messages;
+    j["packets_read"] = src.counts.read;
+    j["skipped"] = src.counts.read - src.messages;
+    j["loops"] = c.loops;
+    j["nodes"] = c.nodes;
+    j["timing"] = timing_name(c.timing);
+    j["messages_published"] = o.published;
+    j["messages_delivered_min"] = min_delivered;
+    j["seconds"] = rounded(o.seconds, 6);
+    j["messages_per_s"] = rounded(rate, 1);
+    add_send_error(j, o, timed);
+    j["would_block"] = o.would_block;
+    j["file_waits"] = o.file_waits;
+    j["read_ahead_bytes"] = ra.ring_bytes();
+    j["peak_rss_mib"] = rounded(peak_rss_mib(), 1);
+    j["verified"] = ok && c.verify;
+    if (!ok) j["error"] = error;
+    print_json(j);
   } else {
     std::printf("%12s %12s %10s %12s %14s %14s %14s %11s %10s %9s\n", "published", "delivered", "seconds", "msgs_per_s",
                 "send_err_p50", "send_err_p99", "send_err_max", "would_block", "file_waits", "verified");

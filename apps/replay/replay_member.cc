@@ -157,6 +157,24 @@ int replay_member(const ReplayConfig& c, const replay::CaptureSummary& src) {
   }
   log.finish();
   const bool ok = log.error().empty() && log.delivered() == total;
+  if (c.json) {
+    Json j;
+    j["rank"] = g->rank();
+    j["publisher"] = publisher;
+    j["messages"] = total;
+    j["messages_delivered"] = log.delivered();
+    if (publisher) {
+      j["messages_published"] = o.published;
+      j["seconds"] = rounded(o.seconds, 6);
+      add_send_error(j, o, c.timing.kind != replay::Timing::TopSpeed);
+      j["file_waits"] = o.file_waits;
+    }
+    j["peak_rss_mib"] = rounded(peak_rss_mib(), 1);
+    j["verified"] = ok && c.verify;
+    if (!log.error().empty()) j["error"] = log.error();
+    print_json(j);
+    return ok ? 0 : 1;
+  }
   std::printf("rank %u: %" PRIu64 " of %" PRIu64 " messages delivered%s%s", g->rank(), log.delivered(), total,
               c.verify ? (ok ? ", verified against the file" : "") : "",
               log.error().empty() ? "" : (": " + log.error()).c_str());

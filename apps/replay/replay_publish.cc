@@ -93,4 +93,24 @@ double peak_rss_mib() {
   return static_cast<double>(u.ru_maxrss) / 1024.0;  // KiB on Linux
 }
 
+const char* timing_name(const replay::Timing& timing) {
+  switch (timing.kind) {
+    case replay::Timing::TopSpeed: return "topspeed";
+    case replay::Timing::Speed: return "speed";
+    case replay::Timing::Pps: return "pps";
+    default: return "mbps";
+  }
+}
+
+void add_send_error(Json& j, const ReplayOutcome& o, bool timed) {
+  const auto us = [](uint64_t ns) { return rounded(static_cast<double>(ns) / 1e3); };
+  j["send_error_p50_us"] = timed ? us(o.error.percentile(0.5)) : 0.0;
+  j["send_error_p99_us"] = timed ? us(o.error.percentile(0.99)) : 0.0;
+  j["send_error_max_us"] = timed ? us(o.error.max()) : 0.0;
+  Json bands = Json::array();
+  if (timed)
+    for (const auto& [upper, n] : o.error.bands()) bands.push_back({us(upper), n});
+  j["send_error_histogram_us"] = std::move(bands);
+}
+
 }  // namespace lanecast::apps

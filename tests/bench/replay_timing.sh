@@ -37,13 +37,13 @@ for gap in $gaps; do
     # shellcheck disable=SC2086
     out=$("$lanecast" replay --pcap "$work/p.pcapng" --nodes "$nodes" --speed 1 --verify --json $args)
     cpu=$("$lanecast" replay --pcap "$work/p.pcapng" --nodes 1 --topspeed 2>/dev/null | sed -n 's/.*thread on CPU \([0-9,]*\).*/\1/p' | cut -d, -f1)
-    awk -v g="$gap" -v r="$r" -v n="$nodes" '{
-      match($0, /"send_error_p50_us": [0-9.]+/); p50 = substr($0, RSTART + 20, RLENGTH - 20)
-      match($0, /"send_error_p99_us": [0-9.]+/); p99 = substr($0, RSTART + 20, RLENGTH - 20)
-      match($0, /"send_error_max_us": [0-9.]+/); mx = substr($0, RSTART + 20, RLENGTH - 20)
-      w = "-"; if (match($0, /"file_waits": [0-9]+/)) w = substr($0, RSTART + 14, RLENGTH - 14)
-      v = index($0, "\"verified\": true") ? "yes" : "NO"
-      printf "%8s %4s %-36s %10.1f %10.1f %10.1f %10s %9s\n", g, r, "lanecast replay, " n " members", p50, p99, mx, w, v }' <<<"$out"
+    python3 -c '
+import json, sys
+g, r, n = sys.argv[1:4]
+d = json.loads(sys.stdin.read())
+print("%8s %4s %-36s %10.1f %10.1f %10.1f %10s %9s" % (g, r, "lanecast replay, " + n + " members", d["send_error_p50_us"],
+      d["send_error_p99_us"], d["send_error_max_us"], d.get("file_waits", "-"), "yes" if d["verified"] else "NO"))
+' "$gap" "$r" "$nodes" <<<"$out"
     "$probe" --cpu "${cpu:-1}" --gap-us "$gap" --count "$packets" |
       awk -v g="$gap" -v r="$r" -v c="${cpu:-1}" '{ for (i = 1; i <= NF; i++) { if ($i == "p50") p50 = $(i + 1); if ($i == "p99") p99 = $(i + 1); if ($i == "max") mx = $(i + 1) }
         printf "%8s %4s %-36s %10.1f %10.1f %10.1f %10s %9s\n", g, r, "bare thread on CPU " c " (yardstick)", p50, p99, mx, "-", "-" }'
