@@ -35,6 +35,7 @@ MemberSchedule schedule_of(const BenchConfig& c, const std::vector<std::string>&
   m.progress_in_calls = c.progress_in_calls;
   m.counters = c.counters;
   m.json = c.json;
+  m.quiet = c.quiet;
   m.stream = c.stream;
   m.stream_messages = c.messages;
   m.msg_rate = c.msg_rate;

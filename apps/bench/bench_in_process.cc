@@ -12,6 +12,7 @@
 #include "apps/bench/skew.h"
 #include "apps/bench/stream_bench.h"
 #include "apps/common/pattern.h"
+#include "apps/common/progress_line.h"
 #include "engine/api/member_internals.h"
 #include "engine/runtime/clock.h"
 
@@ -48,8 +49,14 @@ double percentile(std::vector<double>& v, double q) {
   return v[k];
 }
 
+// Progress of a size that runs for seconds: after the first 2 s, a line a
+// second (stderr; in place on a terminal, taken off before the size's row).
+constexpr uint64_t kQuietFirstNs = 2'000'000'000, kProgressEveryNs = 1'000'000'000;
+
 BenchRow run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, uint64_t size,
-             std::vector<std::vector<std::byte>>& bufs) {
+             std::vector<std::vector<std::byte>>& bufs, ProgressLine& progress) {
+  const uint64_t size_start = engine::now_ns();
+  uint64_t next_show = size_start + kQuietFirstNs;
   BenchRow row{algo, std::string(algos::algo_info(resolve_algo(g.member(0), algo, size)).name),
           c.nodes, size, c.iters, 0, 0, 0, 0, 0, 0, 0, 0, true, {}};
   row.rate_mbit = c.ports.empty() ? c.rate_mbit : c.port_rate_mbit;
@@ -85,6 +92,14 @@ BenchRow run_size(LocalGroup& g, const BenchConfig& c, const std::string& algo, 
     for (uint32_t r = 0; r < c.nodes; ++r)
       if (r != c.root && size > 0 && std::memcmp(bufs[r].data(), bufs[c.root].data(), size) != 0)
         row.verified = false;
+    if (const uint64_t now = engine::now_ns(); now >= next_show && it + 1 < c.warmup + c.iters) {
+      char text[160];
+      std::snprintf(text, sizeof text, "bench: %s %s: broadcast %u of %u (%u warm-up), %.0f s", algo.c_str(),
+                    format_size(size).c_str(), it + 1, c.warmup + c.iters, c.warmup,
+                    static_cast<double>(now - size_start) / 1e9);
+      progress.show(text);
+      next_show = now + kProgressEveryNs;
+    }
     if (it < c.warmup) continue;
     // The polling cores stamp their times on the same clock as t0.
     const double us = static_cast<double>(last > t0 ? last - t0 : 0) / 1e3;
@@ -213,12 +228,14 @@ int bench_in_process(const BenchConfig& c, const OptionTable& table, const std::
   std::vector<std::vector<std::byte>> bufs(c.nodes, std::vector<std::byte>(max_size));
   std::vector<BenchRow> rows;
   bool all_ok = true;
+  ProgressLine progress(c.quiet);
   for (const auto& algo : algos_to_run) {
     const GroupOptions go = group_options(c, algo, max_size);
     auto g = engine.create_local_group(go);
     if (!c.json) print_bench_header(c, algo, engine.polling_cores(), g->caps());
     for (uint64_t size : c.sizes) {
-      BenchRow r = run_size(*g, c, algo, size, bufs);
+      BenchRow r = run_size(*g, c, algo, size, bufs, progress);
+      progress.clear();
       all_ok = all_ok && r.verified && r.error.empty();
       if (!c.json) print_bench_row(r);
       rows.push_back(r);

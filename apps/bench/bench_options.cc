@@ -182,6 +182,8 @@ OptionTable make_bench_table(BenchConfig& c) {
          "timed per process (span_us, rank_us); --testbed: one object - testbed, results (that array), payload, links "
          "(every tbf's counters), failed - with the progress lines on stderr",
          [&](std::string_view) { c.json = true; }});
+  t.add({"quiet", "", "", "no progress lines on stderr (a size that runs for seconds, a testbed's set-up and run)",
+         [&](std::string_view) { c.quiet = true; }});
   t.add({"counters", "", "", "print every node's counters after each algorithm",
          [&](std::string_view) { c.counters = true; }});
   return t;

@@ -34,6 +34,7 @@ struct BenchConfig {
   uint16_t lanes = 1;
   double timeout_ms = 3000;
   bool json = false;
+  bool quiet = false;  // no progress lines on stderr
   bool counters = false;
   std::vector<std::string> ports;
   double port_rate_mbit = 0;

@@ -15,6 +15,7 @@
 #include "apps/bench/member_processes.h"
 #include "apps/bench/testbed_report.h"
 #include "apps/common/file_tail.h"
+#include "apps/common/progress_line.h"
 #include "apps/common/options.h"
 #include "apps/common/stop_signals.h"
 #include "apps/testbed/bpffs.h"
@@ -30,6 +31,7 @@ constexpr uint32_t kMaxXdpMtu = 3500;
 // into why can still run it.
 constexpr const char* kXdpAnyway = "LANECAST_XDP_ANYWAY";
 constexpr auto kPoll = std::chrono::milliseconds(20);
+constexpr double kProgressEveryS = 10;  // a line on stderr while the members run
 
 // A directory of this run's files (the group file, every member's output),
 // removed with everything in it when the run ends.
@@ -139,13 +141,23 @@ void print_header(std::FILE* to, const TestbedBenchConfig& c, const testbed::Tes
 // noted. Ends when all ended; when a member failed and the others are
 // still running twice the peer timeout later (plus room to exit); at the
 // deadline; or on a stop signal (Stopped).
-void watch(MemberProcesses& members, FileTail& rank0, double bound_s, double peer_timeout_ms) {
+void watch(MemberProcesses& members, FileTail& rank0, double bound_s, double peer_timeout_ms, ProgressLine& progress) {
   const double grace_s = 3 * peer_timeout_ms / 1e3 + 10;  // detect (2x), linger (1x), exit
   double failed_at = -1;
   uint32_t failed_rank = 0;
+  double next_show_s = kProgressEveryS;
   for (;;) {
-    rank0.pump();
+    // Rank 0's rows go to stdout (a terminal's screen too): the line in
+    // place comes off first, and is shown again at its next time.
+    rank0.pump([&progress] { progress.clear(); });
     const size_t running = members.poll();
+    if (const double now = members.elapsed_s(); now >= next_show_s && running > 0) {
+      char text[160];
+      std::snprintf(text, sizeof text, "bench --testbed: %.0f s (at most %.0f), %zu of %zu members running", now,
+                    bound_s, running, members.members().size());
+      progress.show(text);
+      next_show_s = now + kProgressEveryS;
+    }
     if (StopSignals::received() != 0) {
       members.kill_all("lanecast was stopped");
       StopSignals::throw_if_stopped();
@@ -250,7 +262,19 @@ int bench_testbed(const TestbedBenchConfig& c) {
   // reads on the way goes to stderr.
   std::FILE* human = c.json ? stderr : stdout;
   print_header(human, c, t, pace, bound_s, group_file);
-  const testbed::TestbedScope scope(t);
+  ProgressLine progress(c.quiet);
+  progress.show("bench --testbed: building " + std::to_string(t.nodes) + " namespaces, " + std::to_string(t.lanes) +
+                (t.lanes == 1 ? " bridge" : " bridges") + ", tbf on every link");
+  const auto setup_start = std::chrono::steady_clock::now();
+  const testbed::TestbedScope scope(t, [&](uint32_t node) {
+    progress.show("bench --testbed: building: node " + std::to_string(node + 1) + " of " + std::to_string(t.nodes));
+  });
+  {
+    char text[128];
+    std::snprintf(text, sizeof text, "bench --testbed: the testbed is up (%.1f s); starting %u members",
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count(), t.nodes);
+    progress.show(text);
+  }
   // The members do not see it (`ip netns exec` gives each a /sys of its
   // namespace), so libxdp loads its program without the dispatcher; mounted
   // all the same for the XDP tools one may run beside.
@@ -291,7 +315,8 @@ int bench_testbed(const TestbedBenchConfig& c) {
   // Rank 0's table streams as it comes; its JSON is read whole at the end.
   std::FILE* rank0_to = c.json ? nullptr : stdout;
   FileTail rank0(members.members()[0].out_path, rank0_to);
-  watch(members, rank0, bound_s, c.peer_timeout_ms);
+  watch(members, rank0, bound_s, c.peer_timeout_ms, progress);
+  progress.clear();
   rank0.finish();
 
   const std::vector<LinkRow> links = link_rows(t, before, snapshot_links(t));

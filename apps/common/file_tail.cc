@@ -5,7 +5,7 @@
 
 namespace lanecast::apps {
 
-void FileTail::pump() {
+void FileTail::pump(const std::function<void()>& before) {
   if (to_ == nullptr) return;  // nowhere to copy to: the file is read whole later
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;  // not created yet
@@ -18,6 +18,7 @@ void FileTail::pump() {
   ::close(fd);
   const size_t end = partial_.rfind('\n');
   if (end == std::string::npos) return;
+  if (before) before();
   std::fwrite(partial_.data(), 1, end + 1, to_);
   std::fflush(to_);
   partial_.erase(0, end + 1);

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -15,7 +16,9 @@ class FileTail {
  public:
   // `to` null: it copies nothing (a caller that reads the file whole later).
   FileTail(std::string path, std::FILE* to) : path_(std::move(path)), to_(to) {}
-  void pump();    // the new whole lines
+  // The new whole lines; `before` runs first when there are any (a progress
+  // line on the same screen comes off).
+  void pump(const std::function<void()>& before = {});
   void finish();  // the rest, a last line without its newline too
 
  private:

@@ -2,6 +2,7 @@
 // process, one member per process, a testbed of member processes) share.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,6 +30,7 @@ struct ReplayConfig {
   std::string link;    // record's link: "" = raw with --whole-frame, else udp
   bool json = false;
   bool counters = false;
+  double stats_s = 5;  // --stats: seconds between progress lines; 0: none
   uint32_t cores = 0;
   double rate_mbit = 10'000;
   std::string config;
@@ -58,9 +60,18 @@ struct ReplayOutcome {
   double seconds = 0;
 };
 
+// What the replaying thread shows of itself while it runs (--stats): it
+// stores these about every 100 ms, from its own loop, so reading them costs
+// it nothing; the reporting thread loads them.
+struct ReplayLive {
+  std::atomic<uint64_t> published{0};
+  std::atomic<uint64_t> error_p50_ns{0}, error_p99_ns{0};
+};
+
 // Every message of the ring's slot 0 at its time, every loop re-anchored.
 // Throws std::runtime_error when the stream or the reader fails.
-ReplayOutcome publish_all(Publisher& pub, replay::ReadAhead& ra, const replay::Timing& timing);
+ReplayOutcome publish_all(Publisher& pub, replay::ReadAhead& ra, const replay::Timing& timing,
+                          ReplayLive* live = nullptr);
 
 void print_source(const ReplayConfig& c, const replay::CaptureSummary& s);
 

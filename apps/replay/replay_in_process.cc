@@ -18,6 +18,7 @@
 #include "apps/replay/cpu_pin.h"
 #include "apps/replay/delivery_check.h"
 #include "apps/replay/replay_config.h"
+#include "apps/replay/replay_stats.h"
 #include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
@@ -149,7 +150,16 @@ int replay_in_process(const ReplayConfig& c, const replay::CaptureSummary& src) 
                 placed.c_str());
     std::fflush(stdout);
   }
-  const ReplayOutcome o = publish_all(pub, ra, c.timing);
+  ReplayLive live;
+  ReplayOutcome o;
+  {
+    const ReplayStats stats(c.stats_s, total, live, [&checks] {
+      uint64_t least = UINT64_MAX;
+      for (const auto& m : checks) least = std::min(least, m->delivered());
+      return least;
+    });
+    o = publish_all(pub, ra, c.timing, &live);
+  }
   const uint64_t give_up = clock_ns() + 60'000'000'000ull;
   for (auto& m : checks)
     while (m->delivered() < total && !m->failed() && clock_ns() < give_up)

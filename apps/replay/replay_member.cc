@@ -19,6 +19,7 @@
 #include "apps/replay/cpu_pin.h"
 #include "apps/replay/file_messages.h"
 #include "apps/replay/replay_config.h"
+#include "apps/replay/replay_stats.h"
 #include "lanecast/lanecast.h"
 
 namespace lanecast::apps {
@@ -138,7 +139,9 @@ int replay_member(const ReplayConfig& c, const replay::CaptureSummary& src) {
       std::printf("# the replaying thread %s\n", placed.c_str());
     }
     try {
-      o = publish_all(pub, *ra, c.timing);
+      ReplayLive live;
+      const ReplayStats stats(c.stats_s, total, live, nullptr);
+      o = publish_all(pub, *ra, c.timing, &live);
     } catch (...) {
       give_up.store(0, std::memory_order_relaxed);
       taker.join();

@@ -79,6 +79,10 @@ OptionTable make_replay_table(ReplayConfig& c, int& timing_given) {
              throw UsageError("--read-ahead " + std::string(v) + " is out of range; allowed 64K..16G");
          }});
   t.add({"json", "", "", "print the result as one JSON object", [&](std::string_view) { c.json = true; }});
+  t.add({"stats", "S", "5", "every S seconds a progress line on stderr: packets sent of the total, the rate, the send "
+         "error so far (p50, p99), what the slowest member delivered, the time left; in place on a terminal; 0: none",
+         [&](std::string_view v) { c.stats_s = parse_double(v, "--stats", 0, 86400); }});
+  t.add({"quiet", "", "", "no progress lines (as --stats 0)", [&](std::string_view) { c.stats_s = 0; }});
   t.add({"counters", "", "", "every member's counters at the end", [&](std::string_view) { c.counters = true; }});
   return t;
 }
@@ -86,6 +90,7 @@ OptionTable make_replay_table(ReplayConfig& c, int& timing_given) {
 const char* const kReplayUsage =
     "usage: lanecast replay --pcap FILE [--speed X | --topspeed | --pps N | --mbps N] [--loop N]\n"
     "                       [--nodes N] [--verify] [--record DIR] [--filter BPF] [--whole-frame] [--json]\n"
+    "                       [--stats S | --quiet]\n"
     "       lanecast replay --pcap FILE --config GROUP --rank R ...   (one member per process)\n"
     "\n"
     "Replays a capture to every member of a group as one stream: each packet's UDP\n"

@@ -41,9 +41,20 @@ bool next_entry(replay::ReadAhead::Walk& walk, const replay::ReadAhead& ra, cons
   }
 }
 
+// --stats: the count at every message (one relaxed store), the send
+// error's percentiles (a walk over the histogram) about every 100 ms.
+void show_live(ReplayLive& live, const ReplayOutcome& o, uint64_t& next_ns) {
+  live.published.store(o.published, std::memory_order_relaxed);
+  const uint64_t now = clock_ns();
+  if (now < next_ns) return;
+  next_ns = now + 100'000'000;
+  live.error_p50_ns.store(o.error.percentile(0.5), std::memory_order_relaxed);
+  live.error_p99_ns.store(o.error.percentile(0.99), std::memory_order_relaxed);
+}
+
 }  // namespace
 
-ReplayOutcome publish_all(Publisher& pub, replay::ReadAhead& ra, const replay::Timing& timing) {
+ReplayOutcome publish_all(Publisher& pub, replay::ReadAhead& ra, const replay::Timing& timing, ReplayLive* live) {
   const bool timed = timing.kind != replay::Timing::TopSpeed;
   replay::ReadAhead::Walk walk(&ra);
   ReplayOutcome o;
@@ -51,6 +62,7 @@ ReplayOutcome publish_all(Publisher& pub, replay::ReadAhead& ra, const replay::T
   const uint64_t start = clock_ns();
   uint64_t anchor = start;
   replay::RingEntry e;
+  uint64_t live_next = 0;
   while (next_entry(walk, ra, pub, e, o)) {
     // Each loop's timing starts afresh, with room to reach its first packet's time.
     if (e.loop_start) anchor = clock_ns() + 200'000;
@@ -70,7 +82,9 @@ ReplayOutcome publish_all(Publisher& pub, replay::ReadAhead& ra, const replay::T
     ++o.published;
     walk.advance();
     ra.release(0, walk);
+    if (live != nullptr) show_live(*live, o, live_next);
   }
+  if (live != nullptr) show_live(*live, o, live_next = 0);
   o.seconds = static_cast<double>(clock_ns() - start) / 1e9;
   return o;
 }

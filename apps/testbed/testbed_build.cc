@@ -17,7 +17,7 @@ namespace {
 // a failure can remove exactly those.
 class Builder {
  public:
-  explicit Builder(const TestbedSpec& s) : s_(s) {}
+  Builder(const TestbedSpec& s, const NodeMade& node_made) : s_(s), node_made_(node_made) {}
 
   void build() {
     // tbf may be a module; where it is built in (or modprobe is missing) the
@@ -38,6 +38,7 @@ class Builder {
       for (uint32_t lane = 0; lane < s_.lanes; ++lane)
         link(ns, node_iface(lane), switch_port(lane, i), node_mac(i), bridge(lane));
       run({"ip", "-n", ns, "addr", "add", node_ipv4(i) + "/24", "dev", node_iface(0)});
+      if (node_made_) node_made_(i);
     }
     const std::string probe = probe_ns(s_.name);
     make_ns(probe);
@@ -99,6 +100,7 @@ class Builder {
   }
 
   const TestbedSpec& s_;
+  const NodeMade& node_made_;
   std::vector<std::string> made_;
 };
 
@@ -132,13 +134,13 @@ std::vector<std::string> namespaces_of(const std::string& name) {
   return found;
 }
 
-void up(const TestbedSpec& s) {
+void up(const TestbedSpec& s, const NodeMade& node_made) {
   check(s);
   const std::vector<std::string> there = namespaces_of(s.name);
   if (!there.empty())
     throw UsageError("testbed " + s.name + " is up already (" + there.front() + (there.size() > 1 ? ", ..." : "") +
                      "); remove it with: lanecast testbed down --name " + s.name);
-  Builder b(s);
+  Builder b(s, node_made);
   try {
     b.build();
   } catch (...) {
@@ -163,7 +165,7 @@ size_t down(const std::string& name) {
   return there.size();
 }
 
-TestbedScope::TestbedScope(const TestbedSpec& s) : spec_(s) { up(spec_); }
+TestbedScope::TestbedScope(const TestbedSpec& s, const NodeMade& node_made) : spec_(s) { up(spec_, node_made); }
 
 TestbedScope::~TestbedScope() {
   try {

@@ -3,6 +3,7 @@
 // its command line and what the command said.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,10 @@ std::vector<std::string> namespaces_of(const std::string& name);
 // Builds the testbed. If a step fails, or a stop signal arrives while a
 // StopSignals lives (apps/common/stop_signals.h), it removes every namespace
 // it made and throws (CommandFailed, Stopped). UsageError if a namespace of
-// that name exists already.
-void up(const TestbedSpec& s);
+// that name exists already. `node_made(i)` runs after node i's namespace and
+// links are made (a progress line: a large testbed takes seconds).
+using NodeMade = std::function<void(uint32_t node)>;
+void up(const TestbedSpec& s, const NodeMade& node_made = {});
 
 // Removes every namespace of testbed `name` (each veth goes with its
 // namespace); returns how many there were. Tries them all, then throws
@@ -34,7 +37,7 @@ size_t down(const std::string& name);
 // stderr.
 class TestbedScope {
  public:
-  explicit TestbedScope(const TestbedSpec& s);
+  explicit TestbedScope(const TestbedSpec& s, const NodeMade& node_made = {});
   ~TestbedScope();
   TestbedScope(const TestbedScope&) = delete;
   TestbedScope& operator=(const TestbedScope&) = delete;

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "apps/common/options.h"
+#include "apps/common/progress_line.h"
 #include "apps/common/stop_signals.h"
 #include "apps/testbed/tc_counters.h"
 #include "apps/testbed/testbed_build.h"
@@ -44,7 +45,7 @@ const char* kUsage =
     "3 an ip or tc command failed (it is named, with what it said).\n"
     "\n";
 
-OptionTable make_table(testbed::TestbedSpec& s) {
+OptionTable make_table(testbed::TestbedSpec& s, bool& quiet) {
   OptionTable t;
   t.add({"lanes", "L", "1", "up: lanes per node, a veth and a switch each (1..2)",
          [&](std::string_view v) { s.lanes = static_cast<uint32_t>(parse_uint(v, "--lanes", 1000)); }});
@@ -59,6 +60,8 @@ OptionTable make_table(testbed::TestbedSpec& s) {
   t.add({"name", "NAME", testbed::kDefaultName,
          "the testbed's name, the prefix of its namespaces: a lowercase letter and up to 8 letters or digits",
          [&](std::string_view v) { s.name = std::string(v); }});
+  t.add({"quiet", "", "", "up: no progress line on stderr while the nodes are made",
+         [&](std::string_view) { quiet = true; }});
   return t;
 }
 
@@ -98,7 +101,8 @@ int status(const std::string& name) {
 
 int testbed_main(int argc, char** argv) {
   testbed::TestbedSpec spec;
-  OptionTable table = make_table(spec);
+  bool quiet = false;
+  OptionTable table = make_table(spec, quiet);
   const std::string_view cmd = argc > 1 ? argv[1] : "";
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::printf("%soptions:\n%s", kUsage, table.help().c_str());
@@ -134,7 +138,13 @@ int testbed_main(int argc, char** argv) {
   }
   if (cmd == "status") return status(spec.name);
   const StopSignals stop;  // SIGINT/SIGTERM while building: up removes what it built
-  testbed::up(spec);
+  {
+    ProgressLine progress(quiet);
+    testbed::up(spec, [&](uint32_t node) {
+      progress.show("lanecast testbed: node " + std::to_string(node + 1) + " of " + std::to_string(spec.nodes) + " made");
+    });
+    progress.clear();
+  }
   std::printf("%s\n", summary(spec).c_str());
   return 0;
 }
