@@ -20,7 +20,8 @@ packages=(
   iproute2 python3 tcpdump        # tests; tools/plot_plan.py also wants python3-matplotlib
   libibverbs-dev librdmacm-dev ibverbs-utils  # the verbs port (InfiniBand, RoCE); ibv_devices
   passwd util-linux             # tests/security: groupadd and gpasswd, setpriv (clients as other users)
-  help2man man-db bash-completion  # man pages made from --help; tests/apps/install_test.sh reads them and completes
+  libcap2-bin                   # tests/security: capsh reads a daemon's capabilities (its systemd unit's)
+  help2man man-db bash-completion  # man pages made from --help; tests/install/man_and_completion.sh reads them and completes
 )
 # The sanitizer build (tools/test.sh --sanitize) needs nothing more: GCC's
 # ASan and UBSan runtimes come with build-essential. The fuzzers need clang,

@@ -6,6 +6,9 @@
 #include <rte_bus.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -56,6 +59,29 @@ void check_interface(const std::string& devargs) {
     throw std::runtime_error(std::string(kind) + ": interface " + iface + " not found");
 }
 
+// DPDK 22.11 reports any refused af_packet probe as -EPERM (-1). Two
+// refusals are the kernel's and easily mistaken: the PMD's packet socket
+// needs CAP_NET_RAW, and it maps each lane's rings with MAP_LOCKED, which
+// must fit RLIMIT_MEMLOCK (unless CAP_IPC_LOCK). Names the one that holds
+// here, or "".
+std::string af_packet_refusal(const std::string& devargs) {
+  if (devargs.rfind("net_af_packet", 0) != 0) return "";
+  const int s = ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return errno == EPERM ? "; its packet socket needs CAP_NET_RAW (run as root or grant it; docs/daemon.md)" : "";
+  ::close(s);
+  auto number = [&](const char* key, uint64_t otherwise) {
+    const std::string v = devarg(devargs, key);
+    return v.empty() ? otherwise : std::strtoull(v.c_str(), nullptr, 10);
+  };
+  const uint64_t rings =
+      2 * number("framesz", af_packet::kDefaultFrameBytes) * number("framecnt", af_packet::kDefaultFrameCount);
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_MEMLOCK, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= rings) return "";
+  return "; its rings (" + std::to_string(rings) + " bytes a lane) are mapped locked, and RLIMIT_MEMLOCK is " +
+         std::to_string(lim.rlim_cur) + " bytes: raise it (ulimit -l, LimitMEMLOCK=) or grant CAP_IPC_LOCK (docs/daemon.md)";
+}
+
 }  // namespace
 
 std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& devargs, const DpdkPortOptions& o) {
@@ -66,7 +92,9 @@ std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& devargs, const DpdkP
   if (rte_eth_dev_get_port_by_name(name.c_str(), &id) == 0)
     throw std::runtime_error("dpdk port: " + name + " is already open");
   const int rc = rte_dev_probe(devargs.c_str());
-  if (rc < 0) throw std::runtime_error(err("dpdk port: cannot probe '" + devargs + "'", rc));
+  if (rc < 0)
+    throw std::runtime_error(err("dpdk port: cannot probe '" + devargs + "'", rc) +
+                             (rc == -EPERM ? af_packet_refusal(devargs) : ""));
   if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0)
     throw std::runtime_error("dpdk port: '" + devargs + "' probed but no ethdev named " + name);
   try {
@@ -211,6 +239,12 @@ void DpdkPort::setup(const DpdkPortOptions& o) {
     else if (rc != 0) throw std::runtime_error(err("dpdk port " + name_ + ": set MAC", rc));
   }
   rc = rte_eth_dev_start(id);
+  // af_packet's start sets the interface's flags again (promiscuous mode):
+  // an ioctl that needs CAP_NET_ADMIN.
+  if (rc == -EPERM && name_.rfind("net_af_packet", 0) == 0)
+    throw std::runtime_error(err("dpdk port " + name_ + ": start", rc) +
+                             "; setting its interface's flags needs CAP_NET_ADMIN (run as root or grant it; "
+                             "docs/daemon.md)");
   if (rc != 0) throw std::runtime_error(err("dpdk port " + name_ + ": start", rc));
   started_ = true;
   // Not every PMD has a promiscuous mode (and a ring port needs none):

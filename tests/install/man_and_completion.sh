@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What `meson install` gives a user: the program, its man pages (made from
-# --help at build time) and bash completion. Installs the build into a
+# --help at build time), bash completion and the daemon's systemd unit
+# (naming the installed program). Installs the build into a
 # temporary DESTDIR, reads `man lanecast-replay` from it, and completes as bash
 # does (the completion function called with COMP_WORDS and COMP_CWORD set).
 set -u
@@ -61,8 +62,16 @@ expect_completion "--no-validate --nodes " "$bin" plan --no
 # A value with nothing to offer completes to nothing, not to options.
 expect_completion "" "$bin" bench --nodes ""
 
+# The daemon's unit, where systemd finds it, running the program installed.
+unit=$root/lib/systemd/system/lanecast-daemon@.service
+if [[ ! -f $unit ]]; then
+  fail "no $unit"
+elif ! grep -q "' $prefix/bin/lanecast %i\$" "$unit"; then
+  fail "the unit's ExecStart does not run $prefix/bin/lanecast: $(grep -A3 '^ExecStart=' "$unit")"
+fi
+
 if ((fails)); then
   echo "man_and_completion: $fails failed"
   exit 1
 fi
-echo "man_and_completion: man pages and completion as installed"
+echo "man_and_completion: man pages, completion and the daemon's unit as installed"
