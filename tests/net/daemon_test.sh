@@ -11,6 +11,8 @@
 #     directory never holds more than control.sock and stats;
 #  3. `lanecast stat --once` and the Prometheus file show the counters;
 #     /metrics answers over HTTP;
+#     the Grafana dashboard (config/grafana/) asks only for metrics and
+#     labels the daemons export;
 #  4. a UDP feed: datagrams sent to member 1's --udp-in reach member 2's
 #     --udp-out socket, in order;
 #  5. SIGTERM: every daemon exits, its socket and stats file removed; the
@@ -22,6 +24,7 @@ set -u
 bin=$(realpath "${1:?usage: daemon_test.sh lanecast stream_publisher stream_subscriber}")
 pub=$(realpath "${2:?}")
 sub=$(realpath "${3:?}")
+dashboard=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../../config/grafana/lanecast-daemon.json")
 if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null; then
   echo "SKIP: needs root and iproute2 to create namespaces, a bridge and veths"
   exit 77
@@ -100,6 +103,11 @@ for ((i = 0; i < nodes; i++)); do
   done
 done
 sleep 2
+# With every kind of client connected: each member's counters, for the
+# dashboard's check below.
+for ((i = 0; i < nodes; i++)); do
+  "$bin" stat --dir "${dirs[i]}" --once --all --json >"$work/live$i.json" 2>&1 || fail "stat --json: $(cat "$work/live$i.json")"
+done
 entries=$(ls -A "${dirs[0]}" | tr '\n' ' ')
 [[ $entries == "control.sock stats " ]] || fail "member 0's directory holds $entries with clients connected"
 kill -9 "$victim_pub" "$victim_sub"
@@ -136,6 +144,43 @@ print("metrics:", len(t.splitlines()), "lines")' >"$work/http.out" 2>&1 || fail 
 echo "ok: stat, the Prometheus file and /metrics show the counters ($(grep -c . "$work/stat.out") lines from stat)"
 sed 's/^/  /' "$work/stat.out"
 grep -E '^lanecast_(stream_slowest|clients_evicted|peer_tx_retransmits)' "$work/r0.prom" | sed 's/^/  prom: /'
+
+# The Grafana dashboard (config/grafana/) asks only for metrics these daemons
+# export - members, peers, streams, clients, both UDP feeds - and only for
+# labels they carry.
+if python3 - "$dashboard" "$work"/live*.json "$work/r0.prom" >"$work/dashboard.out" 2>&1 <<'PY'
+import json, re, sys
+dash = json.load(open(sys.argv[1]))
+seen = {}  # metric -> its label names
+for path in sys.argv[2:]:
+    lines = open(path).read().splitlines()
+    names = [n for l in lines if l.startswith("{") for n in json.loads(l)["counters"]] if path.endswith(".json") else \
+            [l.split(" ")[0] for l in lines if l and not l.startswith("#")]
+    for n in names:
+        m = re.match(r"([a-z_0-9]+)(?:\{(.*)\})?$", n)
+        seen.setdefault(m.group(1), set()).update(re.findall(r"([a-z_]+)=", m.group(2) or "") + ["group", "rank"])
+exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+exprs += [v["query"]["query"] for v in dash["templating"]["list"] if isinstance(v.get("query"), dict)]
+missing, bad_labels = set(), set()
+for e in exprs:
+    for metric in re.findall(r"\b(lanecast_[a-z_0-9]+)\b", e):
+        if metric not in seen:
+            missing.add(metric)
+    for by in re.findall(r"by \(([^)]*)\)", e):
+        metric = re.findall(r"\b(lanecast_[a-z_0-9]+)\b", e)[0]
+        for label in (x.strip() for x in by.split(",")):
+            if metric in seen and label not in seen[metric]:
+                bad_labels.add(metric + ":" + label)
+print("dashboard: %d queries over %d metrics; missing %s; labels not carried %s" %
+      (len(exprs), len({m for e in exprs for m in re.findall(r"lanecast_[a-z_0-9]+", e)}), sorted(missing) or "none",
+       sorted(bad_labels) or "none"))
+sys.exit(1 if missing or bad_labels else 0)
+PY
+then
+  echo "ok: $(cat "$work/dashboard.out")"
+else
+  fail "$(cat "$work/dashboard.out")"
+fi
 
 # 5: SIGTERM.
 for ((i = 0; i < nodes; i++)); do kill -TERM "${daemons[i]}"; done
