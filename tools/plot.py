@@ -33,6 +33,8 @@ import os
 import sys
 from collections import defaultdict
 
+from plot_labels import size_text, time_text
+
 PROG = "plot.py"
 
 
@@ -135,22 +137,6 @@ def load(path):
 
 
 # ---------------------------------------------------------------- labels
-
-
-def size_text(b):
-    b = int(b)
-    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if b >= scale and b % scale == 0:
-            return f"{b // scale}{unit}"
-    return str(b)
-
-
-def time_text(us):
-    if us >= 1e6:
-        return f"{us / 1e6:.3g} s"
-    if us >= 1e3:
-        return f"{us / 1e3:.3g} ms"
-    return f"{us:.3g} us"
 
 
 def size_axis(ax, sizes):

@@ -17,6 +17,8 @@ import json
 import sys
 from collections import defaultdict
 
+from plot_labels import size_text, time_text
+
 
 def load(paths):
     runs = []
@@ -38,21 +40,6 @@ def load(paths):
     return runs
 
 
-def size_text(b):
-    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if b >= scale and b % scale == 0:
-            return f"{b // scale}{unit}"
-    return str(b)
-
-
-def time_text(us):
-    if us >= 1e6:
-        return f"{us / 1e6:.3g} s"
-    if us >= 1e3:
-        return f"{us / 1e3:.4g} ms"
-    return f"{us:.4g} us"
-
-
 def table(runs, out):
     """Rows: algorithm x nodes; columns: sizes; cells: predicted time."""
     sizes = sorted({r["size"] for r in runs})
@@ -69,7 +56,7 @@ def table(runs, out):
             elif r.get("complete", True) is False:
                 cells.append("incomplete")
             else:
-                cells.append(time_text(r["predicted_us"]))
+                cells.append(time_text(r["predicted_us"], 4))
         out.write(f"| {algo} | {p} | " + " | ".join(cells) + " |\n")
 
 
