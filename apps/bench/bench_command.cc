@@ -36,6 +36,7 @@ MemberSchedule schedule_of(const BenchConfig& c, const std::vector<std::string>&
   m.counters = c.counters;
   m.json = c.json;
   m.quiet = c.quiet;
+  m.auto_rules = c.auto_rules;
   m.stream = c.stream;
   m.stream_messages = c.messages;
   m.msg_rate = c.msg_rate;
@@ -45,8 +46,7 @@ MemberSchedule schedule_of(const BenchConfig& c, const std::vector<std::string>&
 // --testbed: what the members and their testbed take of the options; the
 // options of the in-process fabric and of --config do not apply.
 TestbedBenchConfig testbed_config(const BenchConfig& c, const OptionTable& table, const std::vector<std::string>& algos) {
-  for (const char* o : {"nodes", "ports", "loss", "latency", "topology", "config", "rank", "memory",
-                        "auto-rules", "faults"})
+  for (const char* o : {"nodes", "ports", "loss", "latency", "topology", "config", "rank", "memory", "faults"})
     if (table.given(o)) throw UsageError("--" + std::string(o) + " does not apply to --testbed");
   TestbedBenchConfig t;
   t.testbed.nodes = c.testbed_nodes;

@@ -35,6 +35,7 @@
 #include "engine/runtime/clock.h"
 #include "engine/group/fault_keys.h"
 #include "lanecast/lanecast.h"
+#include "algos/registry.h"
 #include "engine/api/member_internals.h"
 
 namespace lanecast::apps {
@@ -104,7 +105,8 @@ Arrivals gather_arrivals(Group& g, uint32_t root, std::vector<double>& mine) {
 int bench_group(const GroupBenchConfig& c) {
   if (c.stream) return stream_group(c);
   const uint64_t max_size = *std::max_element(c.sizes.begin(), c.sizes.end());
-  const GroupMember who = load_group_for(c.config, c.rank, c.root, max_size);
+  GroupMember who = load_group_for(c.config, c.rank, c.root, max_size);
+  if (!c.auto_rules.empty()) who.spec.auto_rules_file = c.auto_rules;
   const GroupSpec& spec = who.spec;
   Engine engine(member_engine_options(who, c.cores, c.yield_when_idle, c.progress_in_calls));
   auto g = engine.join(spec, who.rank);
@@ -178,7 +180,8 @@ int bench_group(const GroupBenchConfig& c) {
       all_ok = all_ok && bad == 0;
       if (printer && c.json) {
         BenchRow row;
-        row.algo = row.chosen = algo;
+        row.algo = algo;
+        row.chosen = algos::algo_info(resolve_algo(g->member(), algo, size)).name;  // what auto chose
         row.nodes = g->size();
         row.size = size;
         row.iters = c.iters;

@@ -25,6 +25,7 @@ struct MemberSchedule {
   bool counters = false;  // every member's counters at the end
   bool json = false;      // rank 0 prints JSON (the in-process objects, timed per process) instead of tables
   bool quiet = false;     // no progress lines on stderr
+  std::string auto_rules;  // rules for "auto" in place of the group file's (every member is given the same)
   // A stream from `root` instead of broadcasts (stream_group.cc): per size
   // `warmup` untimed and stream_messages timed messages, offered at msg_rate
   // per second (0: as fast as the window allows).

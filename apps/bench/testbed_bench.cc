@@ -102,6 +102,10 @@ Argv member_argv(const TestbedBenchConfig& c, const std::string& self, const std
   if (c.progress_in_calls) a.insert(a.end(), {"--progress", "calls"});
   if (c.counters) a.push_back("--counters");
   if (c.json) a.push_back("--json");
+  // Every member reads the same rules: the path made absolute (the members
+  // start in another directory's namespace, not another file system).
+  if (!c.auto_rules.empty())
+    a.insert(a.end(), {"--auto-rules", std::filesystem::absolute(c.auto_rules).string()});
   if (c.stream) {
     a.insert(a.end(), {"--stream", "--messages", std::to_string(c.stream_messages)});
     if (c.msg_rate > 0) a.insert(a.end(), {"--msg-rate", std::to_string(c.msg_rate)});

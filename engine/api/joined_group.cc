@@ -152,6 +152,9 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   g->engine_ = this;
   g->impl_ = std::make_unique<Group::Impl>();
   auto& im = *g->impl_;
+  // The rules for "auto" first: a file that does not parse stops the join
+  // before this member takes a port or waits for the others.
+  if (!spec.auto_rules_file.empty()) im.rules = engine::load_rules(spec.auto_rules_file);
   const uint64_t t_start = engine::now_ns();
   const uint32_t n = static_cast<uint32_t>(spec.members.size());
   const std::vector<std::string>& my_ports = spec.members[me].lanes;
@@ -302,7 +305,8 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   const engine::Pools pools{im.payload_pool.get(), im.header_pool.get()};
   im.node = std::make_unique<engine::Node>(nc, *im.port, pools, addrs);
   const std::optional<algos::Algo> algo = spec.algo == "auto" ? std::nullopt : algos::algo_by_name(spec.algo);
-  g->member_ = std::unique_ptr<Member>(new Member(im.node.get(), algo, &algos::autoselect::Rules::defaults(), 1.0));
+  const algos::autoselect::Rules* rules = im.rules ? &*im.rules : &algos::autoselect::Rules::defaults();
+  g->member_ = std::unique_ptr<Member>(new Member(im.node.get(), algo, rules, 1.0));
 
   // The member's state belongs to lane 0's core; other lanes' cores only
   // move their frames.

@@ -43,13 +43,14 @@ constexpr int64_t kMaxOverhead = 1024;
 constexpr uint64_t kMaxMessage = uint64_t{4} << 30;
 
 constexpr std::array<std::string_view, 2> kTopKeys = {"group", "member"};
-constexpr std::array<std::string_view, 35> kGroupKeys = {
+constexpr std::array<std::string_view, 36> kGroupKeys = {
     "name", "id", "epoch", "bootstrap", "bootstrap_timeout_ms", "lanes", "algo", "segment",
     "max_message", "window", "peer_timeout_ms", "port_rate_mbit", "port_overhead",
     "site_latency_us", "use_sites", "emulate_latency", "multicast", "mcast_root_delay_us",
     "mcast_sync_seed", "mcast_loss", "mcast_loss_seed", "mcast_repair", "stream_fanout", "stream_window",
     "stream_window_bytes", "stream_window_messages", "streams_per_member", "stream_delivery_bytes", "stream_report_us",
-    "key_file", "stream_evict_after_ms", "faults", "rate_control", "stream_multicast", "stream_repair_us"};
+    "key_file", "stream_evict_after_ms", "faults", "rate_control", "stream_multicast", "stream_repair_us",
+    "auto_rules"};
 constexpr std::array<std::string_view, 4> kMemberKeys = {"rank", "site", "lanes", "macs"};
 constexpr std::array<std::string_view, 3> kBootstraps = {"static", "discovery", "pmix"};
 
@@ -138,6 +139,13 @@ class GroupFileReader : TomlFields {
         fail(*g.get("algo"), "group.algo " + in_quotes(*v) + " is not an algorithm; allowed: " + joined(names, " | "));
       }
       spec.algo = *v;
+    }
+    // Rules for "auto" (config/auto.rules' format; `lanecast tune` writes
+    // them), read when the group is joined. A relative path is from the
+    // group file, as key_file's.
+    if (auto v = string(g, "auto_rules", "group.auto_rules")) {
+      if (v->empty()) fail(*g.get("auto_rules"), "group.auto_rules is empty; allowed: the path of a rules file");
+      spec.auto_rules_file = *v;
     }
     const std::string segments = "0 (from the ports' MTU) or " + std::to_string(kMinSegment) + ".." +
                                  std::to_string(kMaxSegment);
@@ -478,6 +486,8 @@ GroupSpec load_group_file(const std::string& path) {
   spec.source = path;
   if (!spec.key_file.empty() && spec.key_file.front() != '/')
     spec.key_file = (std::filesystem::path(path).parent_path() / spec.key_file).string();
+  if (!spec.auto_rules_file.empty() && spec.auto_rules_file.front() != '/')
+    spec.auto_rules_file = (std::filesystem::path(path).parent_path() / spec.auto_rules_file).string();
   return spec;
 }
 

@@ -187,6 +187,10 @@ struct GroupSpec {
   std::vector<MemberSpec> members;   // indexed by rank, ranks 0..n-1
   uint16_t lanes = 1;
   std::string algo = "auto";
+  // Rules for "auto" (config/auto.rules' format): empty = built in. Every
+  // member must read the same rules - each chooses alone - so it is the
+  // group file's, or given alike on every member's command line.
+  std::string auto_rules_file;
   uint32_t segment_bytes = 0;         // 0: from the ports' MTU
   uint64_t max_message_bytes = 16u << 20;
   uint32_t window = 128;

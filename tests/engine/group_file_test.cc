@@ -3,6 +3,8 @@
 // points at its line ("t.toml:LINE: ") and names the problem.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -201,6 +203,24 @@ TEST(GroupFile, UnreadableFileIsNamed) {
     EXPECT_NE(std::string(e.what()).find("cannot read"), std::string::npos) << e.what();
   }
   EXPECT_THROW(load_group_file(kExamples), std::invalid_argument);  // a directory
+}
+
+// auto_rules names a rules file for "auto" (what `lanecast tune` writes): a
+// relative path is from the group file, as key_file's; an empty one is
+// refused with its line. The rules themselves are read when the group is
+// joined.
+TEST(GroupFile, AutoRulesAreAFileBesideTheGroupFile) {
+  EXPECT_EQ(parse(group_of(2)).auto_rules_file, "");
+  EXPECT_EQ(parse(group_of(2, "auto_rules = \"/etc/lanecast/tuned.rules\"")).auto_rules_file,
+            "/etc/lanecast/tuned.rules");
+  const std::string dir = ::testing::TempDir() + "lanecast_auto_rules";
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/g.toml";
+  std::ofstream(path) << group_of(2, "auto_rules = \"tuned.rules\"");
+  EXPECT_EQ(load_group_file(path).auto_rules_file, dir + "/tuned.rules");
+  const std::string empty = group_of(2, "auto_rules = \"\"");
+  expect_error_at(empty, "auto_rules", "group.auto_rules is empty");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(GroupFile, TomlSyntaxErrorHasItsLine) {

@@ -384,7 +384,7 @@ TEST(McastChainSim, PlanTakesRootDelaySyncAndSkew) {
   EXPECT_EQ(o.out.find("\"multicast_unposted\":0,"), std::string::npos) << o.out;  // some lost
   o = with({"--root-delay", "20"});
   EXPECT_EQ(o.rc, 0) << o.err;
-  EXPECT_NE(o.out.find("\"root_delay_us\":20,\"sync_seed\":0,\"sync_rank\":null"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"root_delay_us\":20.0,\"sync_seed\":0,\"sync_rank\":null"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("\"multicast_unposted\":0,"), std::string::npos) << o.out;
   o = with({"--sync-seed", "7"});
   EXPECT_EQ(o.rc, 0) << o.err;
