@@ -14,6 +14,7 @@
 #include "apps/replay/replay_command.h"
 #include "apps/run/run_command.h"
 #include "apps/testbed/testbed_command.h"
+#include "apps/tune/tune_command.h"
 
 namespace {
 
@@ -29,6 +30,8 @@ const char* kHelp =
     "            process): find the others, broadcast, check every byte\n"
     "  plan      predict a broadcast's time on a model network (the simulator runs the\n"
     "            same algorithm machines): per-rank finish times, bytes and peers\n"
+    "  tune      measure every algorithm where the group runs (bench) and write the\n"
+    "            rules --algo auto follows (--auto-rules FILE, auto_rules in a group file)\n"
     "  daemon    the appliance: this host's member of a group, serving local\n"
     "            applications through shared memory, UDP feeds in and out\n"
     "  stat      a daemon's counters, live\n"
@@ -70,6 +73,7 @@ int main(int argc, char** argv) {
     if (cmd == "record") return lanecast::apps::record_main(argc - 1, argv + 1);
     if (cmd == "testbed") return lanecast::apps::testbed_main(argc - 1, argv + 1);
     if (cmd == "key") return lanecast::apps::key_main(argc - 1, argv + 1);
+    if (cmd == "tune") return lanecast::apps::tune_main(argc - 1, argv + 1);
     std::fprintf(stderr, "lanecast: unknown command '%s' (see lanecast --help)\n", argv[1]);
     return 2;
   } catch (const lanecast::apps::Stopped& e) {

@@ -248,5 +248,28 @@ expect 2 'a group with a key on verbs lanes forms by bootstrap "pmix"' \
   env LANECAST_GROUP_KEY_FILE="$keys/k" "$bin" run --config "$keys/vd.toml" --rank 0
 rm -rf "$keys"
 
+# tune: where the group runs comes after --; bench's options that are tune's
+# are refused there; a tiny in-process run writes rules that auto reads, and
+# the rule for each size is the fastest measured.
+tuned=$(mktemp -d)
+expect 2 "say where the group runs after --" tune
+expect 2 "--algo is tune's to give to bench" tune -- --nodes 3 --algo chain
+expect 2 "--metric: 'fast': avg or span" tune --metric fast -- --nodes 3
+expect 0 "rules written to $tuned/t.rules" \
+  tune --out "$tuned/t.rules" --sizes 1K,256K --algos linear,chain --iters 2 --small-iters 5 --check -- --nodes 4
+expect 0 '"chosen":"(linear|chain)".*"rule_at":"'"$tuned"'/t.rules' plan --algo auto --auto-rules "$tuned/t.rules" --nodes 4 --size 1K --json
+if python3 - "$tuned/t.rules" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+rows = {m.group(1): (float(m.group(2)), float(m.group(3))) for m in re.finditer(r"^#\s+(\S+)\s+([0-9.]+)\s+([0-9.]+)\s*$", text, re.M)}
+rules = [l for l in text.splitlines() if l.startswith("nodes == 4")]
+best = {size: ("chain" if chain < linear else "linear") for size, (chain, linear) in rows.items()}
+assert set(best) == {"1K", "256K"}, rows
+assert rules and rules[-1].split("#")[0].strip().endswith("-> " + best["256K"]), (rules, best)
+assert best["1K"] == best["256K"] or "-> " + best["1K"] in rules[0], (rules, best)
+PY
+then pass=$((pass + 1)); else fails=$((fails + 1)); echo "FAIL: tune's rules do not follow what it measured: $(cat "$tuned/t.rules")"; fi
+rm -rf "$tuned"
+
 echo "cli: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

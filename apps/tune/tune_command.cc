@@ -1,0 +1,391 @@
+#include "apps/tune/tune_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "algos/auto/rules.h"
+#include "apps/common/json_output.h"
+#include "apps/common/options.h"
+#include "apps/common/progress_line.h"
+#include "apps/common/subprocess.h"
+
+namespace lanecast::apps {
+namespace {
+
+struct TuneConfig {
+  std::string out = "tuned.rules";
+  std::string sizes = "2,64K,1M,8M";
+  std::string algos = "all";
+  uint32_t iters = 10;
+  // Small messages take microseconds and vary by tens of them (scheduling):
+  // sizes up to kSmall are timed over more broadcasts.
+  uint32_t small_iters = 200;
+  bool check = false;
+  bool json = false;
+  bool quiet = false;
+  // Which completion time ranks the algorithms: "avg" (bench's avg_us: in
+  // process, the root's posting to the last member holding the message; one
+  // member per process, osu_bcast's - each member's own average, the
+  // largest) or "span" (member processes: the root's posting to the last
+  // member holding it, on one clock - the testbed's namespaces share the
+  // host's). "": span with --testbed, avg otherwise.
+  std::string metric;
+  std::vector<std::string> bench;  // after "--": where and how bench runs
+};
+
+const char* const kUsage =
+    "usage: lanecast tune [--out FILE] [--sizes LIST] [--algos LIST] [--iters K] [--small-iters K]\n"
+    "                     [--metric avg|span] [--check] [--json] [--quiet]\n"
+    "                     -- BENCH_OPTIONS   (where the group runs: --nodes N, --testbed N, --config FILE ...)\n"
+    "\n"
+    "Measures every algorithm (--algos) at every size (--sizes) where the group runs, with\n"
+    "`lanecast bench BENCH_OPTIONS` itself - in process (--nodes N and the fabric's options),\n"
+    "on a testbed of namespaces (--testbed N, root), or on real hosts (--config FILE --rank R:\n"
+    "every member runs the same command, rank 0 writes the file) - and writes a rules file\n"
+    "that `--algo auto` follows (`bench --auto-rules FILE`, or `auto_rules` in a group file):\n"
+    "at each size the fastest algorithm measured, switching halfway (geometrically) between\n"
+    "the sizes measured, for this group size; the built-in rules follow for any other. Beside\n"
+    "each rule, what was measured. --check then measures, side by side, the fastest algorithm\n"
+    "of each size, auto with the written rules and auto with the built-in ones, and prints\n"
+    "each as a share of the fastest. Progress and bench's own lines go to stderr.\n"
+    "\n";
+
+OptionTable make_table(TuneConfig& c) {
+  OptionTable t;
+  t.add({"out", "FILE", "tuned.rules", "the rules file to write (replaced if it exists: never through a link)",
+         [&](std::string_view v) { c.out = std::string(v); }});
+  t.add({"sizes", "LIST", "2,64K,1M,8M", "message sizes to measure, as bench takes them ('a,b' and 'lo:hi')",
+         [&](std::string_view v) { c.sizes = std::string(v); }});
+  t.add({"algos", "LIST", "all", "algorithms to measure: 'all' or a list 'chain,bintree,...'",
+         [&](std::string_view v) { c.algos = std::string(v); }});
+  t.add({"iters", "K", "10", "timed broadcasts per algorithm and size (1..100000)",
+         [&](std::string_view v) { c.iters = static_cast<uint32_t>(parse_uint(v, "--iters", 100'000)); }});
+  t.add({"small-iters", "K", "200", "timed broadcasts per algorithm for sizes up to 64K, whose times vary most (1..1000000)",
+         [&](std::string_view v) { c.small_iters = static_cast<uint32_t>(parse_uint(v, "--small-iters", 1'000'000)); }});
+  t.add({"check", "", "", "after writing: the fastest, auto with the new rules and auto built in, side by side",
+         [&](std::string_view) { c.check = true; }});
+  t.add({"json", "", "", "print what was measured and chosen as one JSON object (docs/json.md)",
+         [&](std::string_view) { c.json = true; }});
+  t.add({"metric", "avg|span", "span with --testbed, else avg",
+         "the time that ranks the algorithms: avg (bench's avg_us; one member per process: osu_bcast's, each "
+         "member's own average, the largest) or span (member processes: the root's posting to the last member "
+         "holding the message, on one clock - members that share a host, as the testbed's)",
+         [&](std::string_view v) {
+           if (v != "avg" && v != "span") throw UsageError("--metric: '" + std::string(v) + "': avg or span");
+           c.metric = std::string(v);
+         }});
+  t.add({"quiet", "", "", "no progress lines on stderr", [&](std::string_view) { c.quiet = true; }});
+  return t;
+}
+
+struct Measured {
+  std::string algo, chosen;
+  uint32_t nodes = 0;
+  uint64_t size = 0;
+  double us = 0;  // completion, the members' average
+};
+
+std::string self_path() {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot read /proc/self/exe: " + ec.message());
+  return p.string();
+}
+
+// The last `lines` lines of `text`, for an error message.
+std::string tail_lines(const std::string& text, size_t lines) {
+  size_t start = text.size();
+  while (start > 0 && text[start - 1] == '\n') --start;  // trailing newlines are not lines
+  const size_t end = start;
+  for (size_t n = 0; n < lines && start > 0; ++n) {
+    const size_t nl = text.rfind('\n', start - 1);
+    start = nl == std::string::npos ? 0 : nl;
+  }
+  return text.substr(start == 0 ? 0 : start + 1, end - (start == 0 ? 0 : start + 1));
+}
+
+// One `lanecast bench ... --json` run; its rows. Empty on a member that is
+// not rank 0 (which prints nothing).
+constexpr uint64_t kSmall = 64 << 10;
+
+std::string size_list(const std::vector<uint64_t>& sizes) {
+  std::string s;
+  for (const uint64_t b : sizes) s += (s.empty() ? "" : ",") + std::to_string(b);
+  return s;
+}
+
+std::vector<Measured> run_bench_once(const TuneConfig& c, const std::string& algos, const std::string& sizes,
+                                     uint32_t iters, const std::string& rules, ProgressLine& progress,
+                                     const std::string& what) {
+  Argv argv{self_path(), "bench"};
+  argv.insert(argv.end(), c.bench.begin(), c.bench.end());
+  argv.insert(argv.end(), {"--algo", algos, "--sizes", sizes, "--iters", std::to_string(iters), "--json", "--quiet"});
+  if (!rules.empty()) argv.insert(argv.end(), {"--auto-rules", rules});
+  progress.show("tune: " + what + ": " + command_line(argv));
+  const CommandResult r = run_command(argv, std::chrono::hours(12));
+  progress.clear();
+  if (!r.ok())
+    throw std::runtime_error("tune: " + command_line(argv) + ": " + describe_wait_status(r.wait_status) +
+                             (r.timed_out ? " (timed out)" : "") + ": " + tail_lines(r.err, 3));
+  const Json j = Json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  const Json* rows = j.is_array() ? &j : j.is_object() && j.contains("results") ? &j["results"] : nullptr;
+  if (rows == nullptr && r.out.find_first_not_of(" \n") == std::string::npos) return {};  // not rank 0
+  if (rows == nullptr || !rows->is_array())
+    throw std::runtime_error("tune: bench printed no results: " + tail_lines(r.out + r.err, 3));
+  std::vector<Measured> out;
+  for (const Json& row : *rows) {
+    if (!row.value("verified", false))
+      throw std::runtime_error("tune: " + row.value("algo", std::string("?")) + " at " +
+                               std::to_string(row.value("size", uint64_t{0})) + " bytes was not verified: " +
+                               row.value("error", std::string("every member's bytes did not equal the root's")));
+    const char* field = c.metric == "span" ? "span_us" : "avg_us";
+    if (!row.contains(field))
+      throw std::runtime_error(std::string("tune: --metric ") + c.metric + ": bench gave no " + field +
+                               " (span is measured with one member per process)");
+    out.push_back({row.at("algo").get<std::string>(), row.value("chosen", std::string()), row.at("nodes").get<uint32_t>(),
+                   row.at("size").get<uint64_t>(), row.at(field).get<double>()});
+  }
+  return out;
+}
+
+// The sizes up to kSmall over --small-iters broadcasts, the rest over
+// --iters: two bench runs (one when all sizes fall on one side).
+std::vector<Measured> run_bench(const TuneConfig& c, const std::string& algos, const std::string& rules,
+                                ProgressLine& progress, const std::string& what) {
+  std::vector<uint64_t> small, large;
+  for (const uint64_t b : parse_size_list(c.sizes, "--sizes")) (b <= kSmall ? small : large).push_back(b);
+  std::vector<Measured> out;
+  if (!small.empty()) out = run_bench_once(c, algos, size_list(small), c.small_iters, rules, progress, what);
+  if (!large.empty()) {
+    const std::vector<Measured> more = run_bench_once(c, algos, size_list(large), c.iters, rules, progress, what);
+    out.insert(out.end(), more.begin(), more.end());
+  }
+  return out;
+}
+
+std::string size_text(uint64_t b) {
+  for (const auto& [unit, shift] : {std::pair{"G", 30}, std::pair{"M", 20}, std::pair{"K", 10}})
+    if (b >= (uint64_t{1} << shift) && b % (uint64_t{1} << shift) == 0) return std::to_string(b >> shift) + unit;
+  return std::to_string(b);
+}
+
+// size -> algorithm -> us
+using Table = std::map<uint64_t, std::map<std::string, double>>;
+
+Table table_of(const std::vector<Measured>& m) {
+  Table t;
+  for (const Measured& x : m) t[x.size][x.algo] = x.us;
+  return t;
+}
+
+std::string fastest(const std::map<std::string, double>& at) {
+  return std::min_element(at.begin(), at.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+}
+
+// The rules: per size the fastest, switching at the geometric middle
+// between two sizes measured; the built-in rules after them, for other
+// group sizes.
+std::string rules_text(const Table& t, uint32_t nodes, const std::string& how) {
+  char when[64];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  std::string s = "# lanecast tune, " + std::string(when) + ": " + how + "\n";
+  s += "# Completion in us, per size and algorithm:\n#\n";
+  std::set<std::string> algos;
+  for (const auto& [size, at] : t)
+    for (const auto& [a, us] : at) algos.insert(a);
+  char cell[64];
+  std::snprintf(cell, sizeof cell, "# %8s", "size");
+  s += cell;
+  for (const auto& a : algos) {
+    std::snprintf(cell, sizeof cell, " %13s", a.c_str());
+    s += cell;
+  }
+  s += "\n";
+  for (const auto& [size, at] : t) {
+    std::snprintf(cell, sizeof cell, "# %8s", size_text(size).c_str());
+    s += cell;
+    for (const auto& a : algos) {
+      const auto it = at.find(a);
+      if (it == at.end()) std::snprintf(cell, sizeof cell, " %13s", "-");
+      else std::snprintf(cell, sizeof cell, " %13.1f", it->second);
+      s += cell;
+    }
+    s += "\n";
+  }
+  s += "#\n# The fastest at each size, for groups of " + std::to_string(nodes) +
+       "; the built-in rules below them for other groups.\n";
+  std::vector<std::pair<uint64_t, std::string>> best;
+  for (const auto& [size, at] : t) best.emplace_back(size, fastest(at));
+  for (size_t i = 0; i < best.size(); ++i) {
+    const bool last = i + 1 == best.size();
+    if (!last && best[i + 1].second == best[i].second) continue;  // the next size's rule covers this one too
+    const auto& at = t.at(best[i].first);
+    const double us = at.at(best[i].second);
+    std::string runner_up;
+    double second = 0;
+    for (const auto& [a, x] : at)
+      if (a != best[i].second && (runner_up.empty() || x < second)) runner_up = a, second = x;
+    std::string rule = "nodes == " + std::to_string(nodes);
+    if (!last) {
+      const auto middle = static_cast<uint64_t>(std::sqrt(static_cast<double>(best[i].first) *
+                                                          static_cast<double>(best[i + 1].first)));
+      rule += " and size <= " + std::to_string(middle);
+    }
+    rule += " -> " + best[i].second;
+    char note[200];
+    int used = std::snprintf(note, sizeof note, "%-44s # %s: %.1f us", rule.c_str(), size_text(best[i].first).c_str(), us);
+    if (!runner_up.empty() && used > 0 && static_cast<size_t>(used) < sizeof note)
+      std::snprintf(note + used, sizeof note - used, ", next %s %.1f us", runner_up.c_str(), second);
+    s += std::string(note) + "\n";
+  }
+  s += "\n# The built-in rules (config/auto.rules):\n";
+  s += std::string(algos::autoselect::kDefaultRules);
+  if (!s.empty() && s.back() != '\n') s += '\n';
+  return s;
+}
+
+// Written beside the target and renamed over it: never through a link
+// planted at the name, never half a file.
+void write_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::out | std::ios::trunc);
+    if (!f) throw std::runtime_error("tune: cannot write " + tmp);
+    f << text;
+    if (!f.flush()) throw std::runtime_error("tune: cannot write " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    throw std::runtime_error("tune: cannot put the rules at " + path + ": " + ec.message());
+  }
+}
+
+}  // namespace
+
+int tune_main(int argc, char** argv) {
+  TuneConfig c;
+  // Everything after "--" is bench's.
+  int own = argc;
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--") {
+      own = i;
+      for (int k = i + 1; k < argc; ++k) c.bench.emplace_back(argv[k]);
+      break;
+    }
+  OptionTable table = make_table(c);
+  if (table.parse(own, argv, 1)) {
+    std::printf("%soptions:\n%s", kUsage, table.help().c_str());
+    return 0;
+  }
+  if (c.bench.empty())
+    throw UsageError("say where the group runs after --: e.g. lanecast tune -- --nodes 8, -- --testbed 8, or -- "
+                     "--config FILE --rank R");
+  for (const std::string& a : c.bench)
+    for (const char* own_option : {"--algo", "--sizes", "--iters", "--json", "--auto-rules", "--stream"})
+      if (a == own_option)
+        throw UsageError(std::string(own_option) + " is tune's to give to bench: leave it out after --" +
+                         (a == "--algo" ? " (tune's --algos)" : a == "--sizes" ? " (tune's --sizes)" : ""));
+  if (c.metric.empty())
+    c.metric = std::find(c.bench.begin(), c.bench.end(), "--testbed") != c.bench.end() ? "span" : "avg";
+  ProgressLine progress(c.quiet);
+  const std::string how = "lanecast bench " + command_line(c.bench) + " --algo " + c.algos + " --sizes " + c.sizes +
+                          " --iters " + std::to_string(c.iters) + " (" + std::to_string(c.small_iters) +
+                          " up to 64K), ranked by " + c.metric;
+  const std::vector<Measured> measured = run_bench(c, c.algos, "", progress, "measuring");
+  if (measured.empty()) {
+    std::fprintf(stderr, "lanecast tune: measured as a member; rank 0 writes the rules\n");
+    return 0;
+  }
+  const Table t = table_of(measured);
+  const uint32_t nodes = measured.front().nodes;
+  const std::string text = rules_text(t, nodes, how);
+  algos::autoselect::Rules::parse(text, c.out);  // what it wrote, auto must read
+  write_file(c.out, text);
+
+  Json out;
+  out["rules"] = c.out;
+  out["nodes"] = nodes;
+  Json sizes = Json::array();
+  for (const auto& [size, at] : t) {
+    Json one;
+    one["size"] = size;
+    one["fastest"] = fastest(at);
+    Json all = Json::object();
+    for (const auto& [a, us] : at) all[a] = rounded(us);
+    one["us"] = std::move(all);
+    sizes.push_back(std::move(one));
+  }
+  out["measured"] = std::move(sizes);
+  if (!c.json) {
+    std::printf("lanecast tune: %u members, %zu algorithms x %zu sizes measured; rules written to %s\n", nodes,
+                t.begin()->second.size(), t.size(), c.out.c_str());
+    for (const auto& [size, at] : t)
+      std::printf("  %8s  %-18s %10.1f us\n", size_text(size).c_str(), fastest(at).c_str(), at.at(fastest(at)));
+  }
+
+  if (c.check) {
+    // The fastest of each size and auto with the new rules in one run; auto
+    // built in right after.
+    std::set<std::string> best;
+    for (const auto& [size, at] : t) best.insert(fastest(at));
+    std::string list;
+    for (const auto& a : best) list += a + ",";
+    const std::vector<Measured> tuned = run_bench(c, list + "auto", c.out, progress, "checking the rules");
+    const std::vector<Measured> builtin = run_bench(c, "auto", "", progress, "checking the built-in rules");
+    Json rows = Json::array();
+    if (!c.json)
+      std::printf("\n  %8s  %-26s  %-30s  %-30s\n", "size", "fastest (us)", "auto, these rules: us (share)",
+                  "auto, built in: us (share)");
+    for (const auto& [size, at] : t) {
+      double best_us = 1e300;
+      std::string best_algo;
+      const Measured *mine = nullptr, *theirs = nullptr;
+      for (const Measured& m : tuned)
+        if (m.size == size) {
+          if (m.algo == "auto") mine = &m;
+          else if (m.us < best_us) best_us = m.us, best_algo = m.algo;
+        }
+      for (const Measured& m : builtin)
+        if (m.size == size) theirs = &m;
+      if (mine == nullptr || theirs == nullptr || best_algo.empty()) continue;
+      Json row;
+      row["size"] = size;
+      row["fastest"] = best_algo;
+      row["fastest_us"] = rounded(best_us);
+      row["tuned_chosen"] = mine->chosen;
+      row["tuned_us"] = rounded(mine->us);
+      row["tuned_share"] = rounded(mine->us / best_us, 4);
+      row["builtin_chosen"] = theirs->chosen;
+      row["builtin_us"] = rounded(theirs->us);
+      row["builtin_share"] = rounded(theirs->us / best_us, 4);
+      rows.push_back(row);
+      if (!c.json) {
+        char a[64], b[64], d[64];
+        std::snprintf(a, sizeof a, "%s %.1f", best_algo.c_str(), best_us);
+        std::snprintf(b, sizeof b, "%s %.1f (%.3f)", mine->chosen.c_str(), mine->us, mine->us / best_us);
+        std::snprintf(d, sizeof d, "%s %.1f (%.3f)", theirs->chosen.c_str(), theirs->us, theirs->us / best_us);
+        std::printf("  %8s  %-26s  %-30s  %-30s\n", size_text(size).c_str(), a, b, d);
+      }
+    }
+    out["check"] = std::move(rows);
+  }
+  if (c.json) print_json(out);
+  return 0;
+}
+
+}  // namespace lanecast::apps
