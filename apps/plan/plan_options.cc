@@ -22,6 +22,7 @@ struct Raw {
   uint64_t mcast_seed = 1;
   std::optional<double> root_delay_us;
   std::optional<uint64_t> sync_seed;
+  std::optional<std::string> mcast_repair;
   double skew_us = 0;
   uint64_t skew_seed = 1;
   double port_mbytes = 0, switch_mbytes = 0, frame_ns = 0;
@@ -82,6 +83,14 @@ OptionTable make_table(PlanConfig& c, Raw& raw) {
          "mcast_chain: randomized synchronisation: the root waits until one non-root rank, drawn "
          "from N per operation, has started",
          [&](std::string_view v) { raw.sync_seed = parse_uint(v, "--sync-seed", UINT64_MAX); }});
+  t.add({"mcast-repair", "request|ring", "request",
+         "mcast_chain's repair, as the engine's mcast_repair: on request (each rank asks its predecessor in the "
+         "ring for the segments it missed; the engine's default) or the paper's ring (every rank also sends every "
+         "segment on: twice on every receiver's link)",
+         [&](std::string_view v) {
+           if (v != "request" && v != "ring") throw UsageError("--mcast-repair: '" + std::string(v) + "': request or ring");
+           raw.mcast_repair = std::string(v);
+         }});
   t.add({"skew", "US", "0",
          "process skew: each non-root rank starts at a time drawn uniformly from [0, US], 0..1e6 "
          "(a multicast copy that comes earlier is lost; a reliable frame waits)",
@@ -257,7 +266,8 @@ PlanConfig parse_plan_options(int argc, char** argv) {
   }
   c.net.multicast_seed = raw.mcast_seed;
   for (const auto& [given, name] : {std::pair{raw.root_delay_us.has_value(), "--root-delay"},
-                                    std::pair{raw.sync_seed.has_value(), "--sync-seed"}})
+                                    std::pair{raw.sync_seed.has_value(), "--sync-seed"},
+                                    std::pair{raw.mcast_repair.has_value(), "--mcast-repair"}})
     if (given)
       for (algos::Algo a : c.algos)
         if (a != algos::Algo::McastChain)
@@ -265,6 +275,7 @@ PlanConfig parse_plan_options(int argc, char** argv) {
                            std::string(algos::algo_info(a).name) + " (it has no multicast stage to hold back)");
   c.algo_options.root_delay_ns = static_cast<uint64_t>(std::llround(raw.root_delay_us.value_or(0) * 1e3));
   c.algo_options.sync_seed = raw.sync_seed.value_or(0);
+  c.algo_options.nack_repair = raw.mcast_repair.value_or("request") == "request";
   c.net.start_skew = static_cast<algos::sim::Picos>(std::llround(raw.skew_us * 1e6));
   c.net.skew_seed = raw.skew_seed;
   if (c.order != "id")

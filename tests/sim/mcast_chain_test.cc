@@ -369,6 +369,32 @@ TEST(McastChainSim, PlanTakesMcastLoss) {
   }
 }
 
+// plan models mcast_chain as the engine runs it by default: repair on
+// request, so without loss each link carries each segment once and 8 MiB
+// takes about n td + t0 (the paper's ring, --mcast-repair ring, twice that).
+TEST(McastChainSim, PlanRepairsOnRequestUnlessToldTheRing) {
+  const auto predicted = [](const Outcome& o) {
+    const size_t at = o.out.find("\"predicted_us\":");
+    return at == std::string::npos ? -1.0 : std::stod(o.out.substr(at + 15));
+  };
+  const double n_td = 8.0 * 1048576 / 1250;  // us at 1250 MB/s
+  const std::vector<std::string> base = {"--algo", "mcast_chain", "--nodes", "8", "--size", "8M", "--json"};
+  Outcome o = plan(base);
+  ASSERT_EQ(o.rc, 0) << o.err;
+  EXPECT_NEAR(predicted(o), n_td + 10, 0.02 * n_td) << o.out;
+  std::vector<std::string> ring = base;
+  ring.insert(ring.end(), {"--mcast-repair", "ring"});
+  o = plan(ring);
+  ASSERT_EQ(o.rc, 0) << o.err;
+  EXPECT_NEAR(predicted(o), 2 * n_td + 10, 0.02 * n_td) << o.out;
+  o = plan({"--algo", "mcast_chain", "--nodes", "8", "--size", "1M", "--mcast-repair", "both"});
+  EXPECT_EQ(o.rc, 2);
+  EXPECT_NE(o.err.find("--mcast-repair: 'both': request or ring"), std::string::npos) << o.err;
+  o = plan({"--algo", "chain", "--nodes", "8", "--size", "1M", "--mcast-repair", "ring"});
+  EXPECT_EQ(o.rc, 2);
+  EXPECT_NE(o.err.find("--mcast-repair applies to --algo mcast_chain only"), std::string::npos) << o.err;
+}
+
 // --root-delay, --sync-seed, --skew: in the JSON, and the root delay at the
 // maximum skew loses no copy to it, where no option loses some.
 TEST(McastChainSim, PlanTakesRootDelaySyncAndSkew) {
