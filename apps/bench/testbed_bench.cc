@@ -54,15 +54,6 @@ class TempDir {
   std::string path_;
 };
 
-// This binary, for the members (inside `ip netns exec`, /proc/self/exe would
-// be ip's).
-std::string self_path() {
-  std::error_code ec;
-  const std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot read /proc/self/exe: " + ec.message());
-  return p.string();
-}
-
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
@@ -314,7 +305,8 @@ int bench_testbed(const TestbedBenchConfig& c) {
 
   const std::vector<testbed::QdiscCounters> before = snapshot_links(t);
   MemberProcesses members(dir.path());
-  const std::string self = self_path();
+  // This binary for the members (inside `ip netns exec`, /proc/self/exe would be ip's).
+  const std::string self = this_program();
   for (uint32_t r = 0; r < t.nodes; ++r) members.start(r, member_argv(c, self, testbed::node_ns(t.name, r), group_file, r));
   // Rank 0's table streams as it comes; its JSON is read whole at the end.
   std::FILE* rank0_to = c.json ? nullptr : stdout;

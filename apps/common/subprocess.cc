@@ -12,6 +12,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
 #include <thread>
 
 extern char** environ;
@@ -132,6 +135,13 @@ int reap(pid_t pid, Clock::time_point deadline, bool& timed_out) {
 }  // namespace
 
 bool CommandResult::ok() const { return !timed_out && WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0; }
+
+std::string this_program() {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot read /proc/self/exe: " + ec.message());
+  return p.string();
+}
 
 std::string command_line(const Argv& argv) {
   std::string s;

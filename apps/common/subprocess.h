@@ -27,6 +27,10 @@ struct CommandResult {
   bool ok() const;
 };
 
+// The path of this program (/proc/self/exe), for running it again: members
+// of a testbed, `bench` under `tune`.
+std::string this_program();
+
 // "ip -n 'a b' link": the argument vector as a reader would type it.
 std::string command_line(const Argv& argv);
 // "exit 1", "killed by signal 9 (Killed)".

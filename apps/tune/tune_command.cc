@@ -97,13 +97,6 @@ struct Measured {
   double us = 0;  // completion, the members' average
 };
 
-std::string self_path() {
-  std::error_code ec;
-  const std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot read /proc/self/exe: " + ec.message());
-  return p.string();
-}
-
 // The last `lines` lines of `text`, for an error message.
 std::string tail_lines(const std::string& text, size_t lines) {
   size_t start = text.size();
@@ -129,7 +122,7 @@ std::string size_list(const std::vector<uint64_t>& sizes) {
 std::vector<Measured> run_bench_once(const TuneConfig& c, const std::string& algos, const std::string& sizes,
                                      uint32_t iters, const std::string& rules, ProgressLine& progress,
                                      const std::string& what) {
-  Argv argv{self_path(), "bench"};
+  Argv argv{this_program(), "bench"};
   argv.insert(argv.end(), c.bench.begin(), c.bench.end());
   argv.insert(argv.end(), {"--algo", algos, "--sizes", sizes, "--iters", std::to_string(iters), "--json", "--quiet"});
   if (!rules.empty()) argv.insert(argv.end(), {"--auto-rules", rules});
