@@ -263,10 +263,13 @@ import re, sys
 text = open(sys.argv[1]).read()
 rows = {m.group(1): (float(m.group(2)), float(m.group(3))) for m in re.finditer(r"^#\s+(\S+)\s+([0-9.]+)\s+([0-9.]+)\s*$", text, re.M)}
 rules = [l for l in text.splitlines() if l.startswith("nodes == 4")]
-best = {size: ("chain" if chain < linear else "linear") for size, (chain, linear) in rows.items()}
+# The table is rounded to 0.1 us: within that, either algorithm is the fastest.
+best = {size: {"chain"} if chain < linear - 0.1 else {"linear"} if linear < chain - 0.1 else {"chain", "linear"}
+        for size, (chain, linear) in rows.items()}
 assert set(best) == {"1K", "256K"}, rows
-assert rules and rules[-1].split("#")[0].strip().endswith("-> " + best["256K"]), (rules, best)
-assert best["1K"] == best["256K"] or "-> " + best["1K"] in rules[0], (rules, best)
+chosen = lambda rule: rule.split("#")[0].strip().rsplit("-> ", 1)[1]
+assert rules and chosen(rules[-1]) in best["256K"], (rules, best)
+assert chosen(rules[0]) in best["1K"], (rules, best)  # the first rule covers the smallest size
 PY
 then pass=$((pass + 1)); else fails=$((fails + 1)); echo "FAIL: tune's rules do not follow what it measured: $(cat "$tuned/t.rules")"; fi
 rm -rf "$tuned"
