@@ -20,21 +20,15 @@ class CirculantMachine final : public Machine {
         rounds_(topology::circulant_phase(plan.nodes()), std::max<uint32_t>(segments_, 1)),
         have_(root_ ? 0 : segments_, mem) {
     const topology::CirculantSchedule skips = topology::circulant_skips(plan.nodes());
-    const Rank v = plan.to_virtual(me);
-    std::array<int32_t, kMaxCirculantRounds> theirs{};
-    for (uint32_t k = 0; k < skips.q; ++k) {
-      const Rank to = static_cast<Rank>((uint64_t{v} + skips.skip[k]) % plan.nodes());
-      if (to == 0) continue;  // the root: nothing is ever sent to it
-      // What I send in round k is what my round-k target receives then.
-      topology::circulant_receives(skips, to, theirs);
+    topology::for_each_circulant_target(skips, plan.to_virtual(me), [&](uint32_t k, Rank to, const auto& theirs) {
       target_[k] = plan.to_real(to);
       send_[k] = static_cast<int8_t>(theirs[k]);  // in [-q, q)
-      if (segments_ == 0) continue;
+      if (segments_ == 0) return;
       const uint64_t last = topology::circulant_last_block_round(rounds_, theirs, segments_);
       if (last >= rounds_.end || rounds_.end - last > UINT8_MAX)
         throw std::logic_error("circulant: a rank would never get the last segment");
       last_block_back_[k] = static_cast<uint8_t>(rounds_.end - last);
-    }
+    });
     cursor_ = segments_ == 0 || skips.q == 0 ? rounds_.end : rounds_.first;
   }
 

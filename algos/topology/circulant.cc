@@ -104,17 +104,8 @@ CirculantSchedule circulant_schedule(uint32_t p, Rank r) {
   CirculantSchedule s = circulant_skips(p);
   if (s.q == 0) return s;
   if (r != 0) circulant_receives(s, r, s.recv);
-  // What r sends in round k is what r + skip[k] receives then.
-  std::array<int32_t, kMaxCirculantRounds> theirs{};
-  for (uint32_t k = 0; k < s.q; ++k) {
-    const Rank to = static_cast<Rank>((uint64_t{r} + s.skip[k]) % p);
-    if (to == 0) {
-      s.send[k] = INT32_MIN;  // never sent: the root holds everything
-      continue;
-    }
-    circulant_receives(s, to, theirs);
-    s.send[k] = theirs[k];
-  }
+  s.send.fill(INT32_MIN);  // rounds whose target is the root: never sent, it holds everything
+  for_each_circulant_target(s, r, [&s](uint32_t k, Rank, const auto& theirs) { s.send[k] = theirs[k]; });
   return s;
 }
 

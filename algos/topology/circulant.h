@@ -59,6 +59,21 @@ CirculantSchedule circulant_schedule(uint32_t p, Rank r);
 // O(q^2).
 void circulant_receives(const CirculantSchedule& skips, Rank r, std::array<int32_t, kMaxCirculantRounds>& recv);
 
+// What rank r sends in round k is what its round-k target r + skip[k]
+// receives then: calls f(k, to, its receive offsets) for every round whose
+// target is not the root (nothing is ever sent to the root). A rank's sends
+// cost q receive schedules.
+template <class F>
+void for_each_circulant_target(const CirculantSchedule& skips, Rank r, F&& f) {
+  std::array<int32_t, kMaxCirculantRounds> theirs{};
+  for (uint32_t k = 0; k < skips.q; ++k) {
+    const Rank to = static_cast<Rank>((uint64_t{r} + skips.skip[k]) % skips.p);
+    if (to == 0) continue;
+    circulant_receives(skips, to, theirs);
+    f(k, to, theirs);
+  }
+}
+
 // The block rank r sends first, in round k where skip[k] <= r < skip[k+1]:
 // the last skip of r's greedy sum of skips (q for the root).
 uint32_t circulant_baseblock(const CirculantSchedule& skips, Rank r);
