@@ -25,6 +25,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "algos/registry.h"
 #include "apps/bench/bench_report.h"
 #include "apps/bench/group_exchange.h"
 #include "apps/bench/skew.h"
@@ -35,7 +36,6 @@
 #include "engine/runtime/clock.h"
 #include "engine/group/fault_keys.h"
 #include "lanecast/lanecast.h"
-#include "algos/registry.h"
 #include "engine/api/member_internals.h"
 
 namespace lanecast::apps {

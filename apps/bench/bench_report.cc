@@ -144,14 +144,9 @@ Json bench_json(const BenchRow& r) {
 }  // namespace
 
 void print_bench_json(const std::vector<BenchRow>& rows, std::FILE* to) {
-  Json all = Json::array();
+  std::vector<Json> all;
   for (const BenchRow& r : rows) all.push_back(bench_json(r));
-  // One row per line, as before: readable, and a member killed mid-run
-  // leaves whole rows behind.
-  std::fprintf(to, "[\n");
-  for (size_t i = 0; i < all.size(); ++i)
-    std::fprintf(to, "  %s%s\n", json_text(all[i]).c_str(), i + 1 < all.size() ? "," : "");
-  std::fprintf(to, "]\n");
+  print_json_rows(all, to);
 }
 
 }  // namespace lanecast::apps

@@ -233,9 +233,8 @@ void print_stream_row(const StreamRow& r) {
 }
 
 void print_stream_json(const std::vector<StreamRow>& rows) {
-  std::printf("[\n");
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const StreamRow& r = rows[i];
+  std::vector<Json> all;
+  for (const StreamRow& r : rows) {
     Json o;
     o["algo"] = r.algo;
     o["fanout"] = r.fanout;
@@ -265,9 +264,9 @@ void print_stream_json(const std::vector<StreamRow>& rows) {
     }
     o["verified"] = r.verified;
     if (!r.error.empty()) o["error"] = r.error;
-    std::printf("  %s%s\n", json_text(o).c_str(), i + 1 < rows.size() ? "," : "");
+    all.push_back(std::move(o));
   }
-  std::printf("]\n");
+  print_json_rows(all);
 }
 
 namespace {

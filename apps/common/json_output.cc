@@ -14,6 +14,13 @@ void print_json(const Json& j, std::FILE* to, int indent) {
   std::fputc('\n', to);
 }
 
+void print_json_rows(const std::vector<Json>& rows, std::FILE* to) {
+  std::fprintf(to, "[\n");
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::fprintf(to, "  %s%s\n", json_text(rows[i]).c_str(), i + 1 < rows.size() ? "," : "");
+  std::fprintf(to, "]\n");
+}
+
 double rounded(double v, int decimals) {
   if (!std::isfinite(v)) return v;  // nlohmann prints null for these
   const double scale = std::pow(10.0, decimals);

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,10 @@ std::string json_text(const Json& j, int indent = -1);
 
 // json_text(j, indent) and a newline on `to`.
 void print_json(const Json& j, std::FILE* to = stdout, int indent = -1);
+
+// An array with one element per line: readable, and a run cut short leaves
+// whole rows behind (bench and bench --stream print their rows so).
+void print_json_rows(const std::vector<Json>& rows, std::FILE* to = stdout);
 
 // `v` rounded to `decimals` places: measured figures keep the precision they
 // have (nanoseconds in microseconds) instead of printing 17 digits.

@@ -23,8 +23,6 @@ class ProgressLine {
   // Takes the line in place off the screen, so a table row printed next
   // starts on a clean line (plain lines stay: they are a log).
   void clear();
-  bool in_place() const { return in_place_; }
-  bool quiet() const { return quiet_; }
 
  private:
   std::FILE* to_;

@@ -41,6 +41,12 @@ const char* kStatUsage =
     "--json prints each refresh as one JSON object on one line (docs/json.md).\n"
     "\n";
 
+// Whether a counter is shown: not zero (unless --all) and its name holding
+// --filter's text.
+bool shown(const StatConfig& c, const std::string& name, uint64_t v) {
+  return (c.all || v != 0) && (c.filter.empty() || name.find(c.filter) != std::string::npos);
+}
+
 // --json: one refresh as one object.
 void print_stat_json(const StatConfig& c, const daemon::StatsSnapshot& s, double age_s,
                      const std::map<std::string, double>& rates) {
@@ -54,7 +60,7 @@ void print_stat_json(const StatConfig& c, const daemon::StatsSnapshot& s, double
   j["note"] = daemon::stats_cut_note(s);
   Json counters = Json::object(), per_s = Json::object();
   for (const auto& [name, v] : s.entries) {
-    if ((!c.all && v == 0) || (!c.filter.empty() && name.find(c.filter) == std::string::npos)) continue;
+    if (!shown(c, name, v)) continue;
     counters[name] = v;
     if (const auto it = rates.find(name); it != rates.end()) per_s[name] = rounded(it->second, 1);
   }
@@ -120,7 +126,7 @@ int stat_main(int argc, char** argv) {
     if (const std::string note = daemon::stats_cut_note(s); !note.empty()) std::printf("%s\n", note.c_str());
     std::printf("%-78s %16s %14s\n", "counter", "value", dt > 0 ? "per_s" : "");
     for (const auto& [name, v] : s.entries) {
-      if ((!c.all && v == 0) || (!c.filter.empty() && name.find(c.filter) == std::string::npos)) continue;
+      if (!shown(c, name, v)) continue;
       if (const auto it = rates.find(name); it != rates.end())
         std::printf("%-78s %16" PRIu64 " %14.1f\n", name.c_str(), v, it->second);
       else

@@ -168,12 +168,6 @@ std::vector<Measured> run_bench(const TuneConfig& c, const std::string& algos, c
   return out;
 }
 
-std::string size_text(uint64_t b) {
-  for (const auto& [unit, shift] : {std::pair{"G", 30}, std::pair{"M", 20}, std::pair{"K", 10}})
-    if (b >= (uint64_t{1} << shift) && b % (uint64_t{1} << shift) == 0) return std::to_string(b >> shift) + unit;
-  return std::to_string(b);
-}
-
 // size -> algorithm -> us
 using Table = std::map<uint64_t, std::map<std::string, double>>;
 
@@ -208,7 +202,7 @@ std::string rules_text(const Table& t, uint32_t nodes, const std::string& how) {
   }
   s += "\n";
   for (const auto& [size, at] : t) {
-    std::snprintf(cell, sizeof cell, "# %8s", size_text(size).c_str());
+    std::snprintf(cell, sizeof cell, "# %8s", format_size(size).c_str());
     s += cell;
     for (const auto& a : algos) {
       const auto it = at.find(a);
@@ -239,7 +233,7 @@ std::string rules_text(const Table& t, uint32_t nodes, const std::string& how) {
     }
     rule += " -> " + best[i].second;
     char note[200];
-    int used = std::snprintf(note, sizeof note, "%-44s # %s: %.1f us", rule.c_str(), size_text(best[i].first).c_str(), us);
+    int used = std::snprintf(note, sizeof note, "%-44s # %s: %.1f us", rule.c_str(), format_size(best[i].first).c_str(), us);
     if (!runner_up.empty() && used > 0 && static_cast<size_t>(used) < sizeof note)
       std::snprintf(note + used, sizeof note - used, ", next %s %.1f us", runner_up.c_str(), second);
     s += std::string(note) + "\n";
@@ -328,7 +322,7 @@ int tune_main(int argc, char** argv) {
     std::printf("lanecast tune: %u members, %zu algorithms x %zu sizes measured; rules written to %s\n", nodes,
                 t.begin()->second.size(), t.size(), c.out.c_str());
     for (const auto& [size, at] : t)
-      std::printf("  %8s  %-18s %10.1f us\n", size_text(size).c_str(), fastest(at).c_str(), at.at(fastest(at)));
+      std::printf("  %8s  %-18s %10.1f us\n", format_size(size).c_str(), fastest(at).c_str(), at.at(fastest(at)));
   }
 
   if (c.check) {
@@ -372,7 +366,7 @@ int tune_main(int argc, char** argv) {
         std::snprintf(a, sizeof a, "%s %.1f", best_algo.c_str(), best_us);
         std::snprintf(b, sizeof b, "%s %.1f (%.3f)", mine->chosen.c_str(), mine->us, mine->us / best_us);
         std::snprintf(d, sizeof d, "%s %.1f (%.3f)", theirs->chosen.c_str(), theirs->us, theirs->us / best_us);
-        std::printf("  %8s  %-26s  %-30s  %-30s\n", size_text(size).c_str(), a, b, d);
+        std::printf("  %8s  %-26s  %-30s  %-30s\n", format_size(size).c_str(), a, b, d);
       }
     }
     out["check"] = std::move(rows);
