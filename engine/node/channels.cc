@@ -90,6 +90,7 @@ void Channels::on_ack(Channel& c, const reliable::SendChannel::AckResult& r) {
   unacked_total_ -= r.newly;
   if (r.newly > 0) lane_rto_ns_[c.lane] = c.tx.timeout_ns();
   if (r.new_holes) counters_.fast_retransmits.add();
+  if (r.spurious_timeout) counters_.rto_spurious.add();
   want_resend(c);
   // A channel keeps its slab while it owes something (it is in ready_).
   if (c.tx.idle() && c.tx.slab() != nullptr && !c.listed) release_slab(c);

@@ -51,6 +51,7 @@ class Channels {
     Counter owed_runs_exhausted;  // the owed-runs pool ran out: the broadcast failed
     Counter fast_retransmits;     // acks that revealed holes (each hole sent again once)
     Counter rto_timeouts;         // a channel's timer expired: nothing acknowledged for an RTO
+    Counter rto_spurious;         // of those, shown late, not lost, by acks of frames sent once (F-RTO)
   };
   // What the node did with the item send_owed() offered it.
   enum class Step : uint8_t {

@@ -430,7 +430,7 @@ class Node final : public PollTask {
   // Rate control (NodeConfig::rate_control): a controller per lane.
   std::vector<reliable::RateControl> rates_;
   void adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, uint64_t now);
-  void rate_loss(uint16_t lane, uint64_t now);
+  void rate_timeout(uint16_t lane, uint64_t now);
   void rate_changed(uint16_t lane, uint64_t now);  // the pacer follows; counters_.rate_mbit
 
   // One more than the box has slots: a spsc ring keeps one slot empty.

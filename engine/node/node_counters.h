@@ -54,6 +54,7 @@ struct NodeCounters {
   Counter rate_raised;        // rounds whose delay stayed under the target: rate up
   Counter rate_cut_delay;     // rounds whose least delay was over the target: rate down
   Counter rate_cut_loss;      // losses (holes, timeouts) that cut the rate, at most one per round
+  Counter rate_cut_undone;    // timeouts' cuts undone: the timeout proved spurious
   Counter rate_mbit;          // lane 0's rate, Mbit/s (a level, not a count)
   Counter rate_target_us;     // lane 0's tolerated queueing delay, us (a level: over the default = competing)
   Channels::Counters channels;  // runs exhausted, fast retransmits, RTO timeouts (channels.h)
@@ -143,10 +144,12 @@ struct NodeCounters {
     f("rate_raised", rate_raised.get());
     f("rate_cut_delay", rate_cut_delay.get());
     f("rate_cut_loss", rate_cut_loss.get());
+    f("rate_cut_undone", rate_cut_undone.get());
     f("rate_mbit", rate_mbit.get());
     f("rate_target_us", rate_target_us.get());
     f("fast_retransmits", channels.fast_retransmits.get());
     f("rto_timeouts", channels.rto_timeouts.get());
+    f("rto_spurious", channels.rto_spurious.get());
     f("timers_deferred", timers_deferred.get());
     f("tx_acks", tx_acks.get());
     f("tx_abandoned", tx_abandoned.get());

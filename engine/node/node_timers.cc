@@ -42,7 +42,7 @@ void Node::scan(uint64_t now) {
       scan_due_ns_ = now + cfg_.min_scan_interval_ns;  // frames were abandoned: look again soon
       return;
     }
-    if (now >= c.tx.deadline() && channels_.on_timeout(c, now) && !rates_.empty()) rate_loss(c.lane, now);
+    if (now >= c.tx.deadline() && channels_.on_timeout(c, now) && !rates_.empty()) rate_timeout(c.lane, now);
     next = std::min(next, c.tx.deadline());
     if (watched) next = std::min(next, c.tx.last_progress_ns() + cfg_.peer_timeout_ns + 1);
   }

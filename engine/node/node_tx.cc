@@ -269,8 +269,12 @@ void Node::adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, 
   reliable::RateControl& rc = rates_[lane];
   const uint64_t before = rc.rate_bps();
   rc.on_sent(tx_lanes_.take_sent_bytes(lane));
+  // First: a timeout this ack shows spurious gives its cut back before the
+  // ack's delay sample is judged.
+  if (r.spurious_timeout && rc.on_spurious_timeout()) counters_.rate_cut_undone.add();
+  const uint64_t judged = rc.rate_bps();
   if (r.path_rtt_ns != 0 && rc.on_rtt(r.path_rtt_ns, now)) {
-    if (rc.rate_bps() > before) counters_.rate_raised.add();
+    if (rc.rate_bps() > judged) counters_.rate_raised.add();
     else counters_.rate_cut_delay.add();
   }
   if (r.new_holes && rc.on_loss(now)) counters_.rate_cut_loss.add();
@@ -278,8 +282,8 @@ void Node::adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, 
   if (lane == 0) counters_.rate_target_us.set(rc.target_delay_ns() / 1000);
 }
 
-void Node::rate_loss(uint16_t lane, uint64_t now) {
-  if (!rates_[lane].on_loss(now)) return;
+void Node::rate_timeout(uint16_t lane, uint64_t now) {
+  if (!rates_[lane].on_timeout(now)) return;
   counters_.rate_cut_loss.add();
   rate_changed(lane, now);
 }

@@ -126,6 +126,7 @@ class RateControl {
       // of the line on the shaped testbed; a quarter: 0.93-0.97).
       const double excess = static_cast<double>(round_delay_ns_ - target_ns_) / static_cast<double>(round_delay_ns_);
       last_cut_from_bps_ = rate_bps_;
+      undo_ = Undo{};  // a queue now: a timeout's cut stays
       rate_bps_ = static_cast<uint64_t>(static_cast<double>(rate_bps_) * (1.0 - std::min(0.25, 0.25 * excess)));
     }
     last_delay_ns_ = round_delay_ns_;
@@ -135,6 +136,8 @@ class RateControl {
 
   // A loss (a hole, a timeout): once per round.
   bool on_loss(uint64_t now_ns) {
+    undo_ = Undo{};
+    const bool was_slow_start = slow_start_;
     slow_start_ = false;
     if (now_ns < loss_round_end_ns_) return false;
     const uint64_t before = rate_bps_;
@@ -142,6 +145,30 @@ class RateControl {
     rate_bps_ = rate_bps_ / 10 * 7;
     end_round(now_ns);
     loss_round_end_ns_ = round_end_ns_;
+    undo_ = Undo{before, was_slow_start};
+    return rate_bps_ != before;
+  }
+
+  // A retransmission timeout: a loss, whose cut is kept to be undone should
+  // the timeout prove spurious.
+  bool on_timeout(uint64_t now_ns) {
+    const bool cut = on_loss(now_ns);
+    undo_.from_timeout = undo_.rate_bps != 0;
+    return cut;
+  }
+
+  // The last timeout proved spurious (SendChannel::AckResult::
+  // spurious_timeout): nothing was lost, a core or its acks were late. Its
+  // cut is undone, unless another loss or a queue cut the rate since (as
+  // TCP undoes a cut that DSACK or timestamps show was needless, RFC 3708
+  // and RFC 4015). Returns whether the rate changed.
+  bool on_spurious_timeout() {
+    if (!undo_.from_timeout) return false;
+    const uint64_t before = rate_bps_;
+    rate_bps_ = std::clamp(std::max(rate_bps_, undo_.rate_bps), p_.floor_bps, p_.ceiling_bps);
+    slow_start_ = undo_.slow_start;
+    loss_round_end_ns_ = 0;
+    undo_ = Undo{};
     return rate_bps_ != before;
   }
 
@@ -210,6 +237,13 @@ class RateControl {
   uint64_t last_delay_ns_ = 0;                   // the last round's
   uint64_t round_sent_ = 0, round_start_ns_ = 0;  // bytes sent this round (on_sent), since when
   uint64_t loss_round_end_ns_ = 0;
+  // The last loss cut, to undo should it prove a spurious timeout's.
+  struct Undo {
+    uint64_t rate_bps = 0;  // the rate before it (0: nothing to undo)
+    bool slow_start = false;
+    bool from_timeout = false;
+  };
+  Undo undo_;
   uint64_t base_old_ = UINT64_MAX, base_new_ = UINT64_MAX, base_now_ = UINT64_MAX;
   uint64_t window_end_ns_ = 0;
 };

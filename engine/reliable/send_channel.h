@@ -80,6 +80,11 @@ class SendChannel {
     // (0: none - Karn's rule): the path's RTT and its queues, without the
     // wait for a batched ack that the timer's sample (the oldest's) includes.
     uint64_t path_rtt_ns = 0;
+    // The timer fired while the peer was silent, and this ack says frames
+    // sent before it arrived as first sent: the silence was a late peer (a
+    // core that did not run, acks held up), not a loss. Detected as F-RTO
+    // does (RFC 5682): by new data acknowledged that was not sent again.
+    bool spurious_timeout = false;
   };
   AckResult on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t now_ns);
 
@@ -103,7 +108,10 @@ class SendChannel {
   uint64_t timeout_ns() const { return std::max(rto_ns_, std::min(2 * ack_gap_ns_, rtt_.max_rto_ns)); }
   // The timer fired: queue the oldest frames not known to have arrived (at
   // most kTimeoutBurst), double the RTO (RFC 6298 5.5) and restart the timer.
-  // Returns how many were queued.
+  // Returns how many were queued. An ack that then shows frames sent before
+  // it arrived as first sent marks the timeout spurious
+  // (AckResult::spurious_timeout), and the silence it outlived becomes a
+  // pause the timer waits out from then on (timeout_ns).
   uint32_t on_timeout(uint64_t now_ns);
   uint64_t rto_ns() const { return rto_ns_; }
   uint64_t srtt_ns() const { return srtt_ns_; }
@@ -156,6 +164,9 @@ class SendChannel {
   uint64_t rttvar_ns_ = 0;
   uint64_t rto_ns_;
   uint64_t last_progress_ns_ = 0;
+  // The first timeout of the current silence, if one fired (0: none):
+  // frames sent before it and acked as first sent make it spurious.
+  uint64_t timed_out_ns_ = 0;
   uint64_t timer_ns_ = 0;  // when the retransmission timer last (re)started
   // The longest gap between acks that acknowledged something new, forgotten
   // slowly (1/1024 of it per ack; about 700 acks halve it).

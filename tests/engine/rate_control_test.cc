@@ -200,6 +200,41 @@ TEST(RateControl, AfterACutItClimbsBackToTheRateItHadWithinAFewRounds) {
   EXPECT_LE(most, found + 10 * 10'000'000) << "after 10 ms";
 }
 
+// A timeout that proves spurious (its frames arrived late: a receiving
+// core that did not run) gives its cut back at once - unless another loss or
+// a queue cut the rate since. A hole's cut is never undone.
+TEST(RateControl, ASpuriousTimeoutsCutIsUndone) {
+  Link fast{10e9, 1e7, 200 * kUs};
+  RateControl rc(params(1'000'000'000));
+  drive(rc, fast, 1);
+  ASSERT_EQ(rc.rate_bps(), 1'000'000'000u);
+  ASSERT_TRUE(rc.on_timeout(1 * kS));
+  ASSERT_EQ(rc.rate_bps(), 700'000'000u);
+  EXPECT_TRUE(rc.on_spurious_timeout());
+  EXPECT_EQ(rc.rate_bps(), 1'000'000'000u);
+  EXPECT_FALSE(rc.on_spurious_timeout()) << "undone once";
+  // A real loss after the undo still cuts (the loss round was reset).
+  EXPECT_TRUE(rc.on_loss(1 * kS + 100 * kUs));
+  EXPECT_EQ(rc.rate_bps(), 700'000'000u);
+  EXPECT_FALSE(rc.on_spurious_timeout()) << "a hole's cut is not a timeout's";
+
+  RateControl both(params(1'000'000'000));
+  drive(both, fast, 1);
+  ASSERT_TRUE(both.on_timeout(1 * kS));
+  both.on_loss(1 * kS + 10 * kUs);  // a hole in the same round: a loss after all
+  EXPECT_FALSE(both.on_spurious_timeout());
+  EXPECT_EQ(both.rate_bps(), 700'000'000u);
+
+  // Slow start interrupted by a spurious timeout resumes.
+  RateControl early(params(10'000'000'000));
+  sample(early, 200 * kUs, 0);
+  ASSERT_TRUE(early.slow_start());
+  early.on_timeout(2 * kMs);
+  ASSERT_FALSE(early.slow_start());
+  early.on_spurious_timeout();
+  EXPECT_TRUE(early.slow_start());
+}
+
 TEST(RateControl, ARateNobodyUsesDoesNotGrow) {
   // The window (or the application) limits the sender to a third of its
   // rate: a quiet path raises nothing.

@@ -224,6 +224,49 @@ TEST(SendChannel, TimeoutSendsTheOldestFewAgainAndBacksOff) {
   EXPECT_EQ(s.tx.entry(0).tries, 2u);
 }
 
+// A timer that fired while the receiver's core did not run: the acks that
+// follow cover frames sent before the timeout and never sent again - they
+// arrived, late. The timeout is reported spurious (F-RTO, RFC 5682), and the
+// silence it outlived becomes a pause the timer waits out: the same stall
+// again fires nothing. A timeout whose frames were lost is not spurious.
+TEST(SendChannel, ATimeoutOfALateReceiverIsSpuriousAndTheTimerLearnsThePause) {
+  RttParams p;
+  p.initial_rto_ns = 1000 * kUs;
+  Sender s(64, p);
+  uint64_t none[2] = {0, 0};
+  uint32_t seg = 0;
+  s.tx.push(1, seg++, 0);
+  ASSERT_FALSE(s.tx.on_ack(1, none, 20 * kUs).spurious_timeout);  // RTO now its 1 ms floor
+  // Eight frames, then the receiver stalls for 3 ms.
+  for (int i = 0; i < 8; ++i) s.tx.push(1, seg++, 100 * kUs);
+  const uint64_t fired = s.tx.deadline();
+  ASSERT_EQ(fired, 1100 * kUs);
+  ASSERT_EQ(s.tx.on_timeout(fired), 4u);
+  EXPECT_EQ(drain_resends(s.tx, fired), (std::vector<uint32_t>{1, 2, 3, 4}));
+  // It wakes at 3.1 ms and acknowledges all eight: 5..8 were never sent again.
+  const auto r = s.tx.on_ack(9, none, 3100 * kUs);
+  EXPECT_EQ(r.newly, 8u);
+  EXPECT_TRUE(r.spurious_timeout);
+  EXPECT_GE(s.tx.timeout_ns(), 2 * 3000 * kUs) << "the pause is learned";
+  // The same stall again: no timeout.
+  for (int i = 0; i < 8; ++i) s.tx.push(1, seg++, 4000 * kUs);
+  EXPECT_GT(s.tx.deadline(), 7000 * kUs);
+  EXPECT_FALSE(s.tx.on_ack(17, none, 7000 * kUs).spurious_timeout);
+
+  // Lost: every frame in flight was dropped, and only the copies the timer
+  // sent again are acknowledged.
+  Sender l(64, p);
+  l.tx.push(1, 0, 0);
+  l.tx.on_ack(1, none, 20 * kUs);
+  for (uint32_t i = 1; i <= 4; ++i) l.tx.push(1, i, 100 * kUs);
+  ASSERT_EQ(l.tx.on_timeout(l.tx.deadline()), 4u);
+  drain_resends(l.tx, 1100 * kUs);
+  const auto lost = l.tx.on_ack(5, none, 1150 * kUs);
+  EXPECT_EQ(lost.newly, 4u);
+  EXPECT_FALSE(lost.spurious_timeout);
+  EXPECT_EQ(l.tx.timeout_ns(), 2000 * kUs) << "the doubled RTO: a loss teaches the timer no pause";
+}
+
 TEST(SendChannel, SelectiveAckTriggersOneFastRetransmitOfTheHole) {
   Sender s(16);
   for (uint32_t i = 0; i < 8; ++i) s.tx.push(1, i, 0);
