@@ -243,7 +243,7 @@ class Node final : public PollTask {
 
   // rx path (node_rx.cc)
   void handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now);
-  void handle_ack(algos::Rank src, const wire::AckBody& ack, uint64_t now);
+  void handle_ack(algos::Rank src, const wire::AckBody& ack, uint16_t flags, uint64_t now);
   void handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   void handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   bool take_payload(const rte_mbuf* m, const wire::Parsed& p);

@@ -107,7 +107,10 @@ rte_mbuf* Node::build_signal(const Channel& c, uint32_t tag, uint32_t seq, uint1
 rte_mbuf* Node::build_ack(Channel& c) {
   uint8_t* at;
   rte_mbuf* h = alloc_frame(addrs_[c.peer], hdr_ack_, &at);
-  if (h != nullptr) wire::write_ack(at, origin(), c.rx.make_ack(c.lane), seal_flag_);
+  if (h == nullptr) return nullptr;
+  const wire::AckBody a = c.rx.make_ack(c.lane);
+  const uint16_t dups = c.rx.take_duplicates() ? wire::kFlagDuplicates : 0;
+  wire::write_ack(at, origin(), a, static_cast<uint16_t>(seal_flag_ | dups));
   return h;
 }
 

@@ -70,7 +70,7 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
   switch (p.type) {
     case wire::FrameType::Ack:
       counters_.rx_acks.add();
-      handle_ack(p.src, p.ack, now);
+      handle_ack(p.src, p.ack, p.flags, now);
       rte_pktmbuf_free(m);
       return;
     case wire::FrameType::Data:
@@ -89,13 +89,13 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
   rte_pktmbuf_free(m);
 }
 
-void Node::handle_ack(Rank src, const wire::AckBody& ack, uint64_t now) {
+void Node::handle_ack(Rank src, const wire::AckBody& ack, uint16_t flags, uint64_t now) {
   if (ack.lane >= cfg_.lanes) {
     counters_.rx_bad_ack.add();
     return;
   }
   Channel& c = channel(src, ack.lane);
-  const reliable::SendChannel::AckResult r = c.tx.on_ack(ack.cum_ack, ack.sack, now);
+  const reliable::SendChannel::AckResult r = c.tx.on_ack(ack.cum_ack, ack.sack, now, (flags & wire::kFlagDuplicates) != 0);
   if (!r.valid) {
     counters_.rx_bad_ack.add();
     return;
@@ -227,6 +227,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   switch (c.rx.check(d.seq)) {
     case reliable::RecvChannel::Check::Duplicate:
       counters_.rx_duplicate.add();
+      c.rx.note_duplicate();
       acks_.ack_now(channels_.id_of(c));  // our ack was lost or late
       rte_pktmbuf_free(m);
       return;

@@ -37,6 +37,15 @@ class RecvChannel {
     return in_order;
   }
 
+  // A frame check() found Duplicate: the next ack says so (kFlagDuplicates).
+  void note_duplicate() { duplicates_ = true; }
+  // Whether duplicates came since the last call.
+  bool take_duplicates() {
+    const bool d = duplicates_;
+    duplicates_ = false;
+    return d;
+  }
+
   wire::AckBody make_ack(uint16_t lane) const {
     wire::AckBody a{};
     a.cum_ack = cum_;
@@ -64,6 +73,7 @@ class RecvChannel {
 
   uint64_t bits_[kBits / 64] = {};
   uint32_t cum_ = 0;
+  bool duplicates_ = false;  // since the last ack
 };
 
 }  // namespace lanecast::engine::reliable

@@ -16,10 +16,7 @@ SendChannel::SendChannel(uint32_t window, const RttParams& rtt)
 }
 
 uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns, bool signal, bool stream) {
-  if (idle()) {  // the timer starts with the first frame
-    last_progress_ns_ = timer_ns_ = now_ns;
-    timed_out_ns_ = 0;
-  }
+  if (idle()) last_progress_ns_ = timer_ns_ = now_ns;  // the timer starts with the first frame
   const uint32_t seq = next_++;
   InFlight& e = slot(seq);
   e.segment = segment;
@@ -62,12 +59,19 @@ void SendChannel::sample_rtt(uint64_t rtt) {
   rto_ns_ = std::clamp<uint64_t>(srtt_ns_ + 4 * rttvar_ns_, rtt_.min_rto_ns, rtt_.max_rto_ns);
 }
 
-SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t now_ns) {
+SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t now_ns,
+                                           bool duplicates) {
   AckResult r;
   // An ack may not acknowledge what was never sent.
   if (seq_before(next_, cum_ack)) {
     r.valid = false;
     return r;
+  }
+  // The copies the timer sent reported as duplicates after the silence
+  // ended (idle or not by now).
+  if (episode_ == Episode::kSettling) {
+    if (now_ns > settle_until_ns_) episode_ = Episode::kNone;
+    else if (duplicates) end_episode(r, true);
   }
   // An ack older than what we know (acks may overtake each other across
   // lanes of a switch) adds nothing; neither does one while idle.
@@ -81,10 +85,10 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
   // wait for a batched ack: what a rate controller reads as queueing.
   uint32_t oldest = 0, newest = 0;
   bool any = false;
-  uint64_t late_since_ns = UINT64_MAX;  // the oldest frame acked as first sent before the timeout
+  bool late_original = false;  // a frame first sent before the silence's timeout, acked as sent
   auto take = [&](uint32_t s) {
     const InFlight& e = slot(s);
-    if (timed_out_ns_ != 0 && e.tries == 1 && e.sent_ns < timed_out_ns_) late_since_ns = std::min(late_since_ns, e.sent_ns);
+    if (episode_ == Episode::kSilent && e.tries == 1 && e.sent_ns < timed_out_ns_) late_original = true;
     set_acked(s);
     ++r.newly;
     if (slot(s).flags & InFlight::kStream) ++r.newly_stream;
@@ -126,19 +130,25 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
     // (if sent after the last progress): a frame the sender had only just
     // sent, after a silence of its own while an older one was lost, was
     // answered at once - that silence was the sender's, not a stall.
-    // A spurious timeout's silence was such a pause too: the timer learns
-    // it, so the next pause as long does not fire it again (every member's
-    // channels timed out 1-8 times a broadcast at 1000 Mbit/s on 8 processes
-    // sharing 2 CPUs, with no frame dropped on any link).
-    r.spurious_timeout = timed_out_ns_ != 0 && late_since_ns != UINT64_MAX;
-    if (timer_ns_ == last_progress_ns_ || r.spurious_timeout) {
-      const uint64_t oldest_sent = r.spurious_timeout ? late_since_ns : slot(oldest).sent_ns;
-      const uint64_t from = any ? std::max(last_progress_ns_, oldest_sent) : last_progress_ns_;
+    if (timer_ns_ == last_progress_ns_) {
+      const uint64_t from = any ? std::max(last_progress_ns_, slot(oldest).sent_ns) : last_progress_ns_;
       const uint64_t gap = now_ns > from ? now_ns - from : 0;
       ack_gap_ns_ = std::max(gap, ack_gap_ns_ - ack_gap_ns_ / 1024);
     }
+    // The silence a timeout cut into ends here: spurious now, or perhaps
+    // when the re-sent copies are reported (until a timeout from now).
+    // The silence's timer pause is not learned as the receiver's (the gap
+    // above skips it): an ack the timer's own copy drew out, its ack lost,
+    // would double the timer at each such loss.
+    if (episode_ == Episode::kSilent) {
+      if (late_original || duplicates) {
+        end_episode(r, true);
+      } else {
+        episode_ = Episode::kSettling;
+        settle_until_ns_ = now_ns + timeout_ns();
+      }
+    }
     last_progress_ns_ = timer_ns_ = now_ns;
-    timed_out_ns_ = 0;
   }
   on_acked(r.newly);
 
@@ -213,7 +223,10 @@ uint32_t SendChannel::on_timeout(uint64_t now_ns) {
   }
   rto_ns_ = std::min(rto_ns_ * 2, rtt_.max_rto_ns);
   timer_ns_ = now_ns;  // the timer restarts; the peer has still not answered
-  if (timed_out_ns_ == 0) timed_out_ns_ = std::max<uint64_t>(now_ns, 1);
+  if (episode_ != Episode::kSilent) {
+    episode_ = Episode::kSilent;
+    timed_out_ns_ = now_ns;
+  }
   return n;
 }
 
@@ -242,7 +255,7 @@ void SendChannel::abandon_in_flight(uint64_t now_ns, bool streams_too) {
     queue_resend(s);
   }
   last_progress_ns_ = timer_ns_ = now_ns;
-  timed_out_ns_ = 0;
+  episode_ = Episode::kNone;
 }
 
 }  // namespace lanecast::engine::reliable

@@ -80,13 +80,17 @@ class SendChannel {
     // (0: none - Karn's rule): the path's RTT and its queues, without the
     // wait for a batched ack that the timer's sample (the oldest's) includes.
     uint64_t path_rtt_ns = 0;
-    // The timer fired while the peer was silent, and this ack says frames
-    // sent before it arrived as first sent: the silence was a late peer (a
-    // core that did not run, acks held up), not a loss. Detected as F-RTO
-    // does (RFC 5682): by new data acknowledged that was not sent again.
+    // The timer fired while the peer was silent, and this ack shows that
+    // what it re-sent had arrived: the silence was a late peer (a core that
+    // did not run, acks held up), not a loss. Shown by frames sent before
+    // the timeout and acknowledged as first sent (F-RTO, RFC 5682), or by
+    // the receiver reporting the re-sent copies as duplicates (D-SACK,
+    // RFC 2883 and 3708) - the only sign when the timer re-sent everything
+    // in flight, as at a broadcast's tail.
     bool spurious_timeout = false;
   };
-  AckResult on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t now_ns);
+  // `duplicates`: data frames came to the receiver again since its last ack.
+  AckResult on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t now_ns, bool duplicates = false);
 
   // --- frames to send again (holes, timeouts, abandoned frames), oldest first
   bool has_resend() const { return slab_ != nullptr && slab_->resend_count > 0; }
@@ -108,10 +112,8 @@ class SendChannel {
   uint64_t timeout_ns() const { return std::max(rto_ns_, std::min(2 * ack_gap_ns_, rtt_.max_rto_ns)); }
   // The timer fired: queue the oldest frames not known to have arrived (at
   // most kTimeoutBurst), double the RTO (RFC 6298 5.5) and restart the timer.
-  // Returns how many were queued. An ack that then shows frames sent before
-  // it arrived as first sent marks the timeout spurious
-  // (AckResult::spurious_timeout), and the silence it outlived becomes a
-  // pause the timer waits out from then on (timeout_ns).
+  // Returns how many were queued. The acks that end the silence may show the
+  // timeout spurious (AckResult::spurious_timeout).
   uint32_t on_timeout(uint64_t now_ns);
   uint64_t rto_ns() const { return rto_ns_; }
   uint64_t srtt_ns() const { return srtt_ns_; }
@@ -164,9 +166,19 @@ class SendChannel {
   uint64_t rttvar_ns_ = 0;
   uint64_t rto_ns_;
   uint64_t last_progress_ns_ = 0;
-  // The first timeout of the current silence, if one fired (0: none):
-  // frames sent before it and acked as first sent make it spurious.
-  uint64_t timed_out_ns_ = 0;
+  // Whether the last timeout was spurious (AckResult::spurious_timeout):
+  // open from the first timeout of a silence until acks tell - at once by
+  // a frame first sent before it, or by duplicates reported up to a timeout
+  // after the silence ended (the re-sent copies arrive after the originals,
+  // perhaps after the channel went idle).
+  enum class Episode : uint8_t { kNone, kSilent, kSettling };
+  Episode episode_ = Episode::kNone;
+  uint64_t timed_out_ns_ = 0;     // kSilent: the silence's first timeout
+  uint64_t settle_until_ns_ = 0;  // kSettling: duplicates until then still count
+  void end_episode(AckResult& r, bool spurious) {
+    r.spurious_timeout = spurious;
+    episode_ = Episode::kNone;
+  }
   uint64_t timer_ns_ = 0;  // when the retransmission timer last (re)started
   // The longest gap between acks that acknowledged something new, forgotten
   // slowly (1/1024 of it per ack; about 700 acks halve it).

@@ -60,6 +60,10 @@ inline constexpr uint16_t kFlagSealed = 16;
 // the stream `op` of publisher `root` for being slow (StreamOptions::
 // evict_after_ms); every other member hears it.
 inline constexpr uint16_t kFlagEvicted = 32;
+// On an ack: data frames came again on this channel since the receiver's
+// last ack - they had arrived before, so a sender that re-sent them on a
+// timeout learns that the timeout was spurious (as TCP's D-SACK, RFC 2883).
+inline constexpr uint16_t kFlagDuplicates = 64;
 
 
 struct FrameHeader {

@@ -226,10 +226,10 @@ TEST(SendChannel, TimeoutSendsTheOldestFewAgainAndBacksOff) {
 
 // A timer that fired while the receiver's core did not run: the acks that
 // follow cover frames sent before the timeout and never sent again - they
-// arrived, late. The timeout is reported spurious (F-RTO, RFC 5682), and the
-// silence it outlived becomes a pause the timer waits out: the same stall
-// again fires nothing. A timeout whose frames were lost is not spurious.
-TEST(SendChannel, ATimeoutOfALateReceiverIsSpuriousAndTheTimerLearnsThePause) {
+// arrived, late. The timeout is reported spurious (F-RTO, RFC 5682). The
+// silence is not learned as a pause (a lost ack looks the same, and each
+// would double the timer). A timeout whose frames were lost is not spurious.
+TEST(SendChannel, ATimeoutOfALateReceiverIsSpurious) {
   RttParams p;
   p.initial_rto_ns = 1000 * kUs;
   Sender s(64, p);
@@ -247,11 +247,26 @@ TEST(SendChannel, ATimeoutOfALateReceiverIsSpuriousAndTheTimerLearnsThePause) {
   const auto r = s.tx.on_ack(9, none, 3100 * kUs);
   EXPECT_EQ(r.newly, 8u);
   EXPECT_TRUE(r.spurious_timeout);
-  EXPECT_GE(s.tx.timeout_ns(), 2 * 3000 * kUs) << "the pause is learned";
-  // The same stall again: no timeout.
-  for (int i = 0; i < 8; ++i) s.tx.push(1, seg++, 4000 * kUs);
-  EXPECT_GT(s.tx.deadline(), 7000 * kUs);
-  EXPECT_FALSE(s.tx.on_ack(17, none, 7000 * kUs).spurious_timeout);
+  EXPECT_LE(s.tx.timeout_ns(), 2000 * kUs) << "the silence is not learned as a pause";
+  EXPECT_FALSE(s.tx.on_ack(9, none, 3110 * kUs, true).spurious_timeout) << "told once";
+
+  // At a broadcast's tail the timer re-sends everything in flight: only the
+  // receiver's report of duplicates tells, in the ack that answers the
+  // originals or in one after it (the channel idle by then), up to a
+  // timeout later.
+  for (const bool same_ack : {true, false}) {
+    Sender t(64, p);
+    t.tx.push(1, 0, 0);
+    t.tx.on_ack(1, none, 20 * kUs);
+    for (uint32_t i = 1; i <= 3; ++i) t.tx.push(1, i, 100 * kUs);
+    ASSERT_EQ(t.tx.on_timeout(t.tx.deadline()), 3u);
+    drain_resends(t.tx, 1100 * kUs);
+    const auto first = t.tx.on_ack(4, none, 3100 * kUs, same_ack);
+    EXPECT_EQ(first.spurious_timeout, same_ack);
+    ASSERT_TRUE(t.tx.idle());
+    const auto dups = t.tx.on_ack(4, none, 3110 * kUs, !same_ack);
+    EXPECT_EQ(dups.spurious_timeout, !same_ack);
+  }
 
   // Lost: every frame in flight was dropped, and only the copies the timer
   // sent again are acknowledged.
@@ -265,6 +280,20 @@ TEST(SendChannel, ATimeoutOfALateReceiverIsSpuriousAndTheTimerLearnsThePause) {
   EXPECT_EQ(lost.newly, 4u);
   EXPECT_FALSE(lost.spurious_timeout);
   EXPECT_EQ(l.tx.timeout_ns(), 2000 * kUs) << "the doubled RTO: a loss teaches the timer no pause";
+  // A duplicate reported long after (a fast retransmit's, say) says nothing
+  // of that timeout.
+  EXPECT_FALSE(l.tx.on_ack(5, none, 9000 * kUs, true).spurious_timeout);
+}
+
+TEST(RecvChannel, DuplicatesAreReportedOnce) {
+  RecvChannel rx;
+  rx.accept(0);
+  ASSERT_EQ(rx.check(0), RecvChannel::Check::Duplicate);
+  EXPECT_FALSE(rx.take_duplicates());
+  rx.note_duplicate();
+  rx.note_duplicate();
+  EXPECT_TRUE(rx.take_duplicates());
+  EXPECT_FALSE(rx.take_duplicates());
 }
 
 TEST(SendChannel, SelectiveAckTriggersOneFastRetransmitOfTheHole) {
