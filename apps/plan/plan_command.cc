@@ -20,6 +20,7 @@
 #include "apps/common/options.h"
 #include "apps/plan/plan_auto.h"
 #include "apps/plan/plan_options.h"
+#include "apps/plan/plan_stream.h"
 
 namespace lanecast::apps {
 namespace {
@@ -347,7 +348,7 @@ int plan_main(int argc, char** argv) {
       std::cout << plan_help();
       return 0;
     }
-    return run_plan(c);
+    return c.stream.on ? run_plan_stream(c) : run_plan(c);
   } catch (const UsageError& e) {
     std::cerr << "lanecast plan: " << e.what() << "\n";
   } catch (const std::invalid_argument& e) {

@@ -29,6 +29,8 @@ struct Raw {
   uint32_t frame_bytes = 0;
   uint32_t buffer_frames = 0;
   bool shared_port = false;
+  // Options of --stream, and whether each was given.
+  bool fanout = false, msg_rate = false, messages = false, stream_multicast = false;
 };
 
 OptionTable make_table(PlanConfig& c, Raw& raw) {
@@ -138,9 +140,71 @@ OptionTable make_table(PlanConfig& c, Raw& raw) {
          }});
   t.add({"quiet", "", "", "no progress lines on stderr for long runs",
          [&](std::string_view) { c.quiet = true; }});
+  t.add({"stream", "", "",
+         "a stream of messages of each --size from rank 0 instead of a broadcast: the message rate it "
+         "sustains and each message's latency to every member, batches down a k-ary tree or multicast "
+         "(docs/algorithms.md, 'Streams'); --algo, --lanes and the switch and multicast options do not apply",
+         [&](std::string_view) { c.stream.on = true; }});
+  t.add({"fanout", "K", "2", "--stream: children per member in the stream's tree (1 = chain; nodes - 1 = linear)",
+         [&](std::string_view v) {
+           c.stream.fanout = static_cast<uint32_t>(parse_uint(v, "--fanout", 1u << 20));
+           if (c.stream.fanout == 0) throw UsageError("--fanout: a tree needs at least 1 child per member");
+           raw.fanout = true;
+         }});
+  t.add({"msg-rate", "MSGS_PER_S", "0 (all at once)",
+         "--stream: messages per second the publisher offers; 0 publishes them all at once (the most the tree carries)",
+         [&](std::string_view v) {
+           c.stream.rate = parse_double(v, "--msg-rate", 0, 1e12);
+           raw.msg_rate = true;
+         }});
+  t.add({"messages", "N", "100000", "--stream: messages published, 1..1e9",
+         [&](std::string_view v) {
+           c.stream.messages = parse_uint(v, "--messages", 1'000'000'000);
+           if (c.stream.messages == 0) throw UsageError("--messages: at least 1");
+           raw.messages = true;
+         }});
+  t.add({"stream-multicast", "", "", "--stream: the publisher sends each batch once to the group address (the engine's stream_multicast)",
+         [&](std::string_view) {
+           c.stream.multicast = true;
+           raw.stream_multicast = true;
+         }});
   t.add({"json", "", "", "print a JSON array, one object per (algo, nodes, size)",
          [&](std::string_view) { c.json = true; }});
   return t;
+}
+
+// --stream's own options only with it; with it, none of the broadcast's
+// that the stream model has no place for.
+void check_stream_options(const PlanConfig& c, const Raw& raw) {
+  if (!c.stream.on) {
+    for (const auto& [given, name] : {std::pair{raw.fanout, "--fanout"}, std::pair{raw.msg_rate, "--msg-rate"},
+                                      std::pair{raw.messages, "--messages"},
+                                      std::pair{raw.stream_multicast, "--stream-multicast"}})
+      if (given) throw UsageError(std::string(name) + " applies to --stream only");
+    return;
+  }
+  const std::pair<bool, const char*> broadcast_only[] = {
+      {raw.algo != "all", "--algo"},
+      {c.lanes != 1, "--lanes"},
+      {!c.topology_file.empty(), "--topology"},
+      {raw.mcast_loss.has_value(), "--mcast-loss"},
+      {raw.root_delay_us.has_value(), "--root-delay"},
+      {raw.sync_seed.has_value(), "--sync-seed"},
+      {raw.mcast_repair.has_value(), "--mcast-repair"},
+      {raw.skew_us > 0, "--skew"},
+      {raw.port_mbytes > 0, "--port-capacity"},
+      {raw.switch_mbytes > 0, "--switch-capacity"},
+      {raw.buffer_frames > 0, "--switch-buffer"},
+      {raw.shared_port, "--shared-port"},
+      {c.root != 0, "--root"},
+  };
+  for (const auto& [given, name] : broadcast_only)
+    if (given) throw UsageError(std::string(name) + " does not apply to --stream (a stream's model has one lane, no switch and rank 0 publishing)");
+  if (c.segment <= 16) throw UsageError("--stream: --segment must hold a 16-byte record head and a byte");
+  for (uint64_t n : c.sizes)
+    if (n > UINT32_MAX) throw UsageError("--stream: a message is at most 4 GiB - 1");
+  for (uint32_t p : c.nodes)
+    if (p < 2) throw UsageError("--stream: a stream needs at least 2 members");
 }
 
 std::vector<uint32_t> parse_nodes(const std::string& text) {
@@ -205,6 +269,7 @@ PlanConfig parse_plan_options(int argc, char** argv) {
   if (raw.size.empty()) throw UsageError("--size is required (message bytes, e.g. 64K or 8M)");
   c.nodes = parse_nodes(raw.nodes);
   c.sizes = parse_size_list(raw.size, "--size");
+  check_stream_options(c, raw);
   if (c.lanes == 0) throw UsageError("--lanes: a node needs at least one lane");
   for (uint32_t p : c.nodes)
     if (c.root >= p) throw UsageError("--root " + std::to_string(c.root) + " is outside a group of " + std::to_string(p));

@@ -49,6 +49,15 @@ struct PlanConfig {
   // small segment counts (algos/sim/segment_fit.h) instead of simulated in full.
   algos::sim::FitOptions fit;
   bool quiet = false;                 // --quiet: no progress lines on stderr
+  // --stream: a stream of messages of each --size instead of a broadcast
+  // (algos/sim/stream_sim.h; apps/plan/plan_stream.h).
+  struct Stream {
+    bool on = false;
+    uint32_t fanout = 2;              // --fanout
+    double rate = 0;                  // --msg-rate, messages/s; 0 = all at once
+    uint64_t messages = 100'000;      // --messages
+    bool multicast = false;           // --stream-multicast
+  } stream;
   bool json = false;
   bool per_rank = false;
   bool help = false;

@@ -62,6 +62,9 @@ timeout 60 "$bin" plan --algo chain --nodes 4 --size 1K --topology "$topo" --jso
 parsed "plan --topology" 'd[0]["topology"] == want and d[0]["complete"]' "$topo" <"$tmp/out"
 timeout 60 "$bin" plan --algo auto --nodes 4 --size 1K --auto-rules "$rules" --json >"$tmp/out" 2>"$tmp/err"
 parsed "plan --auto-rules" 'want in d[0]["rule_at"]' "$rules" <"$tmp/out"
+# plan --stream: no strings from the user, but the same JSON array.
+timeout 60 "$bin" plan --stream --nodes 4,8 --size 64 --messages 1000 --json >"$tmp/out" 2>"$tmp/err"
+parsed "plan --stream" 'len(d) == 2 and d[1]["nodes"] == 8 and d[0]["offered_msgs_per_s"] is None and d[0]["msgs_per_s"] > 0' <"$tmp/out"
 
 # replay in process: the capture's path.
 pcap="$tmp/$weird.pcapng"

@@ -64,6 +64,39 @@ TEST(Plan, BadInputIsExitTwoWithAMessage) {
   }
 }
 
+// --stream: the stream model's table and JSON; its options only with it,
+// and the broadcast's options it has no place for refused.
+TEST(Plan, StreamPredictsRateAndLatency) {
+  const Outcome o = plan({"--stream", "--nodes", "8", "--size", "64", "--msg-rate", "1000", "--messages", "50",
+                          "--fanout", "1", "--t0", "10", "--bw", "1000", "--json"});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  // A lone 64-byte message per batch (80 bytes: 0.08 us a copy) down a chain
+  // of 7 hops: the last member holds it 7 x 10.08 us after it was published.
+  for (const char* f : {"\"stream\":\"tree\"", "\"nodes\":8", "\"size\":64", "\"fanout\":1", "\"messages\":50",
+                        "\"batches\":50", "\"depth\":7", "\"max_us\":70.56", "\"copies_per_msg\":7.0"})
+    EXPECT_NE(o.out.find(f), std::string::npos) << f << "\n" << o.out;
+  const Outcome text = plan({"--stream", "--nodes", "8,16", "--size", "64,4K", "--stream-multicast"});
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("one multicast per batch"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("p99.9_us"), std::string::npos);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--nodes", "8", "--size", "64", "--fanout", "2"}, "--fanout applies to --stream only"},
+      {{"--nodes", "8", "--size", "64", "--msg-rate", "5"}, "--msg-rate applies to --stream only"},
+      {{"--nodes", "8", "--size", "64", "--stream", "--algo", "chain"}, "--algo does not apply to --stream"},
+      {{"--nodes", "8", "--size", "64", "--stream", "--lanes", "2"}, "--lanes does not apply to --stream"},
+      {{"--nodes", "8", "--size", "64", "--stream", "--fanout", "0"}, "--fanout"},
+      {{"--nodes", "8", "--size", "64", "--stream", "--messages", "0"}, "--messages"},
+      {{"--nodes", "8", "--size", "64", "--stream", "--msg-rate", "-1"}, "--msg-rate"},
+      {{"--nodes", "1", "--size", "64", "--stream"}, "at least 2 members"},
+      {{"--nodes", "8", "--size", "64", "--stream", "--segment", "16"}, "record head"},
+  };
+  for (const auto& [args, want] : bad) {
+    const Outcome b = plan(args);
+    EXPECT_EQ(b.rc, 2) << want;
+    EXPECT_NE(b.err.find(want), std::string::npos) << want << "\n got: " << b.err;
+  }
+}
+
 TEST(Plan, TopologyMustFitTheGroup) {
   const std::string path = ::testing::TempDir() + "/plan_test_topology";
   std::ofstream(path) << "nodes 4\nsite a 0-1\nsite b 2-3\nlatency a b 1ms\n";
