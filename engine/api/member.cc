@@ -198,8 +198,13 @@ std::string describe(const engine::CompletionRecord& r) {
     case engine::OpError::PeerSilent:
       return "broadcast " + std::to_string(r.op) + " failed: rank " + std::to_string(r.peer) +
              " stopped acknowledging" + held;
-    case engine::OpError::NoProgress:
-      return "broadcast " + std::to_string(r.op) + " failed: nothing arrived before the deadline" + held;
+    case engine::OpError::NoProgress: {
+      std::string quiet;
+      if (r.quiet_peer != algos::kNoRank)
+        quiet = "; rank " + std::to_string(r.quiet_peer) + " was silent longest, " +
+                std::to_string(r.quiet_ns / 1'000'000) + " ms";
+      return "broadcast " + std::to_string(r.op) + " failed: nothing arrived before the deadline" + held + quiet;
+    }
     case engine::OpError::Mismatch:
       return "broadcast " + std::to_string(r.op) + " failed: rank " + std::to_string(r.peer) +
              " sends a different broadcast (root, size, algorithm or segment size) than this member posted";

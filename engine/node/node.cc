@@ -139,6 +139,7 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       (cfg_.streams.multicast_repair_us > 0 ? cfg_.streams.multicast_repair_us : 10 * cfg_.streams.report_us) * 1000);
 
   peer_counters_ = std::make_unique<PeerCounters[]>(cfg.nodes);
+  heard_ns_ = std::make_unique<uint64_t[]>(cfg.nodes);
 
   tx_lanes_.burst_rule(cfg.pace_burst_bytes, 2 * (frame + 24));  // at least two frames
   if (cfg.rate_control) {
@@ -380,6 +381,7 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
   rec.segments_held = op_.held;
   rec.segments_total = op_.plan ? op_.plan->segments() : 0;
   if (err == OpError::GroupBroken) blame_broken(rec);
+  if (err == OpError::NoProgress) rec.quiet_peer = quietest_peer(now, &rec.quiet_ns);
   const bool breaks = fail_stop_.saw(op_.sub.op, err, peer);
   if (err == OpError::None) {
     counters_.ops_completed.add();
@@ -398,5 +400,22 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
 }
 
 void Node::publish(const CompletionRecord& rec) { box_.publish(rec); }
+
+// Of the peers heard from in this epoch, the one silent longest, if that is
+// a peer timeout or more: a member that waited in vain for data names who
+// went quiet (a lost member it hears from, or the forwarder above it),
+// where no sender of its own saw a peer stop acknowledging.
+Rank Node::quietest_peer(uint64_t now, uint64_t* silent_ns) const {
+  Rank best = algos::kNoRank;
+  uint64_t oldest = UINT64_MAX;
+  for (Rank r = 0; r < cfg_.nodes; ++r)
+    if (heard_ns_[r] != 0 && heard_ns_[r] < oldest) {
+      oldest = heard_ns_[r];
+      best = r;
+    }
+  if (best == algos::kNoRank || now < oldest + cfg_.peer_timeout_ns) return algos::kNoRank;
+  *silent_ns = now - oldest;
+  return best;
+}
 
 }  // namespace lanecast::engine

@@ -404,6 +404,10 @@ class Node final : public PollTask {
   Poller* driver_ = nullptr;
 
   std::unique_ptr<PeerCounters[]> peer_counters_;
+  // When each peer's last frame of this epoch came (0: never). Read only
+  // when a broadcast fails for want of progress (quietest_peer).
+  std::unique_ptr<uint64_t[]> heard_ns_;
+  algos::Rank quietest_peer(uint64_t now, uint64_t* silent_ns) const;
   // Streams: their states are streams_'s, their publishers publishers_'s,
   // where their messages go delivery_'s (below); what the node keeps is
   // what its turn needs to know of them all.

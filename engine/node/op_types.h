@@ -41,6 +41,11 @@ struct CompletionRecord {
   algos::Rank peer = algos::kNoRank;  // the silent or mismatching peer, if any
   algos::Rank reporter = algos::kNoRank;  // GroupBroken: who saw the peer go
   uint32_t broken_op = 0;                 // GroupBroken: during which broadcast
+  // NoProgress: the member heard from least lately, when it has been silent
+  // for a peer timeout or more (kNoRank: none heard was), and for how long.
+  // A hint, not a verdict: a forwarder above a lost member is silent too.
+  algos::Rank quiet_peer = algos::kNoRank;
+  uint64_t quiet_ns = 0;
   uint64_t start_ns = 0;   // when the polling core started the operation
   uint64_t held_ns = 0;    // when this member held the whole message (the root: at start)
   uint64_t finish_ns = 0;  // when this member held everything and was acked

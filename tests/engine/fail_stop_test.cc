@@ -121,5 +121,57 @@ TEST(FailStop, OffInOneProcess) {
   EXPECT_EQ(h.node(3).counters().fail_stop.rx_notices.get(), 0u);
 }
 
+// A port whose process dies when the test says so.
+class DyingPort final : public test::PortDecorator {
+ public:
+  DyingPort(drivers::Port& inner, std::shared_ptr<bool> dead) : PortDecorator(inner), dead_(std::move(dead)) {}
+  uint16_t rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t count) override {
+    return *dead_ ? 0 : PortDecorator::rx_burst(lane, frames, count);
+  }
+  uint16_t tx_burst(uint16_t lane, rte_mbuf** frames, uint16_t count) override {
+    if (!*dead_) return PortDecorator::tx_burst(lane, frames, count);
+    for (uint16_t i = 0; i < count; ++i) rte_pktmbuf_free(frames[i]);
+    return count;
+  }
+
+ private:
+  std::shared_ptr<bool> dead_;
+};
+
+// A member that only waits for data, when its upstream dies after it was
+// heard from, fails for want of progress naming who went quiet - where no
+// sender of its own could see a peer stop acknowledging (the testbed's kill
+// test: a member killed during a bench's barrier left the others' errors
+// naming nobody). Who was never heard from is never named.
+TEST(FailStop, AMemberThatOnlyWaitsNamesWhoWentQuiet) {
+  auto dead = std::make_shared<bool>(false);
+  test::NodeHarness::Options o = options(4, 99, false);
+  o.wrap = [dead](uint32_t r, drivers::Port& inner) -> std::unique_ptr<drivers::Port> {
+    if (r == 2) return std::make_unique<DyingPort>(inner, dead);
+    return nullptr;
+  };
+  test::NodeHarness h(o);
+  auto bufs = buffers(4);
+  const auto first = h.broadcast(0, algos::Algo::Chain, bufs, 3 * kTimeout / kStep, kStep);
+  for (algos::Rank r = 0; r < 4; ++r) ASSERT_EQ(first[r].error, OpError::None) << lanecast::describe(first[r]);
+  *dead = true;
+  const auto recs = h.broadcast(0, algos::Algo::Chain, bufs, 3 * kTimeout / kStep, kStep);
+  EXPECT_EQ(recs[1].error, OpError::PeerSilent);
+  ASSERT_EQ(recs[3].error, OpError::NoProgress);
+  EXPECT_EQ(recs[3].quiet_peer, 2u);
+  EXPECT_GE(recs[3].quiet_ns, kTimeout);
+  EXPECT_NE(lanecast::describe(recs[3]).find("rank 2 was silent longest"), std::string::npos)
+      << lanecast::describe(recs[3]);
+}
+
+TEST(FailStop, NobodyHeardIsNobodyNamed) {
+  test::NodeHarness h(options(4, 2, false));  // rank 2 dead from the start: 3 never heard anyone
+  auto bufs = buffers(4);
+  const auto recs = h.broadcast(0, algos::Algo::Chain, bufs, 3 * kTimeout / kStep, kStep);
+  ASSERT_EQ(recs[3].error, OpError::NoProgress);
+  EXPECT_EQ(recs[3].quiet_peer, algos::kNoRank);
+  EXPECT_EQ(lanecast::describe(recs[3]).find("silent longest"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace lanecast::engine

@@ -190,7 +190,7 @@ sed 's/^/[kill] /' "$work/kill.out" "$work/kill.err"
 grep -q "the testbed run failed: rank $victim killed by signal 9" "$work/kill.err" ||
   fail "bench --testbed did not name the killed rank first"
 for r in 0 2; do
-  grep -qE "# rank $r: exit [13]: lanecast bench: .*(rank $victim stopped acknowledging|lost rank $victim)" "$work/kill.out" ||
+  grep -qE "# rank $r: exit [13]: lanecast bench: .*(rank $victim stopped acknowledging|lost rank $victim|rank $victim was silent longest)" "$work/kill.out" ||
     fail "survivor rank $r did not fail naming rank $victim"
 done
 later=$(sed -n 's/.*the last member ended \([0-9]*\) ms later.*/\1/p' "$work/kill.out")
