@@ -1,8 +1,11 @@
 // The reliable channel's bookkeeping, driven by hand with virtual time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
+#include <memory>
+#include <numeric>
 #include <random>
 #include <set>
 #include <vector>
@@ -224,6 +227,23 @@ TEST(SendChannel, TimeoutSendsTheOldestFewAgainAndBacksOff) {
   EXPECT_EQ(s.tx.entry(0).tries, 2u);
 }
 
+// A channel whose receiver answered one frame (RTO now its 1 ms floor), then
+// went quiet with `n` more in flight: its timer fired at 1.1 ms and sent the
+// oldest (at most 4) again.
+std::unique_ptr<Sender> timed_out(const RttParams& p, uint32_t n) {
+  auto s = std::make_unique<Sender>(64, p);
+  const uint64_t none[2] = {0, 0};
+  s->tx.push(1, 0, 0);
+  s->tx.on_ack(1, none, 20 * kUs);
+  for (uint32_t i = 1; i <= n; ++i) s->tx.push(1, i, 100 * kUs);
+  EXPECT_EQ(s->tx.deadline(), 1100 * kUs);
+  EXPECT_EQ(s->tx.on_timeout(s->tx.deadline()), std::min(n, 4u));
+  std::vector<uint32_t> oldest(std::min(n, 4u));
+  std::iota(oldest.begin(), oldest.end(), 1u);
+  EXPECT_EQ(drain_resends(s->tx, 1100 * kUs), oldest);
+  return s;
+}
+
 // A timer that fired while the receiver's core did not run: the acks that
 // follow cover frames sent before the timeout and never sent again - they
 // arrived, late. The timeout is reported spurious (F-RTO, RFC 5682). The
@@ -232,57 +252,37 @@ TEST(SendChannel, TimeoutSendsTheOldestFewAgainAndBacksOff) {
 TEST(SendChannel, ATimeoutOfALateReceiverIsSpurious) {
   RttParams p;
   p.initial_rto_ns = 1000 * kUs;
-  Sender s(64, p);
-  uint64_t none[2] = {0, 0};
-  uint32_t seg = 0;
-  s.tx.push(1, seg++, 0);
-  ASSERT_FALSE(s.tx.on_ack(1, none, 20 * kUs).spurious_timeout);  // RTO now its 1 ms floor
-  // Eight frames, then the receiver stalls for 3 ms.
-  for (int i = 0; i < 8; ++i) s.tx.push(1, seg++, 100 * kUs);
-  const uint64_t fired = s.tx.deadline();
-  ASSERT_EQ(fired, 1100 * kUs);
-  ASSERT_EQ(s.tx.on_timeout(fired), 4u);
-  EXPECT_EQ(drain_resends(s.tx, fired), (std::vector<uint32_t>{1, 2, 3, 4}));
-  // It wakes at 3.1 ms and acknowledges all eight: 5..8 were never sent again.
-  const auto r = s.tx.on_ack(9, none, 3100 * kUs);
+  const uint64_t none[2] = {0, 0};
+  // Eight frames, the receiver stalled for 3 ms: it acknowledges all eight
+  // at 3.1 ms, and 5..8 were never sent again.
+  const auto s = timed_out(p, 8);
+  const auto r = s->tx.on_ack(9, none, 3100 * kUs);
   EXPECT_EQ(r.newly, 8u);
   EXPECT_TRUE(r.spurious_timeout);
-  EXPECT_LE(s.tx.timeout_ns(), 2000 * kUs) << "the silence is not learned as a pause";
-  EXPECT_FALSE(s.tx.on_ack(9, none, 3110 * kUs, true).spurious_timeout) << "told once";
+  EXPECT_LE(s->tx.timeout_ns(), 2000 * kUs) << "the silence is not learned as a pause";
+  EXPECT_FALSE(s->tx.on_ack(9, none, 3110 * kUs, true).spurious_timeout) << "told once";
 
   // At a broadcast's tail the timer re-sends everything in flight: only the
   // receiver's report of duplicates tells, in the ack that answers the
   // originals or in one after it (the channel idle by then), up to a
   // timeout later.
   for (const bool same_ack : {true, false}) {
-    Sender t(64, p);
-    t.tx.push(1, 0, 0);
-    t.tx.on_ack(1, none, 20 * kUs);
-    for (uint32_t i = 1; i <= 3; ++i) t.tx.push(1, i, 100 * kUs);
-    ASSERT_EQ(t.tx.on_timeout(t.tx.deadline()), 3u);
-    drain_resends(t.tx, 1100 * kUs);
-    const auto first = t.tx.on_ack(4, none, 3100 * kUs, same_ack);
-    EXPECT_EQ(first.spurious_timeout, same_ack);
-    ASSERT_TRUE(t.tx.idle());
-    const auto dups = t.tx.on_ack(4, none, 3110 * kUs, !same_ack);
-    EXPECT_EQ(dups.spurious_timeout, !same_ack);
+    const auto t = timed_out(p, 3);
+    EXPECT_EQ(t->tx.on_ack(4, none, 3100 * kUs, same_ack).spurious_timeout, same_ack);
+    ASSERT_TRUE(t->tx.idle());
+    EXPECT_EQ(t->tx.on_ack(4, none, 3110 * kUs, !same_ack).spurious_timeout, !same_ack);
   }
 
   // Lost: every frame in flight was dropped, and only the copies the timer
   // sent again are acknowledged.
-  Sender l(64, p);
-  l.tx.push(1, 0, 0);
-  l.tx.on_ack(1, none, 20 * kUs);
-  for (uint32_t i = 1; i <= 4; ++i) l.tx.push(1, i, 100 * kUs);
-  ASSERT_EQ(l.tx.on_timeout(l.tx.deadline()), 4u);
-  drain_resends(l.tx, 1100 * kUs);
-  const auto lost = l.tx.on_ack(5, none, 1150 * kUs);
+  const auto l = timed_out(p, 4);
+  const auto lost = l->tx.on_ack(5, none, 1150 * kUs);
   EXPECT_EQ(lost.newly, 4u);
   EXPECT_FALSE(lost.spurious_timeout);
-  EXPECT_EQ(l.tx.timeout_ns(), 2000 * kUs) << "the doubled RTO: a loss teaches the timer no pause";
+  EXPECT_EQ(l->tx.timeout_ns(), 2000 * kUs) << "the doubled RTO: a loss teaches the timer no pause";
   // A duplicate reported long after (a fast retransmit's, say) says nothing
   // of that timeout.
-  EXPECT_FALSE(l.tx.on_ack(5, none, 9000 * kUs, true).spurious_timeout);
+  EXPECT_FALSE(l->tx.on_ack(5, none, 9000 * kUs, true).spurious_timeout);
 }
 
 TEST(RecvChannel, DuplicatesAreReportedOnce) {
