@@ -125,6 +125,7 @@ struct RxPort {
   std::vector<Pending> q;  // [head, end) sorted by arrival; q[head] is scheduled in rx_queue_
   size_t head = 0;
   Picos free = 0;          // when the last committed frame left the port
+  Picos tat = 0;           // with a bucket (Network::port_burst_bytes): when it would be empty again
   std::vector<uint32_t> waiters;  // tx ports paused until this queue shortens
 };
 

@@ -43,9 +43,18 @@ class Sim final : public Actions {
     len_[0] = full;
     len_[1] = last;
     d_signal_ = dur(0, ps_per_byte) + net.frame_overhead_time;
+    // With a bucket a frame's time on the wire is its fixed cost; the bucket
+    // (tat - tau) holds the port to the link rate beyond the burst.
+    // GCRA's tolerance: a full bucket passes floor(burst / frame) full frames
+    // at once, as tbf's does (each takes a frame's worth of tokens).
+    const double frame_bytes = double(full) + net.frame_overhead_bytes;
+    const double tolerance = static_cast<double>(net.port_burst_bytes) - frame_bytes;
+    tau_ = tolerance > 0 ? static_cast<Picos>(std::llround(tolerance * ps_per_byte)) : 0;
+    for (int i = 0; i < 2; ++i) d_wire_[i] = tau_ > 0 ? net.frame_overhead_time : d_port_[i];
 
     const size_t ports = size_t{p_} * ports_per_node_;
     tx_free_.assign(ports, 0);
+    tx_tat_.assign(tau_ > 0 ? ports : 0, 0);
     rx_.resize(ports);
     rx_queue_ = KeyedQueue(static_cast<uint32_t>(ports));
     if (net.switch_buffer_frames > 0 && net.tx_order != TxOrder::Fifo)
@@ -205,7 +214,11 @@ class Sim final : public Actions {
     const Rank src = static_cast<Rank>(port / ports_per_node_), dst = s.dst;
     const SegmentIndex seg = s.seg;
     const Lane lane = s.lane;
-    const Picos d = d_port_[seg + 1 == m_];
+    const Picos d = d_wire_[seg + 1 == m_];
+    if (tau_ > 0) {  // the bucket: no sooner than it holds the frame
+      start = std::max(start, tx_tat_[port] > tau_ ? tx_tat_[port] - tau_ : 0);
+      tx_tat_[port] = std::max(tx_tat_[port], start) + d_port_[seg + 1 == m_];
+    }
     tx_free_[port] = start + d;
     node_[src].last_tx_end = std::max(node_[src].last_tx_end, start + d);
     if (dst != kMulticast) return to_switch(src, dst, seg, lane, start, d);
@@ -267,8 +280,9 @@ class Sim final : public Actions {
   // When the head frame of an rx port will have crossed it.
   Picos head_done(const RxPort& rp) const {
     const Pending& h = rp.q[rp.head];
-    const Picos start = std::max(h.first_bit, rp.free);
-    return std::max(start + d_port_[h.seg + 1 == m_], h.ready);
+    Picos start = std::max(h.first_bit, rp.free);
+    if (tau_ > 0) start = std::max(start, rp.tat > tau_ ? rp.tat - tau_ : 0);
+    return std::max(start + d_wire_[h.seg + 1 == m_], h.ready);
   }
 
   void deliver_frame(uint32_t port) {
@@ -276,6 +290,10 @@ class Sim final : public Actions {
     ++res_.events;
     const Pending f = rp.q[rp.head++];
     rp.free = now_;
+    if (tau_ > 0) {
+      const bool last = f.seg + 1 == m_;
+      rp.tat = std::max(rp.tat, now_ > d_wire_[last] ? now_ - d_wire_[last] : 0) + d_port_[last];
+    }
     // The receiver's lines are cold at 4096 nodes: ask for them now and let the
     // queue updates below run while they come.
     const Rank dst = static_cast<Rank>(port / ports_per_node_);
@@ -477,6 +495,9 @@ class Sim final : public Actions {
   uint16_t ports_per_node_;
   uint32_t m_;
   Picos d_port_[2] = {0, 0};  // port time of a full and of the last segment
+  Picos d_wire_[2] = {0, 0};  // ... on the wire: d_port_ without a bucket, the fixed cost with one
+  Picos tau_ = 0;             // the bucket (Network::port_burst_bytes) as link time; 0: none
+  std::vector<Picos> tx_tat_;  // per tx port with a bucket: when it would be empty again (GCRA)
   Picos d_bp_[2] = {0, 0};    // backplane time of a full and of the last segment
   uint32_t len_[2] = {0, 0};
 

@@ -74,6 +74,13 @@ struct Network {
   // the queue overshoots by what is in flight. FIFO tx ports only: a paused
   // port's head-of-line frame blocks the frames behind it.
   uint32_t switch_buffer_frames = 0;
+  // A token bucket on every port, as a Linux tbf's burst: up to this many
+  // bytes (frames with their overhead) pass at once - a frame then takes
+  // only frame_overhead_time on the port - and the rest at the link rate
+  // (0, or less than two frames: none, every frame at the link rate). On a
+  // shaped testbed the first 10 000 bytes of a burst (tbf's bucket) pass at
+  // once on every link.
+  uint64_t port_burst_bytes = 0;
   TxOrder tx_order = TxOrder::Fifo;
   // Probability that a multicast copy is lost, per receiver (0..1).
   double multicast_loss = 0;

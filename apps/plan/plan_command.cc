@@ -164,6 +164,7 @@ Json run_json(const PlanConfig& c, const Run& r) {
   j["order"] = c.order;
   j["t0_us"] = c.t0_us;
   j["bw_mbytes_per_s"] = c.bw_mbytes;
+  j["port_burst_bytes"] = c.net.port_burst_bytes;
   j["tx_order"] = c.net.tx_order == algos::sim::TxOrder::Fifo ? "fifo" : "rr";
   j["topology"] = c.topology_file;
   j["mcast_loss"] = c.net.multicast_loss;

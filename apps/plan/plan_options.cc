@@ -28,6 +28,7 @@ struct Raw {
   double port_mbytes = 0, switch_mbytes = 0, frame_ns = 0;
   uint32_t frame_bytes = 0;
   uint32_t buffer_frames = 0;
+  uint64_t burst_bytes = 0;
   bool shared_port = false;
   // Options of --stream, and whether each was given.
   bool fanout = false, msg_rate = false, messages = false, stream_multicast = false;
@@ -114,6 +115,13 @@ OptionTable make_table(PlanConfig& c, Raw& raw) {
   t.add({"switch-buffer", "FRAMES", "0 (unbounded)",
          "frames a switch port queues before senders to it pause (PFC-like; needs --tx-order fifo)",
          [&](std::string_view v) { raw.buffer_frames = static_cast<uint32_t>(parse_uint(v, "--switch-buffer", UINT32_MAX)); }});
+  t.add({"port-burst", "BYTES", "0 (none)",
+         "a token bucket on every port, as a tbf's burst: up to BYTES pass at once (each frame then costs "
+         "--frame-time), the rest at the link rate; K/M suffixes",
+         [&](std::string_view v) {
+           raw.burst_bytes = parse_size(v, "--port-burst");
+           if (raw.burst_bytes > (uint64_t{1} << 30)) throw UsageError("--port-burst: at most 1G");
+         }});
   t.add({"shared-port", "", "", "lanes are queues of one NIC: they share one port per node",
          [&](std::string_view) { raw.shared_port = true; }});
   t.add({"per-rank", "", "", "print every rank's line even for large groups",
@@ -311,6 +319,7 @@ PlanConfig parse_plan_options(int argc, char** argv) {
   c.net.switch_capacity = raw.switch_mbytes * 1e6;
   c.net.lanes_share_port = raw.shared_port;
   c.net.switch_buffer_frames = raw.buffer_frames;
+  c.net.port_burst_bytes = raw.burst_bytes;
   if (raw.buffer_frames > 0 && c.net.tx_order != algos::sim::TxOrder::Fifo)
     throw UsageError("--switch-buffer needs --tx-order fifo (a paused round-robin port is not modelled)");
   c.algos = resolve_algos(raw.algo);

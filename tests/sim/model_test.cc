@@ -50,6 +50,26 @@ std::vector<toy::Script::Send> whole(Rank to, uint32_t segments, Lane lane = 0) 
 // 1.25e9 B/s is exactly 800 ps per byte, so the closed forms below are exact.
 constexpr Picos kTd = 800;
 
+// A token bucket on every port (Network::port_burst_bytes, as tbf's burst):
+// a full bucket passes floor(burst / frame) frames at once, the rest follow
+// at the link rate - on the sender's port and again on the receiver's.
+TEST(Model, APortBucketPassesItsBurstAtOnce) {
+  const uint32_t s = 1000;  // 800 ns a frame at 1.25 GB/s
+  for (const uint32_t frames : {4u, 10u, 20u}) {
+    const Plan plan = plan_of(2, uint64_t{frames} * s, s);
+    Network n = net_us(10);
+    const SimResult plain = run<toy::Chain>(plan, n);
+    n.port_burst_bytes = 10'000;  // 10 frames
+    const SimResult bucket = run<toy::Chain>(plan, n);
+    ASSERT_TRUE(plain.complete && bucket.complete);
+    EXPECT_EQ(plain.completion, 10 * kUs + frames * s * kTd) << frames;
+    // Within the bucket everything arrives t0 after it left; beyond it each
+    // further frame waits a frame's time.
+    const uint32_t beyond = frames > 10 ? frames - 10 : 0;
+    EXPECT_EQ(bucket.completion, 10 * kUs + beyond * s * kTd) << frames;
+  }
+}
+
 TEST(Model, ChainIsExactlyPipelined) {
   for (uint32_t p : {2u, 3u, 8u, 33u}) {
     const uint64_t n = 1 << 20, s = 8192;
