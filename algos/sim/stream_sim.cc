@@ -168,6 +168,12 @@ std::string stream_model_problem(const StreamModel& m) {
   if (m.segment <= kStreamRecordHead) return "a batch must hold a record head and a byte (segment > 16)";
   if (!(m.bytes_per_second > 0)) return "the link rate must be positive";
   if (m.rate < 0 || !std::isfinite(m.rate)) return "the message rate must be 0 (all at once) or positive";
+  if (m.messages > kStreamMaxMessages) return "at most " + std::to_string(kStreamMaxMessages) + " messages";
+  const uint64_t pieces = m.message_bytes / (m.segment - kStreamRecordHead) + 1;  // batches a message may take
+  const double work = static_cast<double>(m.nodes) * static_cast<double>(m.messages) * static_cast<double>(pieces);
+  if (work > static_cast<double>(kStreamMaxWork))
+    return "members x messages x batches per message is " + std::to_string(static_cast<uint64_t>(work)) +
+           ", over the model's " + std::to_string(kStreamMaxWork) + " (hours of work): fewer messages or members";
   return "";
 }
 

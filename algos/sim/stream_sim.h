@@ -51,6 +51,11 @@ struct StreamModel {
 };
 
 inline constexpr uint32_t kStreamRecordHead = 16;  // engine/stream/batch_format.h RecordHead
+// The most work a model may ask for: members x batches at most (a batch per
+// piece of every message), about 20 s per 10^9 on one core. Batches take
+// 32 bytes each, so messages are bounded too.
+inline constexpr uint64_t kStreamMaxWork = 10'000'000'000;
+inline constexpr uint64_t kStreamMaxMessages = 10'000'000;
 
 struct StreamPrediction {
   double msgs_per_second = 0;  // messages / (last delivery anywhere - first publish)

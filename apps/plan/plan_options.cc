@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "algos/sim/stream_sim.h"
 #include "apps/common/options.h"
 #include "apps/plan/plan_auto.h"
 
@@ -165,9 +166,9 @@ OptionTable make_table(PlanConfig& c, Raw& raw) {
            c.stream.rate = parse_double(v, "--msg-rate", 0, 1e12);
            raw.msg_rate = true;
          }});
-  t.add({"messages", "N", "100000", "--stream: messages published, 1..1e9",
+  t.add({"messages", "N", "100000", "--stream: messages published, 1..1e7",
          [&](std::string_view v) {
-           c.stream.messages = parse_uint(v, "--messages", 1'000'000'000);
+           c.stream.messages = parse_uint(v, "--messages", algos::sim::kStreamMaxMessages);
            if (c.stream.messages == 0) throw UsageError("--messages: at least 1");
            raw.messages = true;
          }});

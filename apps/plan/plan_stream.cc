@@ -10,6 +10,7 @@
 
 #include "algos/sim/stream_sim.h"
 #include "apps/common/json_output.h"
+#include "apps/common/options.h"
 
 namespace lanecast::apps {
 namespace {
@@ -89,6 +90,11 @@ void print_row(const StreamModel& m, const StreamPrediction& r) {
 }  // namespace
 
 int run_plan_stream(const PlanConfig& c) {
+  // Every model checked before anything is printed: a refused one is a usage error.
+  for (uint32_t p : c.nodes)
+    for (uint64_t n : c.sizes)
+      if (const std::string why = algos::sim::stream_model_problem(model_of(c, p, n)); !why.empty())
+        throw UsageError("--stream: " + why);
   if (c.json) std::cout << "[\n";
   else print_header(c);
   bool first = true;

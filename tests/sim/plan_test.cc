@@ -89,6 +89,8 @@ TEST(Plan, StreamPredictsRateAndLatency) {
       {{"--nodes", "8", "--size", "64", "--stream", "--msg-rate", "-1"}, "--msg-rate"},
       {{"--nodes", "1", "--size", "64", "--stream"}, "at least 2 members"},
       {{"--nodes", "8", "--size", "64", "--stream", "--segment", "16"}, "record head"},
+      {{"--nodes", "8", "--size", "64", "--stream", "--messages", "20000000"}, "--messages"},
+      {{"--nodes", "1048576", "--size", "64", "--stream", "--messages", "10000000"}, "fewer messages or members"},
   };
   for (const auto& [args, want] : bad) {
     const Outcome b = plan(args);
