@@ -136,25 +136,19 @@ class RateControl {
 
   // A loss (a hole, a timeout): once per round.
   bool on_loss(uint64_t now_ns) {
-    undo_ = Undo{};
-    const bool was_slow_start = slow_start_;
-    slow_start_ = false;
-    if (now_ns < loss_round_end_ns_) return false;
+    undo_ = Undo{};  // another loss: an earlier timeout's cut stays
     const uint64_t before = rate_bps_;
-    last_cut_from_bps_ = rate_bps_;
-    rate_bps_ = rate_bps_ / 10 * 7;
-    end_round(now_ns);
-    loss_round_end_ns_ = round_end_ns_;
-    undo_ = Undo{before, was_slow_start};
+    cut_for_loss(now_ns);
     return rate_bps_ != before;
   }
 
-  // A retransmission timeout: a loss, whose cut is kept to be undone should
-  // the timeout prove spurious.
+  // A retransmission timeout: a loss, whose cut (if it made this round's)
+  // is kept to be undone should the timeout prove spurious.
   bool on_timeout(uint64_t now_ns) {
-    const bool cut = on_loss(now_ns);
-    undo_.from_timeout = undo_.rate_bps != 0;
-    return cut;
+    const Undo before{rate_bps_, slow_start_};
+    undo_ = Undo{};
+    if (cut_for_loss(now_ns)) undo_ = before;
+    return rate_bps_ != before.rate_bps;
   }
 
   // The last timeout proved spurious (SendChannel::AckResult::
@@ -163,7 +157,7 @@ class RateControl {
   // TCP undoes a cut that DSACK or timestamps show was needless, RFC 3708
   // and RFC 4015). Returns whether the rate changed.
   bool on_spurious_timeout() {
-    if (!undo_.from_timeout) return false;
+    if (undo_.rate_bps == 0) return false;
     const uint64_t before = rate_bps_;
     rate_bps_ = std::clamp(std::max(rate_bps_, undo_.rate_bps), p_.floor_bps, p_.ceiling_bps);
     slow_start_ = undo_.slow_start;
@@ -173,6 +167,18 @@ class RateControl {
   }
 
  private:
+  // A loss ends slow start and cuts the rate by 30%, once per round.
+  // Returns whether it cut (the round's first loss).
+  bool cut_for_loss(uint64_t now_ns) {
+    slow_start_ = false;
+    if (now_ns < loss_round_end_ns_) return false;
+    last_cut_from_bps_ = rate_bps_;
+    rate_bps_ = rate_bps_ / 10 * 7;
+    end_round(now_ns);
+    loss_round_end_ns_ = round_end_ns_;
+    return true;
+  }
+
   // A round under the target: back towards the rate of the last cut by a
   // quarter of the way per round, then on by the step (CUBIC's concave
   // approach to the window of its last loss, Ha, Rhee & Xu 2008). Most cuts
@@ -237,11 +243,10 @@ class RateControl {
   uint64_t last_delay_ns_ = 0;                   // the last round's
   uint64_t round_sent_ = 0, round_start_ns_ = 0;  // bytes sent this round (on_sent), since when
   uint64_t loss_round_end_ns_ = 0;
-  // The last loss cut, to undo should it prove a spurious timeout's.
+  // The last timeout's cut, to undo should the timeout prove spurious.
   struct Undo {
     uint64_t rate_bps = 0;  // the rate before it (0: nothing to undo)
     bool slow_start = false;
-    bool from_timeout = false;
   };
   Undo undo_;
   uint64_t base_old_ = UINT64_MAX, base_new_ = UINT64_MAX, base_now_ = UINT64_MAX;

@@ -91,7 +91,7 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
     if (episode_ == Episode::kSilent && e.tries == 1 && e.sent_ns < timed_out_ns_) late_original = true;
     set_acked(s);
     ++r.newly;
-    if (slot(s).flags & InFlight::kStream) ++r.newly_stream;
+    if (e.flags & InFlight::kStream) ++r.newly_stream;
     if (!any || seq_before(s, oldest)) oldest = s;
     if (!any || seq_before(newest, s)) newest = s;
     any = true;
