@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "algos/sim/latency_histogram.h"
+#include "algos/topology/stream_tree.h"
 
 namespace lanecast::algos::sim {
 namespace {
@@ -54,7 +55,6 @@ std::vector<Batch> cut_batches(const StreamModel& m, uint32_t copies) {
         break;  // the batch is full
       }
     }
-    if (b.done_count == 0) b.done_first = next;  // a middle piece only
     b.port_time = port_time(m, bytes);
     port_free = at + copies * b.port_time;
     out.push_back(b);
@@ -69,7 +69,6 @@ class Walk {
   // Every member below the publisher, depth first (a vector of send starts
   // per open level: depth x batches of memory, whatever the fanout).
   void run() {
-    const uint32_t k = m_.fanout;
     if (m_.multicast) {
       std::vector<Picos> held(b_.size());
       for (size_t j = 0; j < b_.size(); ++j) held[j] = b_[j].formed + m_.t0 + b_[j].port_time;
@@ -79,7 +78,7 @@ class Walk {
     }
     // The publisher's sends start as the batches were cut.
     struct Level {
-      uint64_t v;
+      Rank v;
       std::vector<Picos> starts;  // when its port starts each batch (copy 0)
       uint32_t next_child = 0;
       uint32_t depth;
@@ -91,23 +90,21 @@ class Walk {
     std::vector<Picos> held(b_.size());
     while (!stack.empty()) {
       Level& top = stack.back();
-      const uint64_t first = top.v * k + 1;
-      const uint32_t children = static_cast<uint32_t>(std::min<uint64_t>(k, first < m_.nodes ? m_.nodes - first : 0));
+      const uint32_t children = tree(top.v).children();
       if (top.next_child >= children) {
         stack.pop_back();
         continue;
       }
       const uint32_t c = top.next_child++;
-      const uint64_t child = first + c;
+      const Rank child = tree(top.v).child(c);
       copies_ += b_.size();
       for (size_t j = 0; j < b_.size(); ++j) held[j] = top.starts[j] + (c + 1) * b_[j].port_time + m_.t0;
       const uint32_t depth = top.depth + 1;
       deliver(held, depth);
-      if (child * k + 1 >= m_.nodes) continue;  // a leaf
+      const uint32_t its_children = tree(child).children();
+      if (its_children == 0) continue;  // a leaf
       // Its own port: each batch as soon as it holds it and the port is free,
       // one copy per child of its own.
-      const uint64_t its_first = child * k + 1;
-      const uint32_t its_children = static_cast<uint32_t>(std::min<uint64_t>(k, m_.nodes - its_first));
       Level next{child, std::move(held), 0, depth};
       Picos free = 0;
       for (size_t j = 0; j < b_.size(); ++j) {
@@ -141,6 +138,9 @@ class Walk {
   }
 
  private:
+  // The engine's stream tree, the publisher at rank 0.
+  StreamTree tree(Rank v) const { return StreamTree(m_.nodes, 0, v, m_.fanout); }
+
   // A member holds batch j at held[j]: the messages it completes are delivered.
   void deliver(const std::vector<Picos>& held, uint32_t depth) {
     depth_ = std::max(depth_, depth);

@@ -37,18 +37,25 @@ StreamModel model_of(const PlanConfig& c, uint32_t nodes, uint64_t size) {
 
 double us(Picos t) { return rounded(static_cast<double>(t) / 1e6); }
 
+// The fanout the model ran (every other member's over multicast).
+uint32_t fanout_of(const StreamModel& m) { return m.multicast ? m.nodes - 1 : std::min(m.fanout, m.nodes - 1); }
+// Batches sent by every member's port, per message published.
+double copies_per_msg(const StreamModel& m, const StreamPrediction& r) {
+  return static_cast<double>(r.copies) / static_cast<double>(m.messages);
+}
+
 Json row_json(const StreamModel& m, const StreamPrediction& r) {
   Json j;
   j["stream"] = m.multicast ? "multicast" : "tree";
   j["nodes"] = m.nodes;
   j["size"] = m.message_bytes;
-  j["fanout"] = m.multicast ? m.nodes - 1 : std::min(m.fanout, m.nodes - 1);
+  j["fanout"] = fanout_of(m);
   j["messages"] = m.messages;
   j["offered_msgs_per_s"] = m.rate > 0 ? Json(m.rate) : Json();
   j["msgs_per_s"] = rounded(r.msgs_per_second, 1);
   j["batches"] = r.batches;
   j["msgs_per_batch"] = rounded(r.messages_per_batch);
-  j["copies_per_msg"] = rounded(static_cast<double>(r.copies) / static_cast<double>(m.messages));
+  j["copies_per_msg"] = rounded(copies_per_msg(m, r));
   j["depth"] = r.depth;
   j["p50_us"] = us(r.p50);
   j["p99_us"] = us(r.p99);
@@ -81,8 +88,7 @@ void print_header(const PlanConfig& c) {
 void print_row(const StreamModel& m, const StreamPrediction& r) {
   char line[512];
   std::snprintf(line, sizeof line, "%8u %10u %6u %14.1f %10.2f %10.3f %8" PRIu64 " %6u %12.3f %12.3f %12.3f %12.3f\n",
-                m.nodes, m.message_bytes, m.multicast ? m.nodes - 1 : std::min(m.fanout, m.nodes - 1),
-                r.msgs_per_second, r.messages_per_batch, static_cast<double>(r.copies) / static_cast<double>(m.messages),
+                m.nodes, m.message_bytes, fanout_of(m), r.msgs_per_second, r.messages_per_batch, copies_per_msg(m, r),
                 r.batches, r.depth, us(r.p50), us(r.p99), us(r.p999), us(r.max));
   std::cout << line;
 }
