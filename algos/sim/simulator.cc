@@ -43,10 +43,10 @@ class Sim final : public Actions {
     len_[0] = full;
     len_[1] = last;
     d_signal_ = dur(0, ps_per_byte) + net.frame_overhead_time;
-    // With a bucket a frame's time on the wire is its fixed cost; the bucket
-    // (tat - tau) holds the port to the link rate beyond the burst.
-    // GCRA's tolerance: a full bucket passes floor(burst / frame) full frames
-    // at once, as tbf's does (each takes a frame's worth of tokens).
+    // A port bucket (GCRA): a frame's time on the wire is its fixed cost, and
+    // the bucket holds the port to the link rate beyond the burst. Its
+    // tolerance passes floor(burst / frame) full frames at once, as tbf's
+    // does (each takes a frame's worth of tokens).
     const double frame_bytes = double(full) + net.frame_overhead_bytes;
     const double tolerance = static_cast<double>(net.port_burst_bytes) - frame_bytes;
     tau_ = tolerance > 0 ? static_cast<Picos>(std::llround(tolerance * ps_per_byte)) : 0;
@@ -216,7 +216,7 @@ class Sim final : public Actions {
     const Lane lane = s.lane;
     const Picos d = d_wire_[seg + 1 == m_];
     if (tau_ > 0) {  // the bucket: no sooner than it holds the frame
-      start = std::max(start, tx_tat_[port] > tau_ ? tx_tat_[port] - tau_ : 0);
+      start = std::max(start, bucket_holds(tx_tat_[port]));
       tx_tat_[port] = std::max(tx_tat_[port], start) + d_port_[seg + 1 == m_];
     }
     tx_free_[port] = start + d;
@@ -277,11 +277,14 @@ class Sim final : public Actions {
     if (i == rp.head) rx_queue_.set(static_cast<uint32_t>(port_of(dst, lane)), head_done(rp), queue_.next_seq());
   }
 
+  // When a bucket whose empty time is `tat` holds a frame again.
+  Picos bucket_holds(Picos tat) const { return tat > tau_ ? tat - tau_ : 0; }
+
   // When the head frame of an rx port will have crossed it.
   Picos head_done(const RxPort& rp) const {
     const Pending& h = rp.q[rp.head];
     Picos start = std::max(h.first_bit, rp.free);
-    if (tau_ > 0) start = std::max(start, rp.tat > tau_ ? rp.tat - tau_ : 0);
+    if (tau_ > 0) start = std::max(start, bucket_holds(rp.tat));
     return std::max(start + d_wire_[h.seg + 1 == m_], h.ready);
   }
 
