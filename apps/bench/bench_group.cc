@@ -195,6 +195,7 @@ int bench_group(const GroupBenchConfig& c) {
         row.skew = skew_of(arrived.rank_us, c.root);
         row.spread_us = spread_of(arrived.rank_us, c.root);
         row.rate_mbit = spec.port_rate_mbit;
+        row.segment = g->caps().segment_bytes;
         row.per_process = true;
         row.span_us = arrived.span_us;
         rows.push_back(std::move(row));

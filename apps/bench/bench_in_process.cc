@@ -235,6 +235,7 @@ int bench_in_process(const BenchConfig& c, const OptionTable& table, const std::
     if (!c.json) print_bench_header(c, algo, engine.polling_cores(), g->caps());
     for (uint64_t size : c.sizes) {
       BenchRow r = run_size(*g, c, algo, size, bufs, progress);
+      r.segment = g->caps().segment_bytes;
       progress.clear();
       all_ok = all_ok && r.verified && r.error.empty();
       if (!c.json) print_bench_row(r);

@@ -136,6 +136,7 @@ Json bench_json(const BenchRow& r) {
   for (const double us : r.rank_us) ranks.push_back(rounded(us));
   o["rank_us"] = std::move(ranks);
   o["rate_mbit"] = rounded(r.rate_mbit, 1);
+  o["segment"] = r.segment;
   o["verified"] = r.verified;
   if (!r.error.empty()) o["error"] = r.error;
   return o;

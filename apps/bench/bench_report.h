@@ -37,6 +37,9 @@ struct BenchRow {
   // Each link's rate as the run set it (the fabric's, or --port-rate on
   // ports; 0: unlimited), for shares of the line.
   double rate_mbit = 0;
+  // Payload bytes per data frame, as the group resolved it (for lanecast
+  // plan --segment, which tune fits).
+  uint32_t segment = 0;
   // One member per process (--config, --testbed), timed as osu_bcast: avg_us
   // and min_us are the members' (the largest average, the least minimum),
   // span_us the root's posting to the last member holding the message; the

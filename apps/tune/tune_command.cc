@@ -9,9 +9,13 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,6 +24,7 @@
 #include "apps/common/options.h"
 #include "apps/common/progress_line.h"
 #include "apps/common/subprocess.h"
+#include "apps/tune/model_fit.h"
 
 namespace lanecast::apps {
 namespace {
@@ -43,12 +48,17 @@ struct TuneConfig {
   // host's). "": span with --testbed, avg otherwise.
   std::string metric;
   std::vector<std::string> bench;  // after "--": where and how bench runs
+  // --measured FILE: an earlier run's bench --json (or tune --json) instead
+  // of measuring now.
+  std::string measured;
+  bool fit = true;  // --no-fit turns it off
 };
 
 const char* const kUsage =
     "usage: lanecast tune [--out FILE] [--sizes LIST] [--algos LIST] [--iters K] [--small-iters K]\n"
-    "                     [--metric avg|span] [--check] [--json] [--quiet]\n"
+    "                     [--metric avg|span] [--check] [--no-fit] [--json] [--quiet]\n"
     "                     -- BENCH_OPTIONS   (where the group runs: --nodes N, --testbed N, --config FILE ...)\n"
+    "       lanecast tune --measured FILE [--out FILE] [--metric avg|span] [--no-fit] [--json]\n"
     "\n"
     "Measures every algorithm (--algos) at every size (--sizes) where the group runs, with\n"
     "`lanecast bench BENCH_OPTIONS` itself - in process (--nodes N and the fabric's options),\n"
@@ -60,6 +70,12 @@ const char* const kUsage =
     "each rule, what was measured. --check then measures, side by side, the fastest algorithm\n"
     "of each size, auto with the written rules and auto with the built-in ones, and prints\n"
     "each as a share of the fastest. Progress and bench's own lines go to stderr.\n"
+    "\n"
+    "Then it fits `lanecast plan`'s model of the network to the times (the link rate, t0, a\n"
+    "token bucket per port, the segment; docs/algorithms.md) and writes the plan command and\n"
+    "its prediction beside every measured time, so plan can tell how this network would carry\n"
+    "other sizes and group sizes. --measured FILE writes the rules and the fit from an earlier\n"
+    "run's `bench --json` (or `bench --testbed N --json`) instead of measuring.\n"
     "\n";
 
 OptionTable make_table(TuneConfig& c) {
@@ -86,6 +102,11 @@ OptionTable make_table(TuneConfig& c) {
            if (v != "avg" && v != "span") throw UsageError("--metric: '" + std::string(v) + "': avg or span");
            c.metric = std::string(v);
          }});
+  t.add({"measured", "FILE", "measure now",
+         "take the times from FILE, an earlier `bench --json` or `bench --testbed N --json`, instead of running bench",
+         [&](std::string_view v) { c.measured = std::string(v); }});
+  t.add({"no-fit", "", "", "do not fit plan's model to the times (it runs lanecast plan a few dozen times)",
+         [&](std::string_view) { c.fit = false; }});
   t.add({"quiet", "", "", "no progress lines on stderr", [&](std::string_view) { c.quiet = true; }});
   return t;
 }
@@ -95,6 +116,7 @@ struct Measured {
   uint32_t nodes = 0;
   uint64_t size = 0;
   double us = 0;  // completion, the members' average
+  uint32_t segment = 0;  // payload bytes per frame (0: the bench did not say)
 };
 
 // The last `lines` lines of `text`, for an error message.
@@ -109,8 +131,44 @@ std::string tail_lines(const std::string& text, size_t lines) {
   return text.substr(start == 0 ? 0 : start + 1, end - (start == 0 ? 0 : start + 1));
 }
 
-// One `lanecast bench ... --json` run; its rows. Empty on a member that is
-// not rank 0 (which prints nothing).
+// The rows of bench --json output: one or more JSON values one after the
+// other, each an array of rows (bench) or an object whose "results" is one
+// (bench --testbed). None from a member that is not rank 0 (it prints
+// nothing). `from` names the source in errors.
+std::vector<Measured> rows_of(const std::string& text, const std::string& metric, const std::string& from) {
+  std::vector<Measured> out;
+  std::istringstream in(text);
+  for (uint32_t value = 1; (in >> std::ws, in.peek() != std::char_traits<char>::eof()); ++value) {
+    Json j;
+    try {
+      in >> j;
+    } catch (const Json::exception& e) {
+      throw std::runtime_error(from + ": JSON value " + std::to_string(value) + ": " + e.what());
+    }
+    const Json* rows = j.is_array() ? &j : j.is_object() && j.contains("results") ? &j["results"] : nullptr;
+    if (rows == nullptr || !rows->is_array())
+      throw std::runtime_error(from + ": JSON value " + std::to_string(value) +
+                               " is neither bench's array of rows nor an object with its \"results\"");
+    for (const Json& row : *rows) {
+      if (!row.is_object() || !row.contains("algo") || !row.contains("size") || !row.contains("nodes"))
+        throw std::runtime_error(from + ": a row without algo, size and nodes: " +
+                                 json_text(row).substr(0, 200));
+      if (!row.value("verified", false))
+        throw std::runtime_error(row.value("algo", std::string("?")) + " at " +
+                                 std::to_string(row.value("size", uint64_t{0})) + " bytes was not verified: " +
+                                 row.value("error", std::string("every member's bytes did not equal the root's")));
+      const char* field = metric == "span" ? "span_us" : "avg_us";
+      if (!row.contains(field) || !row[field].is_number() || row[field].get<double>() <= 0)
+        throw std::runtime_error("--metric " + metric + ": " + from + " gave no " + field +
+                                 " (span is measured with one member per process)");
+      out.push_back({row.at("algo").get<std::string>(), row.value("chosen", std::string()),
+                     row.at("nodes").get<uint32_t>(), row.at("size").get<uint64_t>(), row.at(field).get<double>(),
+                     row.value("segment", uint32_t{0})});
+    }
+  }
+  return out;
+}
+
 constexpr uint64_t kSmall = 64 << 10;
 
 std::string size_list(const std::vector<uint64_t>& sizes) {
@@ -119,6 +177,8 @@ std::string size_list(const std::vector<uint64_t>& sizes) {
   return s;
 }
 
+// One `lanecast bench ... --json` run; its rows. Empty on a member that is
+// not rank 0 (which prints nothing).
 std::vector<Measured> run_bench_once(const TuneConfig& c, const std::string& algos, const std::string& sizes,
                                      uint32_t iters, const std::string& rules, ProgressLine& progress,
                                      const std::string& what) {
@@ -130,27 +190,12 @@ std::vector<Measured> run_bench_once(const TuneConfig& c, const std::string& alg
   const CommandResult r = run_command(argv, std::chrono::hours(12));
   progress.clear();
   if (!r.ok())
-    throw std::runtime_error("tune: " + command_line(argv) + ": " + describe_wait_status(r.wait_status) +
+    throw std::runtime_error(command_line(argv) + ": " + describe_wait_status(r.wait_status) +
                              (r.timed_out ? " (timed out)" : "") + ": " + tail_lines(r.err, 3));
-  const Json j = Json::parse(r.out, nullptr, /*allow_exceptions=*/false);
-  const Json* rows = j.is_array() ? &j : j.is_object() && j.contains("results") ? &j["results"] : nullptr;
-  if (rows == nullptr && r.out.find_first_not_of(" \n") == std::string::npos) return {};  // not rank 0
-  if (rows == nullptr || !rows->is_array())
-    throw std::runtime_error("tune: bench printed no results: " + tail_lines(r.out + r.err, 3));
-  std::vector<Measured> out;
-  for (const Json& row : *rows) {
-    if (!row.value("verified", false))
-      throw std::runtime_error("tune: " + row.value("algo", std::string("?")) + " at " +
-                               std::to_string(row.value("size", uint64_t{0})) + " bytes was not verified: " +
-                               row.value("error", std::string("every member's bytes did not equal the root's")));
-    const char* field = c.metric == "span" ? "span_us" : "avg_us";
-    if (!row.contains(field))
-      throw std::runtime_error(std::string("tune: --metric ") + c.metric + ": bench gave no " + field +
-                               " (span is measured with one member per process)");
-    out.push_back({row.at("algo").get<std::string>(), row.value("chosen", std::string()), row.at("nodes").get<uint32_t>(),
-                   row.at("size").get<uint64_t>(), row.at(field).get<double>()});
-  }
-  return out;
+  const std::vector<Measured> rows = rows_of(r.out, c.metric, "bench");
+  if (rows.empty() && r.out.find_first_not_of(" \n") != std::string::npos)
+    throw std::runtime_error("bench printed no results: " + tail_lines(r.out + r.err, 3));
+  return rows;
 }
 
 // The sizes up to kSmall over --small-iters broadcasts, the rest over
@@ -168,8 +213,7 @@ std::vector<Measured> run_bench(const TuneConfig& c, const std::string& algos, c
   return out;
 }
 
-// size -> algorithm -> us
-using Table = std::map<uint64_t, std::map<std::string, double>>;
+using Table = TimeTable;  // size -> algorithm -> us
 
 Table table_of(const std::vector<Measured>& m) {
   Table t;
@@ -181,36 +225,77 @@ std::string fastest(const std::map<std::string, double>& at) {
   return std::min_element(at.begin(), at.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
 }
 
+// A table as comments: a row per size, a column per algorithm of `t`,
+// each cell what `cell` makes of the algorithm's time there ("-" where
+// there is none).
+std::string comment_table(const Table& t, const std::function<std::string(uint64_t, const std::string&, double)>& cell) {
+  std::set<std::string> algos;
+  for (const auto& [size, at] : t)
+    for (const auto& [a, us] : at) algos.insert(a);
+  char b[64];
+  std::snprintf(b, sizeof b, "# %8s", "size");
+  std::string s = b;
+  for (const auto& a : algos) {
+    std::snprintf(b, sizeof b, " %13s", a.c_str());
+    s += b;
+  }
+  s += "\n";
+  for (const auto& [size, at] : t) {
+    std::snprintf(b, sizeof b, "# %8s", format_size(size).c_str());
+    s += b;
+    for (const auto& a : algos) {
+      const auto it = at.find(a);
+      std::snprintf(b, sizeof b, " %13s", it == at.end() ? "-" : cell(size, a, it->second).c_str());
+      s += b;
+    }
+    s += "\n";
+  }
+  return s;
+}
+
+std::string fixed1(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", v);
+  return b;
+}
+
+// What plan predicts for (size, algo), or nullptr.
+const double* predicted_at(const ModelFit* fit, uint64_t size, const std::string& algo) {
+  if (fit == nullptr) return nullptr;
+  const auto s = fit->predicted.find(size);
+  if (s == fit->predicted.end()) return nullptr;
+  const auto a = s->second.find(algo);
+  return a == s->second.end() ? nullptr : &a->second;
+}
+
+// The plan command the fit found, as a user types it.
+std::string plan_command(const ModelFit& fit, uint32_t nodes) {
+  Argv argv{"lanecast", "plan", "--nodes", std::to_string(nodes)};
+  for (const std::string& a : fit.params.plan_args()) argv.push_back(a);
+  return command_line(argv);
+}
+
 // The rules: per size the fastest, switching at the geometric middle
 // between two sizes measured; the built-in rules after them, for other
-// group sizes.
-std::string rules_text(const Table& t, uint32_t nodes, const std::string& how) {
+// group sizes. With a fit: plan's model and its prediction beside each time.
+std::string rules_text(const Table& t, uint32_t nodes, const std::string& how, const ModelFit* fit) {
   char when[64];
   const std::time_t now = std::time(nullptr);
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
   std::string s = "# lanecast tune, " + std::string(when) + ": " + how + "\n";
   s += "# Completion in us, per size and algorithm:\n#\n";
-  std::set<std::string> algos;
-  for (const auto& [size, at] : t)
-    for (const auto& [a, us] : at) algos.insert(a);
-  char cell[64];
-  std::snprintf(cell, sizeof cell, "# %8s", "size");
-  s += cell;
-  for (const auto& a : algos) {
-    std::snprintf(cell, sizeof cell, " %13s", a.c_str());
-    s += cell;
-  }
-  s += "\n";
-  for (const auto& [size, at] : t) {
-    std::snprintf(cell, sizeof cell, "# %8s", format_size(size).c_str());
-    s += cell;
-    for (const auto& a : algos) {
-      const auto it = at.find(a);
-      if (it == at.end()) std::snprintf(cell, sizeof cell, " %13s", "-");
-      else std::snprintf(cell, sizeof cell, " %13.1f", it->second);
-      s += cell;
-    }
-    s += "\n";
+  s += comment_table(t, [](uint64_t, const std::string&, double us) { return fixed1(us); });
+  if (fit != nullptr) {
+    s += "#\n# lanecast plan's model fitted to these times (docs/algorithms.md):\n#   " + plan_command(*fit, nodes) + "\n";
+    for (const std::string& line : fit->how) s += "#   " + line + "\n";
+    s += "# Its predictions over the times measured, less one:\n#\n";
+    s += comment_table(t, [&](uint64_t size, const std::string& a, double us) -> std::string {
+      const double* p = predicted_at(fit, size, a);
+      if (p == nullptr) return "-";
+      char b[32];
+      std::snprintf(b, sizeof b, "%+.1f%%", (*p / us - 1) * 100);
+      return b;
+    });
   }
   s += "#\n# The fastest at each size, for groups of " + std::to_string(nodes) +
        "; the built-in rules below them for other groups.\n";
@@ -234,6 +319,9 @@ std::string rules_text(const Table& t, uint32_t nodes, const std::string& how) {
     rule += " -> " + best[i].second;
     char note[200];
     int used = std::snprintf(note, sizeof note, "%-44s # %s: %.1f us", rule.c_str(), format_size(best[i].first).c_str(), us);
+    if (const double* p = predicted_at(fit, best[i].first, best[i].second);
+        p != nullptr && used > 0 && static_cast<size_t>(used) < sizeof note)
+      used += std::snprintf(note + used, sizeof note - used, " (plan %.1f)", *p);
     if (!runner_up.empty() && used > 0 && static_cast<size_t>(used) < sizeof note)
       std::snprintf(note + used, sizeof note - used, ", next %s %.1f us", runner_up.c_str(), second);
     s += std::string(note) + "\n";
@@ -250,16 +338,38 @@ void write_file(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream f(tmp, std::ios::out | std::ios::trunc);
-    if (!f) throw std::runtime_error("tune: cannot write " + tmp);
+    if (!f) throw std::runtime_error("cannot write " + tmp);
     f << text;
-    if (!f.flush()) throw std::runtime_error("tune: cannot write " + tmp);
+    if (!f.flush()) throw std::runtime_error("cannot write " + tmp);
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
     std::filesystem::remove(tmp);
-    throw std::runtime_error("tune: cannot put the rules at " + path + ": " + ec.message());
+    throw std::runtime_error("cannot put the rules at " + path + ": " + ec.message());
   }
+}
+
+// The payload per frame when a bench did not report it (older versions):
+// the engine's default.
+constexpr uint32_t kDefaultSegment = 1400;
+
+// --measured FILE: bench's rows from an earlier run; the metric follows
+// what they hold (span when every row has one) unless --metric says.
+std::vector<Measured> measured_from_file(TuneConfig& c) {
+  std::ifstream f(c.measured);
+  if (!f) throw std::invalid_argument("--measured: cannot read " + c.measured);
+  std::ostringstream text;
+  text << f.rdbuf();
+  if (c.metric.empty()) c.metric = text.str().find("\"span_us\"") != std::string::npos ? "span" : "avg";
+  std::vector<Measured> rows;
+  try {
+    rows = rows_of(text.str(), c.metric, c.measured);
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(std::string("--measured: ") + e.what());  // bad input: exit status 2
+  }
+  if (rows.empty()) throw std::invalid_argument("--measured: " + c.measured + " holds no bench rows");
+  return rows;
 }
 
 }  // namespace
@@ -279,28 +389,47 @@ int tune_main(int argc, char** argv) {
     std::printf("%soptions:\n%s", kUsage, table.help().c_str());
     return 0;
   }
-  if (c.bench.empty())
+  if (c.bench.empty() && c.measured.empty())
     throw UsageError("say where the group runs after --: e.g. lanecast tune -- --nodes 8, -- --testbed 8, or -- "
-                     "--config FILE --rank R");
+                     "--config FILE --rank R (or give --measured FILE)");
+  if (c.bench.empty() && c.check)
+    throw UsageError("--check runs bench: say where the group runs after --");
   for (const std::string& a : c.bench)
     for (const char* own_option : {"--algo", "--sizes", "--iters", "--json", "--auto-rules", "--stream"})
       if (a == own_option)
         throw UsageError(std::string(own_option) + " is tune's to give to bench: leave it out after --" +
                          (a == "--algo" ? " (tune's --algos)" : a == "--sizes" ? " (tune's --sizes)" : ""));
-  if (c.metric.empty())
+  if (c.metric.empty() && c.measured.empty())
     c.metric = std::find(c.bench.begin(), c.bench.end(), "--testbed") != c.bench.end() ? "span" : "avg";
   ProgressLine progress(c.quiet);
-  const std::string how = "lanecast bench " + command_line(c.bench) + " --algo " + c.algos + " --sizes " + c.sizes +
+  std::string how = "lanecast bench " + command_line(c.bench) + " --algo " + c.algos + " --sizes " + c.sizes +
                           " --iters " + std::to_string(c.iters) + " (" + std::to_string(c.small_iters) +
                           " up to 64K), ranked by " + c.metric;
-  const std::vector<Measured> measured = run_bench(c, c.algos, "", progress, "measuring");
-  if (measured.empty()) {
-    std::fprintf(stderr, "lanecast tune: measured as a member; rank 0 writes the rules\n");
-    return 0;
+  std::vector<Measured> measured;
+  if (c.measured.empty()) {
+    measured = run_bench(c, c.algos, "", progress, "measuring");
+    if (measured.empty()) {
+      std::fprintf(stderr, "lanecast tune: measured as a member; rank 0 writes the rules\n");
+      return 0;
+    }
+  } else {
+    measured = measured_from_file(c);
+    how = "measured earlier: " + c.measured + ", ranked by " + c.metric;
   }
   const Table t = table_of(measured);
   const uint32_t nodes = measured.front().nodes;
-  const std::string text = rules_text(t, nodes, how);
+  for (const Measured& m : measured)
+    if (m.nodes != nodes)
+      throw std::invalid_argument("the times are of groups of " + std::to_string(nodes) + " and of " +
+                                  std::to_string(m.nodes) + ": one group size at a time");
+  std::optional<ModelFit> fit;
+  if (c.fit) {
+    const uint32_t segment = measured.front().segment != 0 ? measured.front().segment : kDefaultSegment;
+    progress.show("tune: fitting lanecast plan's model to the times");
+    fit = fit_model(t, segment, plan_predictor(this_program(), nodes));
+    progress.clear();
+  }
+  const std::string text = rules_text(t, nodes, how, fit ? &*fit : nullptr);
   algos::autoselect::Rules::parse(text, c.out);  // what it wrote, auto must read
   write_file(c.out, text);
 
@@ -318,11 +447,45 @@ int tune_main(int argc, char** argv) {
     sizes.push_back(std::move(one));
   }
   out["measured"] = std::move(sizes);
+  if (fit) {
+    Json model;
+    model["bw_mbytes_per_s"] = fit->params.bw_mbytes;
+    model["t0_us"] = fit->params.t0_us;
+    model["port_burst_bytes"] = fit->params.burst_bytes;
+    model["segment"] = fit->params.segment;
+    model["plan"] = plan_command(*fit, nodes);
+    model["how"] = fit->how;
+    model["plan_runs"] = fit->predictions;
+    Json predicted = Json::array();
+    for (const auto& [size, at] : fit->predicted) {
+      Json one;
+      one["size"] = size;
+      Json all = Json::object();
+      for (const auto& [a, us] : at) all[a] = rounded(us);
+      one["us"] = std::move(all);
+      predicted.push_back(std::move(one));
+    }
+    model["predicted"] = std::move(predicted);
+    out["model"] = std::move(model);
+  }
   if (!c.json) {
     std::printf("lanecast tune: %u members, %zu algorithms x %zu sizes measured; rules written to %s\n", nodes,
                 t.begin()->second.size(), t.size(), c.out.c_str());
-    for (const auto& [size, at] : t)
-      std::printf("  %8s  %-18s %10.1f us\n", format_size(size).c_str(), fastest(at).c_str(), at.at(fastest(at)));
+    for (const auto& [size, at] : t) {
+      const std::string best = fastest(at);
+      std::printf("  %8s  %-18s %10.1f us", format_size(size).c_str(), best.c_str(), at.at(best));
+      if (const double* p = predicted_at(fit ? &*fit : nullptr, size, best)) std::printf("  (plan %.1f us)", *p);
+      std::printf("\n");
+    }
+    if (fit) {
+      double worst = 0;
+      for (const auto& [size, at] : t)
+        for (const auto& [a, us] : at)
+          if (const double* p = predicted_at(&*fit, size, a)) worst = std::max(worst, std::fabs(*p / us - 1));
+      std::printf("plan's model of this group, fitted (every prediction within %.1f%% of what was measured; the "
+                  "rules file has each):\n  %s\n",
+                  worst * 100, plan_command(*fit, nodes).c_str());
+    }
   }
 
   if (c.check) {

@@ -255,7 +255,7 @@ tuned=$(mktemp -d)
 expect 2 "say where the group runs after --" tune
 expect 2 "--algo is tune's to give to bench" tune -- --nodes 3 --algo chain
 expect 2 "--metric: 'fast': avg or span" tune --metric fast -- --nodes 3
-expect 0 "rules written to $tuned/t.rules" \
+expect 0 "plan's model of this group, fitted" \
   tune --out "$tuned/t.rules" --sizes 1K,256K --algos linear,chain --iters 2 --small-iters 5 --check -- --nodes 4
 expect 0 '"chosen":"(linear|chain)".*"rule_at":"'"$tuned"'/t.rules' plan --algo auto --auto-rules "$tuned/t.rules" --nodes 4 --size 1K --json
 if python3 - "$tuned/t.rules" <<'PY'
@@ -272,6 +272,52 @@ assert rules and chosen(rules[-1]) in best["256K"], (rules, best)
 assert chosen(rules[0]) in best["1K"], (rules, best)  # the first rule covers the smallest size
 PY
 then pass=$((pass + 1)); else fails=$((fails + 1)); echo "FAIL: tune's rules do not follow what it measured: $(cat "$tuned/t.rules")"; fi
+
+# tune's fit: times that plan itself predicted with known parameters (as
+# bench --json rows) give those parameters back - the rate from chain's
+# marginal rate, t0 and the bucket (a whole number of frames) from the
+# searches - and every prediction equals its time. A file that is not
+# bench's output is refused with a clear message.
+python3 - "$bin" "$tuned" <<'PY'
+import json, subprocess, sys
+bin, d = sys.argv[1], sys.argv[2]
+rows = json.loads(subprocess.run([bin, "plan", "--algo", "all", "--nodes", "6", "--size", "16,32K,512K,2M",
+    "--bw", "31.4", "--t0", "12.5", "--segment", "1200", "--port-burst", "7200", "--json", "--quiet"],
+    check=True, capture_output=True, text=True).stdout)
+bench = [{"algo": r["algo"], "chosen": r["chosen"], "nodes": r["nodes"], "size": r["size"], "iters": 1,
+          "span_us": r["predicted_us"], "avg_us": r["predicted_us"], "verified": True, "segment": r["segment"]}
+         for r in rows if r["complete"]]
+# As tune's two bench runs print them: two arrays, one after the other.
+with open(d + "/m.json", "w") as f:
+    f.write(json.dumps(bench[:20]) + "\n" + json.dumps(bench[20:]) + "\n")
+PY
+expect 0 "lanecast plan --nodes 6 --bw 31.[34][0-9]* --t0 12.5 --segment 1200 --port-burst 7200" \
+  tune --measured "$tuned/m.json" --out "$tuned/fit.rules"
+if python3 - "$bin" "$tuned" <<'PY'
+import json, subprocess, sys
+bin, d = sys.argv[1], sys.argv[2]
+out = json.loads(subprocess.run([bin, "tune", "--measured", d + "/m.json", "--out", d + "/fit.rules", "--json", "--quiet"],
+    check=True, capture_output=True, text=True).stdout)
+m = out["model"]
+# The rate within 0.1%: 2M is not a whole number of segments.
+assert abs(m["bw_mbytes_per_s"] / 31.4 - 1) < 1e-3, m
+assert (m["t0_us"], m["port_burst_bytes"], m["segment"]) == (12.5, 7200, 1200), m
+measured = {(s["size"], a): us for s in out["measured"] for a, us in s["us"].items()}
+predicted = {(s["size"], a): us for s in m["predicted"] for a, us in s["us"].items()}
+assert measured.keys() == predicted.keys() and len(measured) >= 40, (len(measured), len(predicted))
+for k, us in measured.items():
+    assert abs(predicted[k] / us - 1) < 1e-3, (k, us, predicted[k])
+PY
+then pass=$((pass + 1)); else fails=$((fails + 1)); echo "FAIL: tune did not give plan's own parameters back"; fi
+printf '[{"algo": "chain", "size": 2, "nodes": 4, "verified": true, "avg_us": 5}]\n{"results": 7}\n' > "$tuned/bad.json"
+expect 2 "bad.json: JSON value 2 is neither bench's array of rows nor an object" tune --measured "$tuned/bad.json" --out "$tuned/x.rules"
+printf '[{"algo": "chain", "size": 2, "nodes": 4, "verified": true, "avg_us": 5}] [{"algo"' > "$tuned/cut.json"
+expect 2 "cut.json: JSON value 2: .*parse error" tune --measured "$tuned/cut.json" --out "$tuned/x.rules"
+printf '[{"algo": "chain", "size": 2, "nodes": 4, "verified": true, "avg_us": 5}, {"algo": "chain", "size": 4, "nodes": 5, "verified": true, "avg_us": 6}]' > "$tuned/mixed.json"
+expect 2 "groups of 4 and of 5: one group size at a time" tune --measured "$tuned/mixed.json" --out "$tuned/x.rules"
+expect 2 "cannot read $tuned/none.json" tune --measured "$tuned/none.json" --out "$tuned/x.rules"
+expect 2 "--check runs bench" tune --measured "$tuned/m.json" --check
+[[ ! -e $tuned/x.rules ]] || { fails=$((fails + 1)); echo "FAIL: tune wrote rules from a file it refused"; }
 rm -rf "$tuned"
 
 echo "cli: $pass passed, $fails failed"
