@@ -1,7 +1,5 @@
 #include "apps/tune/model_fit.h"
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +10,7 @@
 #include "apps/common/json_output.h"
 #include "apps/common/options.h"
 #include "apps/common/subprocess.h"
+#include "apps/tune/lanecast_run.h"
 
 namespace lanecast::apps {
 namespace {
@@ -184,13 +183,10 @@ Predictor plan_predictor(const std::string& program, uint32_t nodes) {
     Argv argv{program, "plan", "--algo", algos.size() == 1 ? algos.front() : "all", "--nodes", std::to_string(nodes),
               "--size", list, "--json", "--quiet"};
     for (const std::string& a : p.plan_args()) argv.push_back(a);
-    const CommandResult r = run_command(argv, std::chrono::minutes(30));
     // Exit 1: some broadcast did not complete (its row says so); the others stand.
-    const bool ran = r.ok() || (!r.timed_out && WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 1);
-    const Json j = ran ? Json::parse(r.out, nullptr, /*allow_exceptions=*/false) : Json();
-    if (!j.is_array())
-      throw std::runtime_error(command_line(argv) + ": " + describe_wait_status(r.wait_status) +
-                               (r.timed_out ? " (timed out)" : "") + ": " + r.err.substr(0, 300));
+    const Json j = Json::parse(run_lanecast(argv, nullptr, "", std::chrono::minutes(30), /*exit1_ok=*/true), nullptr,
+                               /*allow_exceptions=*/false);
+    if (!j.is_array()) throw std::runtime_error(command_line(argv) + ": printed no JSON array");
     TimeTable t;
     for (const Json& row : j) {
       const std::string algo = row.value("algo", std::string());

@@ -24,7 +24,9 @@
 #include "apps/common/options.h"
 #include "apps/common/progress_line.h"
 #include "apps/common/subprocess.h"
+#include "apps/tune/lanecast_run.h"
 #include "apps/tune/model_fit.h"
+#include "apps/tune/stream_check.h"
 
 namespace lanecast::apps {
 namespace {
@@ -52,11 +54,14 @@ struct TuneConfig {
   // of measuring now.
   std::string measured;
   bool fit = true;  // --no-fit turns it off
+  uint64_t stream_size = 0;  // --stream SIZE (0: no stream measured)
+  uint64_t stream_messages = 200'000;
 };
 
 const char* const kUsage =
     "usage: lanecast tune [--out FILE] [--sizes LIST] [--algos LIST] [--iters K] [--small-iters K]\n"
-    "                     [--metric avg|span] [--check] [--no-fit] [--json] [--quiet]\n"
+    "                     [--metric avg|span] [--check] [--no-fit] [--stream SIZE [--stream-messages N]]\n"
+    "                     [--json] [--quiet]\n"
     "                     -- BENCH_OPTIONS   (where the group runs: --nodes N, --testbed N, --config FILE ...)\n"
     "       lanecast tune --measured FILE [--out FILE] [--metric avg|span] [--no-fit] [--json]\n"
     "\n"
@@ -75,7 +80,9 @@ const char* const kUsage =
     "token bucket per port, the segment; docs/algorithms.md) and writes the plan command and\n"
     "its prediction beside every measured time, so plan can tell how this network would carry\n"
     "other sizes and group sizes. --measured FILE writes the rules and the fit from an earlier\n"
-    "run's `bench --json` (or `bench --testbed N --json`) instead of measuring.\n"
+    "run's `bench --json` (or `bench --testbed N --json`) instead of measuring. --stream SIZE\n"
+    "also measures a stream of SIZE-byte messages down the group's stream tree and over\n"
+    "multicast, each beside what `plan --stream` predicts for it.\n"
     "\n";
 
 OptionTable make_table(TuneConfig& c) {
@@ -105,6 +112,18 @@ OptionTable make_table(TuneConfig& c) {
   t.add({"measured", "FILE", "measure now",
          "take the times from FILE, an earlier `bench --json` or `bench --testbed N --json`, instead of running bench",
          [&](std::string_view v) { c.measured = std::string(v); }});
+  t.add({"stream", "SIZE", "none",
+         "also measure a stream of SIZE-byte messages (bench --stream), down the stream tree and over multicast, "
+         "beside plan --stream's prediction",
+         [&](std::string_view v) {
+           c.stream_size = parse_size(v, "--stream");
+           if (c.stream_size == 0 || c.stream_size > (64 << 10)) throw UsageError("--stream: 1 byte .. 64K");
+         }});
+  t.add({"stream-messages", "N", "200000", "--stream: messages per measurement (1000..100000000)",
+         [&](std::string_view v) {
+           c.stream_messages = parse_uint(v, "--stream-messages", 100'000'000);
+           if (c.stream_messages < 1000) throw UsageError("--stream-messages: at least 1000");
+         }});
   t.add({"no-fit", "", "", "do not fit plan's model to the times (it runs lanecast plan a few dozen times)",
          [&](std::string_view) { c.fit = false; }});
   t.add({"quiet", "", "", "no progress lines on stderr", [&](std::string_view) { c.quiet = true; }});
@@ -118,18 +137,6 @@ struct Measured {
   double us = 0;  // completion, the members' average
   uint32_t segment = 0;  // payload bytes per frame (0: the bench did not say)
 };
-
-// The last `lines` lines of `text`, for an error message.
-std::string tail_lines(const std::string& text, size_t lines) {
-  size_t start = text.size();
-  while (start > 0 && text[start - 1] == '\n') --start;  // trailing newlines are not lines
-  const size_t end = start;
-  for (size_t n = 0; n < lines && start > 0; ++n) {
-    const size_t nl = text.rfind('\n', start - 1);
-    start = nl == std::string::npos ? 0 : nl;
-  }
-  return text.substr(start == 0 ? 0 : start + 1, end - (start == 0 ? 0 : start + 1));
-}
 
 // The rows of bench --json output: one or more JSON values one after the
 // other, each an array of rows (bench) or an object whose "results" is one
@@ -186,15 +193,10 @@ std::vector<Measured> run_bench_once(const TuneConfig& c, const std::string& alg
   argv.insert(argv.end(), c.bench.begin(), c.bench.end());
   argv.insert(argv.end(), {"--algo", algos, "--sizes", sizes, "--iters", std::to_string(iters), "--json", "--quiet"});
   if (!rules.empty()) argv.insert(argv.end(), {"--auto-rules", rules});
-  progress.show("tune: " + what + ": " + command_line(argv));
-  const CommandResult r = run_command(argv, std::chrono::hours(12));
-  progress.clear();
-  if (!r.ok())
-    throw std::runtime_error(command_line(argv) + ": " + describe_wait_status(r.wait_status) +
-                             (r.timed_out ? " (timed out)" : "") + ": " + tail_lines(r.err, 3));
-  const std::vector<Measured> rows = rows_of(r.out, c.metric, "bench");
-  if (rows.empty() && r.out.find_first_not_of(" \n") != std::string::npos)
-    throw std::runtime_error("bench printed no results: " + tail_lines(r.out + r.err, 3));
+  const std::string out = run_lanecast(argv, &progress, what, std::chrono::hours(12));
+  const std::vector<Measured> rows = rows_of(out, c.metric, "bench");
+  if (rows.empty() && out.find_first_not_of(" \n") != std::string::npos)
+    throw std::runtime_error("bench printed no results: " + tail_lines(out, 3));
   return rows;
 }
 
@@ -278,7 +280,8 @@ std::string plan_command(const ModelFit& fit, uint32_t nodes) {
 // The rules: per size the fastest, switching at the geometric middle
 // between two sizes measured; the built-in rules after them, for other
 // group sizes. With a fit: plan's model and its prediction beside each time.
-std::string rules_text(const Table& t, uint32_t nodes, const std::string& how, const ModelFit* fit) {
+std::string rules_text(const Table& t, uint32_t nodes, const std::string& how, const ModelFit* fit,
+                       const std::string& stream_lines) {
   char when[64];
   const std::time_t now = std::time(nullptr);
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
@@ -296,6 +299,14 @@ std::string rules_text(const Table& t, uint32_t nodes, const std::string& how, c
       std::snprintf(b, sizeof b, "%+.1f%%", (*p / us - 1) * 100);
       return b;
     });
+  }
+  if (!stream_lines.empty()) {
+    s += "#\n";
+    for (size_t at = 0; at < stream_lines.size();) {
+      const size_t nl = stream_lines.find('\n', at);
+      s += "# " + stream_lines.substr(at, nl - at) + "\n";
+      at = nl == std::string::npos ? stream_lines.size() : nl + 1;
+    }
   }
   s += "#\n# The fastest at each size, for groups of " + std::to_string(nodes) +
        "; the built-in rules below them for other groups.\n";
@@ -350,6 +361,32 @@ void write_file(const std::string& path, const std::string& text) {
   }
 }
 
+// The streams measured, one line each after a heading, for the rules'
+// comments and the terminal alike.
+std::string stream_text(const std::vector<StreamCheck>& streams, uint64_t size, uint64_t messages) {
+  if (streams.empty()) return {};
+  char line[400];
+  std::snprintf(line, sizeof line, "A stream of %s-byte messages (%llu), measured; plan --stream's prediction beside:\n",
+                format_size(size).c_str(), static_cast<unsigned long long>(messages));
+  std::string s = line;
+  for (const StreamCheck& x : streams) {
+    const std::string mode = x.mode == "tree" ? "tree, fanout " + std::to_string(x.fanout) : x.mode;
+    if (!x.error.empty()) {
+      std::snprintf(line, sizeof line, "  %-16s not measured: %s\n", mode.c_str(), x.error.substr(0, 300).c_str());
+    } else if (x.predicted_msgs_per_s > 0) {
+      std::snprintf(line, sizeof line,
+                    "  %-16s %12.1f msgs/s, plan %12.1f (%+.1f%%); frames per message %.4f, plan %.4f\n", mode.c_str(),
+                    x.msgs_per_s, x.predicted_msgs_per_s, (x.predicted_msgs_per_s / x.msgs_per_s - 1) * 100,
+                    x.frames_per_msg, x.predicted_copies_per_msg);
+    } else {
+      std::snprintf(line, sizeof line, "  %-16s %12.1f msgs/s; frames per message %.4f\n", mode.c_str(), x.msgs_per_s,
+                    x.frames_per_msg);
+    }
+    s += line;
+  }
+  return s;
+}
+
 // The payload per frame when a bench did not report it (older versions):
 // the engine's default.
 constexpr uint32_t kDefaultSegment = 1400;
@@ -392,8 +429,11 @@ int tune_main(int argc, char** argv) {
   if (c.bench.empty() && c.measured.empty())
     throw UsageError("say where the group runs after --: e.g. lanecast tune -- --nodes 8, -- --testbed 8, or -- "
                      "--config FILE --rank R (or give --measured FILE)");
-  if (c.bench.empty() && c.check)
-    throw UsageError("--check runs bench: say where the group runs after --");
+  if (c.bench.empty() && (c.check || c.stream_size != 0))
+    throw UsageError(std::string(c.check ? "--check" : "--stream") + " runs bench: say where the group runs after --");
+  if (c.check && std::find(c.bench.begin(), c.bench.end(), "--config") != c.bench.end())
+    throw UsageError("--check with --config: every member would need rank 0's rules file; copy it to every host and "
+                     "run bench --algo auto --auto-rules FILE there");
   for (const std::string& a : c.bench)
     for (const char* own_option : {"--algo", "--sizes", "--iters", "--json", "--auto-rules", "--stream"})
       if (a == own_option)
@@ -409,6 +449,8 @@ int tune_main(int argc, char** argv) {
   if (c.measured.empty()) {
     measured = run_bench(c, c.algos, "", progress, "measuring");
     if (measured.empty()) {
+      // A member of a --config group: the same bench runs as rank 0, in the same order.
+      if (c.stream_size != 0) check_streams(c.bench, 0, c.stream_size, c.stream_messages, nullptr, progress);
       std::fprintf(stderr, "lanecast tune: measured as a member; rank 0 writes the rules\n");
       return 0;
     }
@@ -429,7 +471,11 @@ int tune_main(int argc, char** argv) {
     fit = fit_model(t, segment, plan_predictor(this_program(), nodes));
     progress.clear();
   }
-  const std::string text = rules_text(t, nodes, how, fit ? &*fit : nullptr);
+  std::vector<StreamCheck> streams;
+  if (c.stream_size != 0)
+    streams = check_streams(c.bench, nodes, c.stream_size, c.stream_messages, fit ? &fit->params : nullptr, progress);
+  const std::string streams_said = stream_text(streams, c.stream_size, c.stream_messages);
+  const std::string text = rules_text(t, nodes, how, fit ? &*fit : nullptr, streams_said);
   algos::autoselect::Rules::parse(text, c.out);  // what it wrote, auto must read
   write_file(c.out, text);
 
@@ -468,6 +514,28 @@ int tune_main(int argc, char** argv) {
     model["predicted"] = std::move(predicted);
     out["model"] = std::move(model);
   }
+  if (!streams.empty()) {
+    Json rows = Json::array();
+    for (const StreamCheck& x : streams) {
+      Json one;
+      one["mode"] = x.mode;
+      one["fanout"] = x.fanout;
+      one["size"] = c.stream_size;
+      one["messages"] = c.stream_messages;
+      if (!x.error.empty()) {
+        one["error"] = x.error;
+      } else {
+        one["msgs_per_s"] = rounded(x.msgs_per_s, 1);
+        one["frames_per_msg"] = rounded(x.frames_per_msg, 4);
+        if (x.predicted_msgs_per_s > 0) {
+          one["predicted_msgs_per_s"] = rounded(x.predicted_msgs_per_s, 1);
+          one["predicted_copies_per_msg"] = rounded(x.predicted_copies_per_msg, 4);
+        }
+      }
+      rows.push_back(std::move(one));
+    }
+    out["stream"] = std::move(rows);
+  }
   if (!c.json) {
     std::printf("lanecast tune: %u members, %zu algorithms x %zu sizes measured; rules written to %s\n", nodes,
                 t.begin()->second.size(), t.size(), c.out.c_str());
@@ -486,6 +554,7 @@ int tune_main(int argc, char** argv) {
                   "rules file has each):\n  %s\n",
                   worst * 100, plan_command(*fit, nodes).c_str());
     }
+    if (!streams_said.empty()) std::printf("%s", streams_said.c_str());
   }
 
   if (c.check) {

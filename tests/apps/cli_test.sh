@@ -256,7 +256,8 @@ expect 2 "say where the group runs after --" tune
 expect 2 "--algo is tune's to give to bench" tune -- --nodes 3 --algo chain
 expect 2 "--metric: 'fast': avg or span" tune --metric fast -- --nodes 3
 expect 0 "plan's model of this group, fitted" \
-  tune --out "$tuned/t.rules" --sizes 1K,256K --algos linear,chain --iters 2 --small-iters 5 --check -- --nodes 4
+  tune --out "$tuned/t.rules" --sizes 1K,256K --algos linear,chain --iters 2 --small-iters 5 --check \
+  --stream 64 --stream-messages 5000 -- --nodes 4
 expect 0 '"chosen":"(linear|chain)".*"rule_at":"'"$tuned"'/t.rules' plan --algo auto --auto-rules "$tuned/t.rules" --nodes 4 --size 1K --json
 if python3 - "$tuned/t.rules" <<'PY'
 import re, sys
@@ -270,6 +271,10 @@ assert set(best) == {"1K", "256K"}, rows
 chosen = lambda rule: rule.split("#")[0].strip().rsplit("-> ", 1)[1]
 assert rules and chosen(rules[-1]) in best["256K"], (rules, best)
 assert chosen(rules[0]) in best["1K"], (rules, best)  # the first rule covers the smallest size
+# --stream: the tree and multicast, each measured (a rate) beside plan's prediction.
+streams = re.findall(r"^#\s+(tree, fanout \d+|multicast)\s+([0-9.]+) msgs/s, plan\s+([0-9.]+) ", text, re.M)
+assert [m[0].split(",")[0] for m in streams] == ["tree", "multicast"], streams
+assert all(float(m[1]) > 0 and float(m[2]) > 0 for m in streams), streams
 PY
 then pass=$((pass + 1)); else fails=$((fails + 1)); echo "FAIL: tune's rules do not follow what it measured: $(cat "$tuned/t.rules")"; fi
 
@@ -317,6 +322,10 @@ printf '[{"algo": "chain", "size": 2, "nodes": 4, "verified": true, "avg_us": 5}
 expect 2 "groups of 4 and of 5: one group size at a time" tune --measured "$tuned/mixed.json" --out "$tuned/x.rules"
 expect 2 "cannot read $tuned/none.json" tune --measured "$tuned/none.json" --out "$tuned/x.rules"
 expect 2 "--check runs bench" tune --measured "$tuned/m.json" --check
+expect 2 "--stream runs bench" tune --measured "$tuned/m.json" --stream 64
+expect 2 "--stream: 1 byte .. 64K" tune --stream 1M -- --nodes 3
+expect 2 "--stream-messages: at least 1000" tune --stream 64 --stream-messages 10 -- --nodes 3
+expect 2 "--check with --config: every member would need rank 0's rules file" tune --check -- --config x.toml --rank 0
 [[ ! -e $tuned/x.rules ]] || { fails=$((fails + 1)); echo "FAIL: tune wrote rules from a file it refused"; }
 rm -rf "$tuned"
 
