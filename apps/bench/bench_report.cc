@@ -114,10 +114,10 @@ Json bench_json(const BenchRow& r) {
   o["iters"] = r.iters;
   o["avg_us"] = rounded(r.avg_us);
   o["min_us"] = rounded(r.min_us);
+  o["p50_us"] = rounded(r.p50_us);
   if (r.per_process) {
     o["span_us"] = rounded(r.span_us);
   } else {
-    o["p50_us"] = rounded(r.p50_us);
     o["p99_us"] = rounded(r.p99_us);
     o["max_us"] = rounded(r.max_us);
     o["data_frames"] = r.data_frames;

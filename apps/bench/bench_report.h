@@ -42,8 +42,9 @@ struct BenchRow {
   uint32_t segment = 0;
   // One member per process (--config, --testbed), timed as osu_bcast: avg_us
   // and min_us are the members' (the largest average, the least minimum),
-  // span_us the root's posting to the last member holding the message; the
-  // percentiles and frame counts are not measured there and left out.
+  // span_us the root's posting to the last member holding the message and
+  // p50_us its median; the other percentiles and frame counts are not
+  // measured there and left out.
   bool per_process = false;
   double span_us = 0;
 };

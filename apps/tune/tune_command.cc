@@ -45,9 +45,10 @@ struct TuneConfig {
   // Which completion time ranks the algorithms: "avg" (bench's avg_us: in
   // process, the root's posting to the last member holding the message; one
   // member per process, osu_bcast's - each member's own average, the
-  // largest) or "span" (member processes: the root's posting to the last
+  // largest), "span" (member processes: the root's posting to the last
   // member holding it, on one clock - the testbed's namespaces share the
-  // host's). "": span with --testbed, avg otherwise.
+  // host's) or "p50" (the median completion: in process, or the median span).
+  // "": avg with --config (hosts with clocks of their own), p50 otherwise.
   std::string metric;
   std::vector<std::string> bench;  // after "--": where and how bench runs
   // --measured FILE: an earlier run's bench --json (or tune --json) instead
@@ -60,10 +61,10 @@ struct TuneConfig {
 
 const char* const kUsage =
     "usage: lanecast tune [--out FILE] [--sizes LIST] [--algos LIST] [--iters K] [--small-iters K]\n"
-    "                     [--metric avg|span] [--check] [--no-fit] [--stream SIZE [--stream-messages N]]\n"
+    "                     [--metric p50|avg|span] [--check] [--no-fit] [--stream SIZE [--stream-messages N]]\n"
     "                     [--json] [--quiet]\n"
     "                     -- BENCH_OPTIONS   (where the group runs: --nodes N, --testbed N, --config FILE ...)\n"
-    "       lanecast tune --measured FILE [--out FILE] [--metric avg|span] [--no-fit] [--json]\n"
+    "       lanecast tune --measured FILE [--out FILE] [--metric p50|avg|span] [--no-fit] [--json]\n"
     "\n"
     "Measures every algorithm (--algos) at every size (--sizes) where the group runs, with\n"
     "`lanecast bench BENCH_OPTIONS` itself - in process (--nodes N and the fabric's options),\n"
@@ -101,12 +102,15 @@ OptionTable make_table(TuneConfig& c) {
          [&](std::string_view) { c.check = true; }});
   t.add({"json", "", "", "print what was measured and chosen as one JSON object (docs/json.md)",
          [&](std::string_view) { c.json = true; }});
-  t.add({"metric", "avg|span", "span with --testbed, else avg",
-         "the time that ranks the algorithms: avg (bench's avg_us; one member per process: osu_bcast's, each "
-         "member's own average, the largest) or span (member processes: the root's posting to the last member "
-         "holding the message, on one clock - members that share a host, as the testbed's)",
+  t.add({"metric", "p50|avg|span", "avg with --config, else p50",
+         "the time that ranks the algorithms: p50 (the median completion - with one member per process the median "
+         "span - which the few broadcasts that waited for a CPU do not move), avg (bench's avg_us; one member per "
+         "process: osu_bcast's, each member's own average, the largest) or span (member processes: the root's "
+         "posting to the last member holding the message, on one clock - members that share a host, as the "
+         "testbed's)",
          [&](std::string_view v) {
-           if (v != "avg" && v != "span") throw UsageError("--metric: '" + std::string(v) + "': avg or span");
+           if (v != "avg" && v != "span" && v != "p50")
+             throw UsageError("--metric: '" + std::string(v) + "': p50, avg or span");
            c.metric = std::string(v);
          }});
   t.add({"measured", "FILE", "measure now",
@@ -164,7 +168,7 @@ std::vector<Measured> rows_of(const std::string& text, const std::string& metric
         throw std::runtime_error(row.value("algo", std::string("?")) + " at " +
                                  std::to_string(row.value("size", uint64_t{0})) + " bytes was not verified: " +
                                  row.value("error", std::string("every member's bytes did not equal the root's")));
-      const char* field = metric == "span" ? "span_us" : "avg_us";
+      const char* field = metric == "span" ? "span_us" : metric == "p50" ? "p50_us" : "avg_us";
       if (!row.contains(field) || !row[field].is_number() || row[field].get<double>() <= 0)
         throw std::runtime_error("--metric " + metric + ": " + from + " gave no " + field +
                                  " (span is measured with one member per process)");
@@ -398,7 +402,10 @@ std::vector<Measured> measured_from_file(TuneConfig& c) {
   if (!f) throw std::invalid_argument("--measured: cannot read " + c.measured);
   std::ostringstream text;
   text << f.rdbuf();
-  if (c.metric.empty()) c.metric = text.str().find("\"span_us\"") != std::string::npos ? "span" : "avg";
+  if (c.metric.empty())  // older benches printed no median with one member per process
+    c.metric = text.str().find("\"p50_us\"") != std::string::npos    ? "p50"
+               : text.str().find("\"span_us\"") != std::string::npos ? "span"
+                                                                       : "avg";
   std::vector<Measured> rows;
   try {
     rows = rows_of(text.str(), c.metric, c.measured);
@@ -440,7 +447,7 @@ int tune_main(int argc, char** argv) {
         throw UsageError(std::string(own_option) + " is tune's to give to bench: leave it out after --" +
                          (a == "--algo" ? " (tune's --algos)" : a == "--sizes" ? " (tune's --sizes)" : ""));
   if (c.metric.empty() && c.measured.empty())
-    c.metric = std::find(c.bench.begin(), c.bench.end(), "--testbed") != c.bench.end() ? "span" : "avg";
+    c.metric = std::find(c.bench.begin(), c.bench.end(), "--config") != c.bench.end() ? "avg" : "p50";
   ProgressLine progress(c.quiet);
   std::string how = "lanecast bench " + command_line(c.bench) + " --algo " + c.algos + " --sizes " + c.sizes +
                           " --iters " + std::to_string(c.iters) + " (" + std::to_string(c.small_iters) +

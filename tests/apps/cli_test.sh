@@ -254,7 +254,7 @@ rm -rf "$keys"
 tuned=$(mktemp -d)
 expect 2 "say where the group runs after --" tune
 expect 2 "--algo is tune's to give to bench" tune -- --nodes 3 --algo chain
-expect 2 "--metric: 'fast': avg or span" tune --metric fast -- --nodes 3
+expect 2 "--metric: 'fast': p50, avg or span" tune --metric fast -- --nodes 3
 expect 0 "plan's model of this group, fitted" \
   tune --out "$tuned/t.rules" --sizes 1K,256K --algos linear,chain --iters 2 --small-iters 5 --check \
   --stream 64 --stream-messages 5000 -- --nodes 4

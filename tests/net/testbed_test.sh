@@ -162,6 +162,8 @@ assert [(x["algo"], x["size"]) for x in r] == [("chain", 2), ("chain", 65536), (
 for x in r:
     assert x["verified"] is True and x["nodes"] == 3 and x["iters"] == 3, x
     assert len(x["rank_us"]) == 3 and x["rank_us"][0] == 0 and x["span_us"] >= max(x["rank_us"]) - 1e-3, x
+    # The median of 3 spans is at most their sum, 3 times their mean.
+    assert 0 < x["p50_us"] <= 3 * x["span_us"] + 1e-3, x
 assert [(l["rank"], l["lane"]) for l in links] == [(0, "v0"), (1, "v0"), (2, "v0")], links
 assert all(l["down_bytes"] >= 2 * (2 + 65536) * 4 for l in links[1:]), links
 assert d["payload_bytes"] == 2 * 4 * (2 + 65536) and d["failed"] == "", d
