@@ -84,29 +84,54 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
     f.why_not = "small enough for the reference";
     return simulate_plan(plan);
   }
-  SimResult r[3];
-  for (int i = 0; i < 3; ++i) {
-    f.points[i] = points[i];
-    r[i] = simulate_plan(with_segments(plan, points[i]));
-    f.times[i] = r[i].completion;
-    if (!r[i].complete) {
+  // Points at or past half the plan's segments save nothing over the
+  // reference: the climb stops before them.
+  const auto next_point = [&](uint32_t largest) -> uint64_t {
+    uint64_t s = uint64_t{largest} * 2;
+    if (opt.point_modulus > 1) s += (plan.segments() % opt.point_modulus + opt.point_modulus - s % opt.point_modulus) % opt.point_modulus;
+    return s;
+  };
+  std::vector<uint32_t> at(points, points + 3);
+  std::vector<SimResult> runs;
+  uint64_t events = 0;
+  const auto simulate_at = [&](uint32_t segments) {
+    runs.push_back(simulate_plan(with_segments(plan, segments)));
+    events += runs.back().events;
+    f.simulated = static_cast<uint32_t>(runs.size());
+    return runs.back().complete;
+  };
+  for (size_t i = 0; i < at.size(); ++i)
+    if (!simulate_at(at[i])) {
       f.refused = true;
-      f.why_not = "at " + std::to_string(points[i]) + " segments the run did not complete (" + r[i].problem + ")";
+      f.why_not = "at " + std::to_string(at[i]) + " segments the run did not complete (" + runs.back().problem + ")";
+      return simulate_plan(plan);
+    }
+  for (;;) {
+    const size_t n = at.size();
+    for (int i = 0; i < 3; ++i) f.points[i] = at[n - 3 + i], f.times[i] = runs[n - 3 + i].completion;
+    const double s0 = f.points[0], s1 = f.points[1], s2 = f.points[2];
+    const double t0 = static_cast<double>(f.times[0]);
+    const double expected = on_line(s1, static_cast<double>(f.times[1]), s2, static_cast<double>(f.times[2]), s0);
+    f.off_line = t0 > 0 ? std::fabs(expected - t0) / t0 : 0;
+    if (f.off_line <= opt.tolerance) break;
+    const uint64_t next = next_point(at.back());
+    if (!opt.climb || next > opt.max_point || 2 * next > plan.segments()) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "not affine in the segment count: at %u segments %.2f%% off the line through %u and %u",
+                    f.points[0], 100 * f.off_line, f.points[1], f.points[2]);
+      f.why_not = buf;
+      f.refused = true;
+      return simulate_plan(plan);
+    }
+    at.push_back(static_cast<uint32_t>(next));
+    if (!simulate_at(at.back())) {
+      f.refused = true;
+      f.why_not = "at " + std::to_string(at.back()) + " segments the run did not complete (" + runs.back().problem + ")";
       return simulate_plan(plan);
     }
   }
-  const double s0 = points[0], s1 = points[1], s2 = points[2];
-  const double t0 = static_cast<double>(r[0].completion);
-  const double expected = on_line(s1, static_cast<double>(r[1].completion), s2, static_cast<double>(r[2].completion), s0);
-  f.off_line = t0 > 0 ? std::fabs(expected - t0) / t0 : 0;
-  if (!(f.off_line <= opt.tolerance)) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "not affine in the segment count: at %u segments %.2f%% off the line", points[0],
-                  100 * f.off_line);
-    f.why_not = buf;
-    f.refused = true;
-    return simulate_plan(plan);
-  }
+  const SimResult* r = &runs[runs.size() - 3];
+  const double s1 = f.points[1], s2 = f.points[2];
   const double s = plan.segments();
   SimResult out = r[2];
   out.finish = read_off(r[1].finish, r[2].finish, s1, s2, s);
@@ -120,7 +145,7 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
   Picos last = 0;
   for (const Picos t : out.finish) last = std::max(last, t);
   out.completion = last;
-  out.events = r[0].events + r[1].events + r[2].events;
+  out.events = events;
   f.used = true;
   return out;
 }

@@ -6,8 +6,10 @@
 // segments of 64 MiB would be 3 billion), simulate the same plan at three
 // small segment counts (with the same last segment), fit the line through
 // the two larger, check that the smallest lies on it, and read the line at
-// S. Every per-rank figure (finish, bytes, frames, multicast copies lost) is
-// read off its own line the same way.
+// S. Where the check fails the fit climbs: one more point at twice the
+// largest, the check on the last three, until they lie on a line or the next
+// point would save nothing. Every per-rank figure (finish, bytes, frames,
+// multicast copies lost) is read off its own line the same way.
 //
 // Where the time is not affine in S over those points - an algorithm whose
 // shape depends on S against p (scatter + allgather and symmetric cut the
@@ -35,9 +37,17 @@ struct FitOptions {
   // Auto: fit only plans of more (node, segment) pairs than this; below it
   // the reference runs (on one core about 10 s at this size).
   uint64_t min_work = uint64_t{1} << 26;
-  // Segment counts simulated, increasing: past a deep tree's fill (bintree
-  // on 4096 nodes is 0.93% off a line through 128, 256 and 512).
-  uint32_t points[3] = {256, 512, 1024};
+  // The first segment counts simulated, increasing. Most algorithms lie on
+  // a line from 128 segments; a deep tree's fill takes longer (bintree on
+  // 4096 nodes is 0.93% off a line through 128, 256 and 512, on one through
+  // 256, 512 and 1024): with `climb` the fit then adds a point at twice the
+  // largest and checks the last three, while the point is at most
+  // max_point and below half the plan's segments. Each point costs
+  // nodes x segments frames: at 65 536 nodes on one core, 128 + 256 + 512
+  // take about 45 s, 256 + 512 + 1024 twice that.
+  uint32_t points[3] = {128, 256, 512};
+  bool climb = true;
+  uint32_t max_point = 4096;
   // The smallest point's distance from the line through the other two, as a
   // fraction of its time, that still counts as affine.
   double tolerance = 0.001;
@@ -54,8 +64,9 @@ struct SegmentFit {
   bool used = false;     // the result was read off the fitted line
   std::string why_not;   // else: why the reference ran
   bool refused = false;  // the plan was one to fit (large, or --fit always) and was not: why_not says why
-  uint32_t points[3]{};  // the segment counts simulated (when tried)
+  uint32_t points[3]{};  // the last three segment counts simulated (when tried)
   Picos times[3]{};      // their completions
+  uint32_t simulated = 0;  // points simulated in all (more than 3: it climbed)
   double off_line = 0;   // the smallest point's distance from the line, a fraction of its time
 };
 

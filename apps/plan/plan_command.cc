@@ -112,8 +112,8 @@ void print_text(const PlanConfig& c, const Run& r) {
   std::cout << "  predicted      " << us(s.completion) << " us\n";
   if (r.fit.used)
     std::cout << "  method         fitted: simulated at " << r.fit.points[0] << ", " << r.fit.points[1] << " and "
-              << r.fit.points[2] << " segments, read off the line at " << r.segments << " ("
-              << fmt("%.3f", 100 * r.fit.off_line) << "% off it at the first)\n";
+              << r.fit.points[2] << " segments" << (r.fit.simulated > 3 ? " (" + std::to_string(r.fit.simulated) + " points: it climbed)" : "")
+              << ", read off the line at " << r.segments << " (" << fmt("%.3f", 100 * r.fit.off_line) << "% off it at the first)\n";
   else if (r.fit.refused)
     std::cout << "  method         simulated in full: " << r.fit.why_not << "\n";
   std::cout
@@ -182,6 +182,8 @@ Json run_json(const PlanConfig& c, const Run& r) {
   j["method"] = r.fit.used ? "fit" : "simulated";
   j["fit_why_not"] = r.fit.refused ? Json(r.fit.why_not) : Json();
   j["fit_off_line"] = r.fit.used ? Json(r.fit.off_line) : Json();
+  j["fit_points"] = r.fit.simulated > 0 ? Json(std::vector<uint32_t>(r.fit.points, r.fit.points + 3)) : Json();
+  j["fit_simulated"] = r.fit.simulated;
   Json finish = Json::array(), start = Json::array();
   for (const Picos t : s.finish) finish.push_back(us_value(t));
   for (const Picos t : s.start) start.push_back(us_value(t));

@@ -131,8 +131,8 @@ OptionTable make_table(PlanConfig& c, Raw& raw) {
          [&](std::string_view) { c.validate = false; }});
   t.add({"fit", "auto|always|never", "auto",
          "large plans: simulate the same broadcast at three smaller segment counts (--fit-points) and read the time off the line "
-         "through them, if it is one (else the full run; docs/algorithms.md, 'Large plans'); auto: above 2^26 "
-         "(node, segment) pairs",
+         "through them, if it is one - else one more at twice the largest, and so on while that saves work - or else "
+         "the full run (docs/algorithms.md, 'Large plans'); auto: above 2^26 (node, segment) pairs",
          [&](std::string_view v) {
            using Mode = algos::sim::FitOptions::Mode;
            if (v == "auto") c.fit.mode = Mode::Auto;
@@ -140,12 +140,14 @@ OptionTable make_table(PlanConfig& c, Raw& raw) {
            else if (v == "never") c.fit.mode = Mode::Never;
            else throw UsageError("--fit: auto, always or never, not '" + std::string(v) + "'");
          }});
-  t.add({"fit-points", "A,B,C", "256,512,1024", "the three segment counts --fit simulates, increasing",
+  t.add({"fit-points", "A,B,C", "128,256,512, climbing",
+         "the three segment counts --fit simulates, increasing; given, the fit does not climb past them",
          [&](std::string_view v) {
            const std::vector<uint64_t> pts = parse_size_list(std::string(v), "--fit-points");
            if (pts.size() != 3 || pts[0] < 2 || !(pts[0] < pts[1] && pts[1] < pts[2]) || pts[2] > (1u << 20))
              throw UsageError("--fit-points: three increasing segment counts from 2 to 1048576, e.g. 256,512,1024");
            for (int i = 0; i < 3; ++i) c.fit.points[i] = static_cast<uint32_t>(pts[i]);
+           c.fit.climb = false;
          }});
   t.add({"quiet", "", "", "no progress lines on stderr for long runs",
          [&](std::string_view) { c.quiet = true; }});

@@ -96,6 +96,7 @@ TEST(SegmentFit, OnePiecePerNodeAlgorithmsFitOnlyFromAsManySegmentsAsNodes) {
   FitOptions few;
   few.mode = FitOptions::Mode::Always;
   few.points[0] = 16, few.points[1] = 32, few.points[2] = 64;
+  few.climb = false;  // the three points given, as --fit-points
   SegmentFit fit;
   {
     const auto run = [&](const Plan& p) { return simulate(Algo::Symmetric, p, net); };
@@ -123,6 +124,35 @@ TEST(SegmentFit, OnePiecePerNodeAlgorithmsFitOnlyFromAsManySegmentsAsNodes) {
   } else {
     EXPECT_EQ(got.completion, ref.completion) << fit.why_not;
   }
+}
+
+// A deep tree's fill is not over at 128 segments: on 1024 nodes of plan's
+// default network bintree's first three points are off their line. The fit climbs one point (to 256,
+// 512 and 1024), which do lie on it, and reads the reference within 2%;
+// kept to the three points given, it refuses and the reference runs.
+TEST(SegmentFit, TheFitClimbsPastADeepTreesFill) {
+  Network net;  // lanecast plan's default: t0 10 us, 10 Gbit/s
+  net.latency = Topology(10 * kPicosPerMicro);
+  net.bytes_per_second = 1.25e9;
+  const Plan plan = plan_of(1024, 0, 1400ull * 3000 + 500, 1400);
+  const auto run = [&](const Plan& p) { return simulate(Algo::Bintree, p, net); };
+  const SimResult ref = run(plan);
+  ASSERT_TRUE(ref.complete) << ref.problem;
+  FitOptions always;
+  always.mode = FitOptions::Mode::Always;
+  SegmentFit fit;
+  const SimResult got = simulate_fitted(plan, run, always, &fit);
+  ASSERT_TRUE(fit.used) << fit.why_not;
+  EXPECT_EQ(fit.simulated, 4u);
+  EXPECT_EQ(fit.points[0], 256u);
+  EXPECT_EQ(fit.points[2], 1024u);
+  EXPECT_LE(std::fabs(double(got.completion) - double(ref.completion)) / double(ref.completion), 0.02);
+  FitOptions fixed = always;
+  fixed.climb = false;
+  EXPECT_EQ(simulate_fitted(plan, run, fixed, &fit).completion, ref.completion);
+  EXPECT_FALSE(fit.used);
+  EXPECT_NE(fit.why_not.find("at 128 segments"), std::string::npos) << fit.why_not;
+  EXPECT_EQ(fit.simulated, 3u);
 }
 
 TEST(SegmentFit, SmallPlansRunTheReference) {
