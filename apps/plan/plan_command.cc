@@ -280,7 +280,14 @@ class Progress {
     if (!on_) return;
     what_ = std::string(algos::algo_info(r.algo).name) + ", " + std::to_string(r.nodes) + " nodes, " +
             format_size(r.size);
-    std::cerr << "plan: " << what_ << ": simulating " << r.segments << " segments on every node...\n";
+    std::cerr << "plan: " << what_ << ": " << r.segments << " segments on every node...\n";
+  }
+  // Each simulation the run makes: a fit's points, or the full plan.
+  void simulating(uint32_t segments, uint32_t of) const {
+    if (!on_) return;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (segments == of) std::cerr << "plan: " << what_ << ": at " << fmt("%.1f", s) << " s, simulating in full\n";
+    else std::cerr << "plan: " << what_ << ": at " << fmt("%.1f", s) << " s, fit point " << segments << " segments\n";
   }
   void done(const Run& r) const {
     if (!on_) return;
@@ -319,12 +326,13 @@ int run_plan(const PlanConfig& c) {
         pp.algo = c.algo_options;
         const algos::Plan plan(pp);
         Run r{a, pick, p, n, plan.segments(), {}, {}};
+        const Progress progress(c, r);
         const auto simulate_plan = [&](const algos::Plan& pl) {
+          progress.simulating(pl.segments(), plan.segments());
           algos::sim::SimOptions opt;
           opt.validate = c.validate && uint64_t{p} * pl.segments() <= kValidateLimit;
           return simulate_one(c, a, pl, opt);
         };
-        const Progress progress(c, r);
         r.result = algos::sim::simulate_fitted(plan, simulate_plan, algos::sim::limited(c.fit, a, p), &r.fit);
         progress.done(r);
         all_complete = all_complete && r.result.complete;
