@@ -41,6 +41,7 @@ struct Run {
   uint32_t segments;
   SimResult result;
   algos::sim::SegmentFit fit;    // --fit: read off a line, or why the full run
+  algos::sim::NodeFit node_fit;  // large groups: read off a line in log2(nodes), or why not
 };
 
 struct Summary {
@@ -110,6 +111,14 @@ void print_text(const PlanConfig& c, const Run& r) {
   if (r.pick) print_pick(c, *r.pick);
   if (!s.complete) std::cout << "  INCOMPLETE     " << s.problem << "\n";
   std::cout << "  predicted      " << us(s.completion) << " us\n";
+  if (r.node_fit.used) {
+    std::cout << "  method         fitted in the group size: simulated on " << r.node_fit.points[0] << ", "
+              << r.node_fit.points[1] << " and " << r.node_fit.points[2] << " nodes, read off the line in log2(nodes) at "
+              << r.nodes << " (" << fmt("%.3f", 100 * r.node_fit.off_line)
+              << "% off it at the first); per-rank figures are not simulated\n";
+    return;
+  }
+  if (!r.node_fit.why_not.empty()) std::cout << "  group-size fit " << r.node_fit.why_not << "\n";
   if (r.fit.used)
     std::cout << "  method         fitted: simulated at " << r.fit.points[0] << ", " << r.fit.points[1] << " and "
               << r.fit.points[2] << " segments" << (r.fit.simulated > 3 ? " (" + std::to_string(r.fit.simulated) + " points: it climbed)" : "")
@@ -179,7 +188,10 @@ Json run_json(const PlanConfig& c, const Run& r) {
   j["complete"] = s.complete;
   if (!s.complete) j["problem"] = s.problem;
   j["predicted_us"] = us_value(s.completion);
-  j["method"] = r.fit.used ? "fit" : "simulated";
+  j["method"] = r.node_fit.used ? "node-fit" : r.fit.used ? "fit" : "simulated";
+  j["node_fit_points"] = r.node_fit.points[0] != 0 ? Json(std::vector<uint32_t>(r.node_fit.points, r.node_fit.points + 3)) : Json();
+  j["node_fit_off_line"] = r.node_fit.points[0] != 0 ? Json(r.node_fit.off_line) : Json();
+  j["node_fit_why_not"] = r.node_fit.why_not.empty() ? Json() : Json(r.node_fit.why_not);
   j["fit_why_not"] = r.fit.refused ? Json(r.fit.why_not) : Json();
   j["fit_off_line"] = r.fit.used ? Json(r.fit.off_line) : Json();
   j["fit_points"] = r.fit.simulated > 0 ? Json(std::vector<uint32_t>(r.fit.points, r.fit.points + 3)) : Json();
@@ -270,34 +282,48 @@ SimResult simulate_one(const PlanConfig& c, algos::Algo a, const algos::Plan& pl
       plan, [&](algos::Rank r) { return algos::make_hypercube(plan, r, order); }, c.net, opt);
 }
 
+// The group-size fit reads a plan off smaller groups of the same network:
+// not when the network is given per pair (a topology file), the ranks are
+// reordered or grouped into sites, or randomness (loss, skew) makes each
+// run its own.
+bool node_fit_applies(const PlanConfig& c) {
+  return c.fit.mode != algos::sim::FitOptions::Mode::Never && c.topology_file.empty() && c.order == "id" &&
+         !c.chain_sites && c.net.multicast_loss == 0 && c.net.start_skew == 0 && c.net.start_times.empty();
+}
+
 // A line on stderr when a run starts that may take more than a few
 // seconds, and one when it ends (never on stdout: --json stays whole).
 class Progress {
  public:
   static constexpr uint64_t kLongWork = uint64_t{1} << 24;  // (node, segment) pairs: about 2 s
   Progress(const PlanConfig& c, const Run& r)
-      : on_(!c.quiet && uint64_t{r.nodes} * r.segments > kLongWork), start_(std::chrono::steady_clock::now()) {
+      : on_(!c.quiet && uint64_t{r.nodes} * r.segments > kLongWork), nodes_(r.nodes),
+        start_(std::chrono::steady_clock::now()) {
     if (!on_) return;
     what_ = std::string(algos::algo_info(r.algo).name) + ", " + std::to_string(r.nodes) + " nodes, " +
             format_size(r.size);
     std::cerr << "plan: " << what_ << ": " << r.segments << " segments on every node...\n";
   }
-  // Each simulation the run makes: a fit's points, or the full plan.
-  void simulating(uint32_t segments, uint32_t of) const {
+  // Each simulation the run makes: a fit's points (segments, or a smaller
+  // group), or the full plan.
+  void simulating(uint32_t segments, uint32_t of, uint32_t nodes) const {
     if (!on_) return;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (segments == of) std::cerr << "plan: " << what_ << ": at " << fmt("%.1f", s) << " s, simulating in full\n";
-    else std::cerr << "plan: " << what_ << ": at " << fmt("%.1f", s) << " s, fit point " << segments << " segments\n";
+    std::cerr << "plan: " << what_ << ": at " << fmt("%.1f", s) << " s, ";
+    if (nodes != nodes_) std::cerr << "group-size fit point " << nodes << " nodes, ";
+    if (segments == of) std::cerr << (nodes != nodes_ ? "every segment\n" : "simulating in full\n");
+    else std::cerr << "fit point " << segments << " segments\n";
   }
   void done(const Run& r) const {
     if (!on_) return;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     std::cerr << "plan: " << what_ << ": " << fmt("%.1f", s) << " s ("
-              << (r.fit.used ? "fitted" : "simulated in full") << ")\n";
+              << (r.node_fit.used ? "fitted in the group size" : r.fit.used ? "fitted" : "simulated in full") << ")\n";
   }
 
  private:
   bool on_;
+  uint32_t nodes_;
   std::chrono::steady_clock::time_point start_;
   std::string what_;
 };
@@ -325,15 +351,27 @@ int run_plan(const PlanConfig& c) {
         pp.op = c.op;
         pp.algo = c.algo_options;
         const algos::Plan plan(pp);
-        Run r{a, pick, p, n, plan.segments(), {}, {}};
+        Run r{a, pick, p, n, plan.segments(), {}, {}, {}};
         const Progress progress(c, r);
         const auto simulate_plan = [&](const algos::Plan& pl) {
-          progress.simulating(pl.segments(), plan.segments());
+          progress.simulating(pl.segments(), plan.segments(), pl.nodes());
           algos::sim::SimOptions opt;
-          opt.validate = c.validate && uint64_t{p} * pl.segments() <= kValidateLimit;
+          opt.validate = c.validate && uint64_t{pl.nodes()} * pl.segments() <= kValidateLimit;
           return simulate_one(c, a, pl, opt);
         };
-        r.result = algos::sim::simulate_fitted(plan, simulate_plan, algos::sim::limited(c.fit, a, p), &r.fit);
+        if (node_fit_applies(c))
+          r.result = algos::sim::simulate_node_fitted(
+              a, plan,
+              [&](const algos::Plan& smaller) {
+                // Each smaller group fitted in the segments too, whatever its size.
+                algos::sim::FitOptions fit = algos::sim::limited(c.fit, a, smaller.nodes());
+                fit.mode = algos::sim::FitOptions::Mode::Always;
+                algos::sim::SegmentFit ignored;
+                return algos::sim::simulate_fitted(smaller, simulate_plan, fit, &ignored);
+              },
+              c.node_fit, &r.node_fit);
+        if (!r.node_fit.used)
+          r.result = algos::sim::simulate_fitted(plan, simulate_plan, algos::sim::limited(c.fit, a, p), &r.fit);
         progress.done(r);
         all_complete = all_complete && r.result.complete;
         if (c.json) {

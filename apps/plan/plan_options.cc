@@ -149,6 +149,17 @@ OptionTable make_table(PlanConfig& c, Raw& raw) {
            for (int i = 0; i < 3; ++i) c.fit.points[i] = static_cast<uint32_t>(pts[i]);
            c.fit.climb = false;
          }});
+  t.add({"node-fit", "auto|always|never", "auto",
+         "groups of more than 16 384 nodes (always: of 256 and more), for the trees: simulate the same "
+         "broadcast on p/64, p/32 and p/16 nodes (at most 4096) and read the time off the line in log2(nodes) through "
+         "them, if it is one; only the completion, no per-rank figures (docs/algorithms.md, 'Large groups'); never "
+         "with --fit never",
+         [&](std::string_view v) {
+           c.node_fit.enabled = v != "never";
+           if (v == "always") c.node_fit.min_nodes = 255;
+           else if (v != "auto" && v != "never")
+             throw UsageError("--node-fit: auto, always or never, not '" + std::string(v) + "'");
+         }});
   t.add({"quiet", "", "", "no progress lines on stderr for long runs",
          [&](std::string_view) { c.quiet = true; }});
   t.add({"stream", "", "",

@@ -8,6 +8,7 @@
 
 #include "algos/auto/rules.h"
 #include "algos/registry.h"
+#include "algos/sim/node_fit.h"
 #include "algos/sim/segment_fit.h"
 #include "algos/sim/simulator.h"
 #include "algos/topology/form_hypercube.h"
@@ -48,6 +49,9 @@ struct PlanConfig {
   // --fit auto|always|never: large plans read off a line fitted to three
   // small segment counts (algos/sim/segment_fit.h) instead of simulated in full.
   algos::sim::FitOptions fit;
+  // --node-fit auto|never: groups above 16 384 nodes of the trees read off a
+  // line in log2(nodes) through three smaller groups (algos/sim/node_fit.h).
+  algos::sim::NodeFitOptions node_fit;
   bool quiet = false;                 // --quiet: no progress lines on stderr
   // --stream: a stream of messages of each --size instead of a broadcast
   // (algos/sim/stream_sim.h; apps/plan/plan_stream.h).

@@ -92,6 +92,12 @@ expect 2 "--fit: auto, always or never, not 'sometimes'" plan --algo chain --nod
 expect 2 "--fit-points: three increasing segment counts" plan --algo chain --nodes 8 --size 1K --fit-points 512,256,1024
 expect 2 "--fit-points: three increasing segment counts" plan --algo chain --nodes 8 --size 1K --fit-points 1,2
 expect 0 "method +fitted: simulated at 4, 8 and 16 segments" plan --algo chain --nodes 8 --size 64K --fit always --fit-points 4,8,16
+expect 2 "--node-fit: auto, always or never, not 'sometimes'" plan --algo bintree --nodes 8 --size 1K --node-fit sometimes
+expect 0 "fitted in the group size: simulated on 16, 32 and 64 nodes.*per-rank figures are not simulated" \
+  plan --algo binomial --nodes 1024 --size 1M --node-fit always
+expect 0 '"method":"node-fit","node_fit_points":\[16,32,64\].*"rank_finish_us":\[\]' \
+  plan --algo binomial --nodes 1024 --size 1M --node-fit always --json
+expect 0 '"method":"simulated","node_fit_points":null' plan --algo chain --nodes 1024 --size 1M --node-fit always --json
 expect 0 "order form" plan --algo hypercube --nodes 16 --size 64K --order form \
   --topology "$(dirname "$0")/../../config/topologies/islands4.topo"
 # plan: mcast_chain's root delay and synchronisation, and process skew.
