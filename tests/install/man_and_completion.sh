@@ -58,7 +58,7 @@ expect_completion "--pcap " "$bin" replay --pc
 expect_completion "calls cores " "$bin" bench --progress ""
 expect_completion "--help down status up " "$bin" testbed ""
 expect_completion "$dest/capture.pcap " "$bin" replay --pcap "$dest/cap"
-expect_completion "--no-validate --nodes " "$bin" plan --no
+expect_completion "--no-validate --node-fit --nodes " "$bin" plan --no
 # A value with nothing to offer completes to nothing, not to options.
 expect_completion "" "$bin" bench --nodes ""
 
