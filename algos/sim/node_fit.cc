@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "algos/sim/segment_fit.h"
+
 namespace lanecast::algos::sim {
 
 bool depth_affine(Algo algo) {
@@ -50,11 +52,9 @@ SimResult simulate_node_fitted(Algo algo, const Plan& plan, const std::function<
     }
     f.times[i] = r.completion;
   }
-  const double x0 = std::log2(pts[0]), x1 = std::log2(pts[1]), x2 = std::log2(pts[2]);
-  const double t0 = static_cast<double>(f.times[0]), t1 = static_cast<double>(f.times[1]),
-               t2 = static_cast<double>(f.times[2]);
-  const double slope = (t2 - t1) / (x2 - x1);
-  f.off_line = t0 > 0 ? std::fabs(t1 + slope * (x0 - x1) - t0) / t0 : 0;
+  const double x1 = std::log2(pts[1]), x2 = std::log2(pts[2]);
+  const double t1 = static_cast<double>(f.times[1]), t2 = static_cast<double>(f.times[2]);
+  f.off_line = off_line(std::log2(pts[0]), static_cast<double>(f.times[0]), x1, t1, x2, t2);
   if (!(f.off_line <= opt.tolerance)) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "not affine in log2 of the group size: on %u nodes %.2f%% off the line through %u and %u",
@@ -64,7 +64,7 @@ SimResult simulate_node_fitted(Algo algo, const Plan& plan, const std::function<
   }
   SimResult out;
   out.complete = true;
-  const double t = t2 + slope * (std::log2(static_cast<double>(p)) - x2);
+  const double t = on_line(x1, t1, x2, t2, std::log2(static_cast<double>(p)));
   out.completion = t <= 0 ? 0 : static_cast<Picos>(std::llround(t));
   f.used = true;
   return out;

@@ -8,10 +8,13 @@
 #include "algos/topology/circulant.h"
 
 namespace lanecast::algos::sim {
-namespace {
+double on_line(double x1, double y1, double x2, double y2, double x) { return y2 + (y2 - y1) * (x - x2) / (x2 - x1); }
 
-// A value at `s` segments on the line through (s1, v1) and (s2, v2).
-double on_line(double s1, double v1, double s2, double v2, double s) { return v2 + (v2 - v1) * (s - s2) / (s2 - s1); }
+double off_line(double x0, double y0, double x1, double y1, double x2, double y2) {
+  return y0 > 0 ? std::fabs(on_line(x1, y1, x2, y2, x0) - y0) / y0 : 0;
+}
+
+namespace {
 
 // Every rank's figure read off its own line, rounded; never below 0.
 template <class T>
@@ -64,16 +67,17 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
     f.refused = wanted;
     return simulate_plan(plan);
   }
+  // A segment count moved up to the plan's modulo point_modulus.
+  const auto in_phase = [&](uint64_t s) -> uint64_t {
+    const uint64_t m = opt.point_modulus;
+    return m > 1 ? s + (plan.segments() % m + m - s % m) % m : s;
+  };
   uint32_t points[3] = {opt.points[0], opt.points[1], opt.points[2]};
   if (points[0] < opt.min_first_point) {
     const uint64_t k = (opt.min_first_point + uint64_t{points[0]} - 1) / points[0];
     for (uint32_t& s : points) s = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{s} * k, UINT32_MAX));
   }
-  if (opt.point_modulus > 1) {
-    const uint32_t m = opt.point_modulus;
-    for (uint32_t& s : points)
-      s = static_cast<uint32_t>(std::min<uint64_t>(s + (plan.segments() % m + m - s % m) % m, UINT32_MAX));
-  }
+  for (uint32_t& s : points) s = static_cast<uint32_t>(std::min<uint64_t>(in_phase(s), UINT32_MAX));
   if (plan.segments() <= points[2]) {
     f.refused = wanted;
     f.why_not = std::to_string(plan.segments()) + " segments: no more than the fit simulates (" +
@@ -84,49 +88,38 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
     f.why_not = "small enough for the reference";
     return simulate_plan(plan);
   }
-  // Points at or past half the plan's segments save nothing over the
-  // reference: the climb stops before them.
-  const auto next_point = [&](uint32_t largest) -> uint64_t {
-    uint64_t s = uint64_t{largest} * 2;
-    if (opt.point_modulus > 1) s += (plan.segments() % opt.point_modulus + opt.point_modulus - s % opt.point_modulus) % opt.point_modulus;
-    return s;
-  };
-  std::vector<uint32_t> at(points, points + 3);
+  // The three points, then - while the last three are off their line - one
+  // more at twice the largest. A point at or past half the plan's segments
+  // saves nothing over the reference: the climb stops before it.
+  std::vector<uint32_t> at;
   std::vector<SimResult> runs;
   uint64_t events = 0;
-  const auto simulate_at = [&](uint32_t segments) {
-    runs.push_back(simulate_plan(with_segments(plan, segments)));
+  for (uint64_t next = points[0];;) {
+    at.push_back(static_cast<uint32_t>(next));
+    runs.push_back(simulate_plan(with_segments(plan, at.back())));
     events += runs.back().events;
     f.simulated = static_cast<uint32_t>(runs.size());
-    return runs.back().complete;
-  };
-  for (size_t i = 0; i < at.size(); ++i)
-    if (!simulate_at(at[i])) {
+    if (!runs.back().complete) {
       f.refused = true;
-      f.why_not = "at " + std::to_string(at[i]) + " segments the run did not complete (" + runs.back().problem + ")";
+      f.why_not = "at " + std::to_string(at.back()) + " segments the run did not complete (" + runs.back().problem + ")";
       return simulate_plan(plan);
     }
-  for (;;) {
     const size_t n = at.size();
+    if (n < 3) {
+      next = points[n];
+      continue;
+    }
     for (int i = 0; i < 3; ++i) f.points[i] = at[n - 3 + i], f.times[i] = runs[n - 3 + i].completion;
-    const double s0 = f.points[0], s1 = f.points[1], s2 = f.points[2];
-    const double t0 = static_cast<double>(f.times[0]);
-    const double expected = on_line(s1, static_cast<double>(f.times[1]), s2, static_cast<double>(f.times[2]), s0);
-    f.off_line = t0 > 0 ? std::fabs(expected - t0) / t0 : 0;
+    f.off_line = off_line(f.points[0], static_cast<double>(f.times[0]), f.points[1], static_cast<double>(f.times[1]),
+                          f.points[2], static_cast<double>(f.times[2]));
     if (f.off_line <= opt.tolerance) break;
-    const uint64_t next = next_point(at.back());
+    next = in_phase(uint64_t{at.back()} * 2);
     if (!opt.climb || next > opt.max_point || 2 * next > plan.segments()) {
       char buf[200];
       std::snprintf(buf, sizeof buf, "not affine in the segment count: at %u segments %.2f%% off the line through %u and %u",
                     f.points[0], 100 * f.off_line, f.points[1], f.points[2]);
       f.why_not = buf;
       f.refused = true;
-      return simulate_plan(plan);
-    }
-    at.push_back(static_cast<uint32_t>(next));
-    if (!simulate_at(at.back())) {
-      f.refused = true;
-      f.why_not = "at " + std::to_string(at.back()) + " segments the run did not complete (" + runs.back().problem + ")";
       return simulate_plan(plan);
     }
   }

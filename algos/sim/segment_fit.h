@@ -99,6 +99,12 @@ FitLimits fit_limits(Algo algo, uint32_t nodes);
 // `opt` with what fit_limits allows of `algo` on `nodes` nodes.
 FitOptions limited(FitOptions opt, Algo algo, uint32_t nodes);
 
+// The value at x on the line through (x1, y1) and (x2, y2).
+double on_line(double x1, double y1, double x2, double y2, double x);
+// How far (x0, y0) lies from the line through the other two, as a fraction
+// of y0 (0 when y0 is not positive): the check both fits make.
+double off_line(double x0, double y0, double x1, double y1, double x2, double y2);
+
 // The same plan with `segments` segments, its last one as long as the plan's.
 Plan with_segments(const Plan& plan, uint32_t segments);
 
