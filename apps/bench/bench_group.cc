@@ -102,8 +102,7 @@ Arrivals gather_arrivals(Group& g, uint32_t root, std::vector<double>& mine) {
     spans[it] = last - all[root][it];
     k.span_us += spans[it] / static_cast<double>(iters);
   }
-  std::sort(spans.begin(), spans.end());
-  k.span_p50_us = iters % 2 ? spans[iters / 2] : (spans[iters / 2 - 1] + spans[iters / 2]) / 2;
+  k.span_p50_us = percentile(spans, 0.50);  // as in process: nearest rank
   return k;
 }
 

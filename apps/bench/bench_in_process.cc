@@ -41,14 +41,6 @@ Totals totals(LocalGroup& g) {
   return t;
 }
 
-// The q-quantile of `v` (nearest rank); reorders v.
-double percentile(std::vector<double>& v, double q) {
-  if (v.empty()) return 0;
-  const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
-}
-
 // Progress of a size that runs for seconds: after the first 2 s, a line a
 // second (stderr; in place on a terminal, taken off before the size's row).
 constexpr uint64_t kQuietFirstNs = 2'000'000'000, kProgressEveryNs = 1'000'000'000;

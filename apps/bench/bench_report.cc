@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -101,6 +102,13 @@ void print_bench_memory(LocalGroup& g, uint64_t app_buffer) {
               f.stash / 1024.0, f.datagrams / 1024.0, f.other / 1024.0, f.pools / 1024.0, f.fabric / 1024.0);
   std::printf("# process peak RSS %.1f MiB: %.1f KiB per member beyond its %s application buffer\n", rss / 1048576.0,
               rss > p * app_buffer ? (rss - p * app_buffer) / 1024.0 / p : 0.0, format_size(app_buffer).c_str());
+}
+
+double percentile(std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
 }
 
 namespace {

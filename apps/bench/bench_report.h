@@ -49,6 +49,11 @@ struct BenchRow {
   double span_us = 0;
 };
 
+// The q-quantile of `v` (nearest rank); reorders v. Every p50_us, p99_us a
+// bench row has (in process, of the completions; member processes, of the
+// spans).
+double percentile(std::vector<double>& v, double q);
+
 void print_bench_header(const BenchConfig& c, const std::string& algo, uint32_t cores, const GroupCaps& caps);
 void print_bench_row(const BenchRow& r);
 void print_bench_counters(LocalGroup& g);

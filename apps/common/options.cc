@@ -119,6 +119,12 @@ std::vector<uint64_t> parse_size_list(std::string_view text, std::string_view wh
   return out;
 }
 
+std::string size_list_text(const std::vector<uint64_t>& sizes) {
+  std::string s;
+  for (const uint64_t b : sizes) s += (s.empty() ? "" : ",") + std::to_string(b);
+  return s;
+}
+
 std::string format_size(uint64_t b) {
   const char* units[] = {"", "K", "M", "G", "T"};
   int u = 0;

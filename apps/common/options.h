@@ -44,6 +44,9 @@ class OptionTable {
 uint64_t parse_size(std::string_view text, std::string_view what);
 // "1,64K,1M" or "1:16M" (every power of two from 1 to 16M) or a mix.
 std::vector<uint64_t> parse_size_list(std::string_view text, std::string_view what);
+// "2,65536,1048576": sizes as parse_size_list reads them back (another
+// command's --sizes or --size).
+std::string size_list_text(const std::vector<uint64_t>& sizes);
 uint64_t parse_uint(std::string_view text, std::string_view what, uint64_t max);
 double parse_double(std::string_view text, std::string_view what, double min, double max);
 std::string format_size(uint64_t bytes);  // 1536 -> "1.5K", 16777216 -> "16M"

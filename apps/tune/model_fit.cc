@@ -178,10 +178,8 @@ ModelFit fit_model(const TimeTable& measured, uint32_t segment, const Predictor&
 Predictor plan_predictor(const std::string& program, uint32_t nodes) {
   return [program, nodes](const ModelParams& p, const std::vector<std::string>& algos,
                           const std::vector<uint64_t>& sizes) {
-    std::string list;
-    for (const uint64_t s : sizes) list += (list.empty() ? "" : ",") + std::to_string(s);
     Argv argv{program, "plan", "--algo", algos.size() == 1 ? algos.front() : "all", "--nodes", std::to_string(nodes),
-              "--size", list, "--json", "--quiet"};
+              "--size", size_list_text(sizes), "--json", "--quiet"};
     for (const std::string& a : p.plan_args()) argv.push_back(a);
     // Exit 1: some broadcast did not complete (its row says so); the others stand.
     const Json j = Json::parse(run_lanecast(argv, nullptr, "", std::chrono::minutes(30), /*exit1_ok=*/true), nullptr,

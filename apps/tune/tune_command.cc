@@ -47,8 +47,8 @@ struct TuneConfig {
   // "": avg with --config (hosts with clocks of their own), p50 otherwise.
   std::string metric;
   std::vector<std::string> bench;  // after "--": where and how bench runs
-  // --measured FILE: an earlier run's bench --json (or tune --json) instead
-  // of measuring now.
+  // --measured FILE: an earlier run's bench --json (or bench --testbed
+  // --json) instead of measuring now.
   std::string measured;
   bool fit = true;  // --no-fit turns it off
   uint64_t stream_size = 0;  // --stream SIZE (0: no stream measured)
@@ -144,6 +144,7 @@ struct Measured {
 // nothing). `from` names the source in errors.
 std::vector<Measured> rows_of(const std::string& text, const std::string& metric, const std::string& from) {
   std::vector<Measured> out;
+  const char* field = metric == "span" ? "span_us" : metric == "p50" ? "p50_us" : "avg_us";
   std::istringstream in(text);
   for (uint32_t value = 1; (in >> std::ws, in.peek() != std::char_traits<char>::eof()); ++value) {
     Json j;
@@ -164,7 +165,6 @@ std::vector<Measured> rows_of(const std::string& text, const std::string& metric
         throw std::runtime_error(row.value("algo", std::string("?")) + " at " +
                                  std::to_string(row.value("size", uint64_t{0})) + " bytes was not verified: " +
                                  row.value("error", std::string("every member's bytes did not equal the root's")));
-      const char* field = metric == "span" ? "span_us" : metric == "p50" ? "p50_us" : "avg_us";
       if (!row.contains(field) || !row[field].is_number() || row[field].get<double>() <= 0)
         throw std::runtime_error("--metric " + metric + ": " + from + " gave no " + field +
                                  " (span is measured with one member per process)");
@@ -177,12 +177,6 @@ std::vector<Measured> rows_of(const std::string& text, const std::string& metric
 }
 
 constexpr uint64_t kSmall = 64 << 10;
-
-std::string size_list(const std::vector<uint64_t>& sizes) {
-  std::string s;
-  for (const uint64_t b : sizes) s += (s.empty() ? "" : ",") + std::to_string(b);
-  return s;
-}
 
 // One `lanecast bench ... --json` run; its rows. Empty on a member that is
 // not rank 0 (which prints nothing).
@@ -207,9 +201,9 @@ std::vector<Measured> run_bench(const TuneConfig& c, const std::string& algos, c
   std::vector<uint64_t> small, large;
   for (const uint64_t b : parse_size_list(c.sizes, "--sizes")) (b <= kSmall ? small : large).push_back(b);
   std::vector<Measured> out;
-  if (!small.empty()) out = run_bench_once(c, algos, size_list(small), c.small_iters, rules, progress, what);
+  if (!small.empty()) out = run_bench_once(c, algos, size_list_text(small), c.small_iters, rules, progress, what);
   if (!large.empty()) {
-    const std::vector<Measured> more = run_bench_once(c, algos, size_list(large), c.iters, rules, progress, what);
+    const std::vector<Measured> more = run_bench_once(c, algos, size_list_text(large), c.iters, rules, progress, what);
     out.insert(out.end(), more.begin(), more.end());
   }
   return out;
@@ -223,12 +217,28 @@ Table table_of(const std::vector<Measured>& m) {
   return t;
 }
 
+// A table as --json gives it: per size, {"size", "fastest" (with_fastest),
+// "us": {algorithm: us}}.
+Json times_json(const Table& t, bool with_fastest) {
+  Json sizes = Json::array();
+  for (const auto& [size, at] : t) {
+    Json one;
+    one["size"] = size;
+    if (with_fastest) one["fastest"] = fastest(at);
+    Json all = Json::object();
+    for (const auto& [a, us] : at) all[a] = rounded(us);
+    one["us"] = std::move(all);
+    sizes.push_back(std::move(one));
+  }
+  return sizes;
+}
+
 // The payload per frame when a bench did not report it (older versions):
 // the engine's default.
 constexpr uint32_t kDefaultSegment = 1400;
 
-// --measured FILE: bench's rows from an earlier run; the metric follows
-// what they hold (span when every row has one) unless --metric says.
+// --measured FILE: bench's rows from an earlier run; unless --metric says,
+// the median where the file has one, else the span, else the average.
 std::vector<Measured> measured_from_file(TuneConfig& c) {
   std::ifstream f(c.measured);
   if (!f) throw std::invalid_argument("--measured: cannot read " + c.measured);
@@ -321,17 +331,7 @@ int tune_main(int argc, char** argv) {
   Json out;
   out["rules"] = c.out;
   out["nodes"] = nodes;
-  Json sizes = Json::array();
-  for (const auto& [size, at] : t) {
-    Json one;
-    one["size"] = size;
-    one["fastest"] = fastest(at);
-    Json all = Json::object();
-    for (const auto& [a, us] : at) all[a] = rounded(us);
-    one["us"] = std::move(all);
-    sizes.push_back(std::move(one));
-  }
-  out["measured"] = std::move(sizes);
+  out["measured"] = times_json(t, /*with_fastest=*/true);
   if (fit) {
     Json model;
     model["bw_mbytes_per_s"] = fit->params.bw_mbytes;
@@ -341,16 +341,7 @@ int tune_main(int argc, char** argv) {
     model["plan"] = plan_command(*fit, nodes);
     model["how"] = fit->how;
     model["plan_runs"] = fit->predictions;
-    Json predicted = Json::array();
-    for (const auto& [size, at] : fit->predicted) {
-      Json one;
-      one["size"] = size;
-      Json all = Json::object();
-      for (const auto& [a, us] : at) all[a] = rounded(us);
-      one["us"] = std::move(all);
-      predicted.push_back(std::move(one));
-    }
-    model["predicted"] = std::move(predicted);
+    model["predicted"] = times_json(fit->predicted, /*with_fastest=*/false);
     out["model"] = std::move(model);
   }
   if (!streams.empty()) {
