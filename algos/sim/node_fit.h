@@ -11,12 +11,28 @@
 // at p. It is the segment fit's argument (segment_fit.h) turned on the
 // other axis, and checked the same way.
 //
+// Two algorithms that cut the message by the group are read another way
+// (node_fit_shape):
+//  - circulant's rounds are the segments plus ceil(log2 p), so its time is
+//    affine in log2(p) too, but where the segment count falls in its phase
+//    moves each group's time up or down by a few tens of microseconds (at
+//    64 MiB: 53 810 us on 256 nodes, 53 796 on 512, 53 850 on 1024). The
+//    line is drawn through the smallest and the largest point, the widest
+//    base, and the middle one is checked against it; its points are at most
+//    1024 nodes, where the segment fit reads each group in a second.
+//  - scatter + allgather cuts the message into one piece per node, so its
+//    shape is set by the segments per node. Its points keep that ratio: on
+//    p/32, p/16 and p/8 nodes (at most 8192) the message is cut by the same
+//    factor, and the time is read off the line in the group size (at a fixed
+//    piece, every node sends and receives the whole message once per phase:
+//    the time grows with the message, that is with p).
+// Linear and chain are affine in p and fast (a few seconds at 65 536);
+// symmetric's points at a fixed ratio are not on a line (1.7% off at 2048
+// to 8192 nodes): none of the three is tried.
+//
 // Only the completion is read off: per-rank figures of p nodes cannot come
-// from smaller groups, so the result's per-rank vectors are empty.
-// Algorithms whose time is not affine in log2(p) (linear and chain are
-// affine in p, symmetric's tail grows with p, scatter + allgather's
-// increments shrink, circulant's phase moves it up and down) are not tried; where a tried one's points are off the
-// line, the caller's full plan runs.
+// from smaller groups, so the result's per-rank vectors are empty. Where
+// the check fails the caller's full plan runs.
 //
 // Pure: the simulations are the caller's (`simulate_at`), each of which may
 // itself be fitted in the segment count.
@@ -34,34 +50,46 @@ namespace lanecast::algos::sim {
 
 struct NodeFitOptions {
   bool enabled = true;
-  // Groups larger than this are fitted (below it the segment fit is quick
-  // enough: 4096 nodes take seconds).
-  uint32_t min_nodes = 16384;
-  // The largest group simulated, and the tolerance of the check (as the
-  // segment fit's).
-  uint32_t max_point = 4096;
+  // Groups larger than this are fitted; 0: the algorithm's own threshold
+  // (NodeFitShape::min_nodes).
+  uint32_t min_nodes = 0;
+  // The checked point's distance from the line, a fraction of its time,
+  // that still counts as on it (as the segment fit's).
   double tolerance = 0.001;
 };
+
+// How the group-size fit reads an algorithm.
+struct NodeFitShape {
+  enum class Axis : uint8_t {
+    None,    // not fitted
+    Log2,    // the same message on smaller groups; the line in log2(nodes)
+    Scaled,  // the message cut with the group (segments per node kept); the line in nodes
+  };
+  Axis axis = Axis::None;
+  // Groups larger than this are fitted by default: below it the segment fit
+  // is quick enough (the trees: 4096 nodes take seconds; circulant's climb
+  // ends off its line from 4096 nodes and the plan then runs in full, 77 s).
+  uint32_t min_nodes = 16384;
+  uint32_t divisor = 16;      // the largest point is p / divisor, halved until at most max_point
+  uint32_t max_point = 4096;  // the points are largest/4, largest/2, largest
+  bool chord = false;         // the line through the outer two points, the middle one checked
+                              // (else through the two larger, the smallest checked)
+};
+NodeFitShape node_fit_shape(Algo algo);
 
 struct NodeFit {
   bool used = false;
   std::string why_not;    // when tried and not used
   uint32_t points[3]{};   // the group sizes simulated
+  uint32_t segments[3]{}; // their segment counts (the plan's, unless the shape scales the message)
   Picos times[3]{};
-  double off_line = 0;    // the smallest point's distance from the line, a fraction of its time
+  double off_line = 0;    // the checked point's distance from the line, a fraction of its time
 };
-
-// Whether `algo`'s time is affine in log2(nodes) at a fixed message: the
-// trees (binomial, binary, bintree, hypercube, multilane). Not circulant:
-// its rounds are the segments plus ceil(log2 p), but where the segment
-// count falls in its phase moves its time up and down (64 MiB: 53 810 us on
-// 256 nodes, 53 796 on 512; 53 938 on 2048, 53 902 on 4096).
-bool depth_affine(Algo algo);
 
 // The plan's result read off the line (NodeFit::used), or - when the fit
 // does not apply or its check fails - an empty result with used false: the
 // caller then runs its own way. `simulate_at` runs the same broadcast on a
-// group of plan.nodes() / 2^k.
+// smaller group (and, for a Scaled shape, a shorter message).
 SimResult simulate_node_fitted(Algo algo, const Plan& plan, const std::function<SimResult(const Plan&)>& simulate_at,
                                const NodeFitOptions& opt, NodeFit* fit);
 

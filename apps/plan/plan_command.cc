@@ -41,7 +41,7 @@ struct Run {
   uint32_t segments;
   SimResult result;
   algos::sim::SegmentFit fit;    // --fit: read off a line, or why the full run
-  algos::sim::NodeFit node_fit;  // large groups: read off a line in log2(nodes), or why not
+  algos::sim::NodeFit node_fit;  // large groups: read off smaller ones (node_fit.h), or why not
 };
 
 struct Summary {
@@ -112,10 +112,17 @@ void print_text(const PlanConfig& c, const Run& r) {
   if (!s.complete) std::cout << "  INCOMPLETE     " << s.problem << "\n";
   std::cout << "  predicted      " << us(s.completion) << " us\n";
   if (r.node_fit.used) {
-    std::cout << "  method         fitted in the group size: simulated on " << r.node_fit.points[0] << ", "
-              << r.node_fit.points[1] << " and " << r.node_fit.points[2] << " nodes, read off the line in log2(nodes) at "
-              << r.nodes << " (" << fmt("%.3f", 100 * r.node_fit.off_line)
-              << "% off it at the first); per-rank figures are not simulated\n";
+    const algos::sim::NodeFit& f = r.node_fit;
+    const algos::sim::NodeFitShape shape = algos::sim::node_fit_shape(r.algo);
+    std::cout << "  method         fitted in the group size: simulated on " << f.points[0] << ", " << f.points[1]
+              << " and " << f.points[2] << " nodes";
+    if (shape.axis == algos::sim::NodeFitShape::Axis::Scaled)
+      std::cout << " (" << f.segments[0] << ", " << f.segments[1] << " and " << f.segments[2]
+                << " segments: the same per node), read off the line in nodes";
+    else
+      std::cout << ", read off the line in log2(nodes)";
+    std::cout << " at " << r.nodes << " (" << fmt("%.3f", 100 * f.off_line) << "% off it at "
+              << f.points[shape.chord ? 1 : 0] << "); per-rank figures are not simulated\n";
     return;
   }
   if (!r.node_fit.why_not.empty()) std::cout << "  group-size fit " << r.node_fit.why_not << "\n";
@@ -190,6 +197,7 @@ Json run_json(const PlanConfig& c, const Run& r) {
   j["predicted_us"] = us_value(s.completion);
   j["method"] = r.node_fit.used ? "node-fit" : r.fit.used ? "fit" : "simulated";
   j["node_fit_points"] = r.node_fit.points[0] != 0 ? Json(std::vector<uint32_t>(r.node_fit.points, r.node_fit.points + 3)) : Json();
+  j["node_fit_segments"] = r.node_fit.points[0] != 0 ? Json(std::vector<uint32_t>(r.node_fit.segments, r.node_fit.segments + 3)) : Json();
   j["node_fit_off_line"] = r.node_fit.points[0] != 0 ? Json(r.node_fit.off_line) : Json();
   j["node_fit_why_not"] = r.node_fit.why_not.empty() ? Json() : Json(r.node_fit.why_not);
   j["fit_why_not"] = r.fit.refused ? Json(r.fit.why_not) : Json();

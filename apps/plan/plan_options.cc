@@ -150,10 +150,11 @@ OptionTable make_table(PlanConfig& c, Raw& raw) {
            c.fit.climb = false;
          }});
   t.add({"node-fit", "auto|always|never", "auto",
-         "groups of more than 16 384 nodes (always: of 256 and more), for the trees: simulate the same "
-         "broadcast on p/64, p/32 and p/16 nodes (at most 4096) and read the time off the line in log2(nodes) through "
-         "them, if it is one; only the completion, no per-rank figures (docs/algorithms.md, 'Large groups'); never "
-         "with --fit never",
+         "groups of more than 16 384 nodes (circulant: 2048; always: of 256 and more): simulate the same broadcast on three "
+         "smaller groups and read the time off the line through them, if it is one - the trees on p/64, p/32 and "
+         "p/16 nodes (at most 4096) in log2(nodes), circulant on the same at most 1024, scatter_allgather on p/32, "
+         "p/16 and p/8 (at most 8192) with the segments per node kept, in nodes; only the completion, no per-rank "
+         "figures (docs/algorithms.md, 'Large groups'); never with --fit never",
          [&](std::string_view v) {
            c.node_fit.enabled = v != "never";
            if (v == "always") c.node_fit.min_nodes = 255;
