@@ -20,6 +20,16 @@ namespace {
 // has no complete mapping, Hall and Paige 1955), so an even k counts modulo
 // k + 1 and skips the phantom residue 0: the one skipped frame shifts a sender
 // by one slot, which lets at most two senders meet at a port.
+//
+// With fewer segments than receivers most pieces are empty, and the receivers
+// that hold one start one frame time apart although their numbers are further
+// apart: counted from their own numbers, the orders meet (at 47 935 segments
+// on 65 536 nodes whole bursts went to one port at once). So each counts from
+// the place it has among the holders - the root's j-th frame, which is the
+// segment's index - as if every piece were held: holder j sends in the order
+// of receiver j + 1, and where that order reaches itself, to receiver j + 1
+// (the one it leaves out) instead. With every piece held, the place is the
+// receiver's own number and nothing changes.
 // Our addition: Juhasz sends the pieces "all at once" and leaves the order open.
 constexpr uint32_t forward_order_modulus(uint32_t k) { return k % 2 == 1 ? k : k + 1; }
 
@@ -60,13 +70,16 @@ class SymmetricMachine final : public Machine {
     out.deliver(seg);
     if (one_phase_ || topology::piece_of(seg, p_ - 1, m_) + 1 != v_) return;
     // My own piece: on to every other receiver, in an order under which no two
-    // receivers send to the same one at once (see forward_order_modulus()).
+    // receivers send to the same one at once (see forward_order_modulus()),
+    // counted from my place among the holders.
     const uint32_t k = p_ - 1, mod = forward_order_modulus(k);
-    uint32_t r = v_ % mod;
+    const uint32_t place = m_ < k ? seg + 1 : v_;
+    uint32_t r = place % mod;
     for (uint32_t i = 1; i < mod; ++i) {
-      r = (r + 2) % mod;  // v + 2i
+      r = (r + 2) % mod;  // place + 2i
       if (r == 0 && mod != k) continue;  // the phantom receiver of an even k
-      out.send(plan_.to_real(r == 0 ? k : r), seg, 0);
+      const uint32_t to = r == 0 ? k : r;
+      out.send(plan_.to_real(to == v_ ? place : to), seg, 0);
     }
   }
 

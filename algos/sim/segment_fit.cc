@@ -30,9 +30,11 @@ std::vector<T> read_off(const std::vector<T>& at1, const std::vector<T>& at2, do
 }  // namespace
 
 FitLimits fit_limits(Algo algo, uint32_t nodes) {
-  if (algo == Algo::Symmetric) return {0, "symmetric's time is not affine in the segment count"};
+  if (algo == Algo::Symmetric)
+    return {0, "symmetric's time is not affine in the segment count from one segment per receiver on",
+            nodes > 1 ? nodes - 1 : 1, 0, true, 64};
   if (algo == Algo::ScatterAllgather) return {nodes, nullptr};
-  if (algo == Algo::Circulant) return {0, nullptr, topology::circulant_phase(nodes)};
+  if (algo == Algo::Circulant) return {0, nullptr, 0, topology::circulant_phase(nodes)};
   return {};
 }
 
@@ -40,6 +42,9 @@ FitOptions limited(FitOptions opt, Algo algo, uint32_t nodes) {
   const FitLimits l = fit_limits(algo, nodes);
   opt.min_first_point = l.min_first_point;
   opt.refused = l.refused;
+  opt.refused_from = l.refused_from;
+  opt.completion_only = l.completion_only;
+  opt.max_first_point = l.max_first_point;
   opt.point_modulus = l.point_modulus;
   return opt;
 }
@@ -62,7 +67,7 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
     return simulate_plan(plan);
   }
   const bool wanted = opt.mode == FitOptions::Mode::Always || work > opt.min_work;
-  if (opt.refused != nullptr) {
+  if (opt.refused != nullptr && plan.segments() >= opt.refused_from) {
     f.why_not = opt.refused;
     f.refused = wanted;
     return simulate_plan(plan);
@@ -77,6 +82,8 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
     const uint64_t k = (opt.min_first_point + uint64_t{points[0]} - 1) / points[0];
     for (uint32_t& s : points) s = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{s} * k, UINT32_MAX));
   }
+  while (opt.max_first_point != 0 && points[0] > opt.max_first_point && points[0] % 2 == 0)
+    for (uint32_t& s : points) s /= 2;
   for (uint32_t& s : points) s = static_cast<uint32_t>(std::min<uint64_t>(in_phase(s), UINT32_MAX));
   if (plan.segments() <= points[2]) {
     f.refused = wanted;
@@ -126,6 +133,15 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
   const SimResult* r = &runs[runs.size() - 3];
   const double s1 = f.points[1], s2 = f.points[2];
   const double s = plan.segments();
+  f.used = true;
+  if (opt.completion_only) {
+    SimResult only;
+    only.complete = true;
+    const double t = on_line(s1, static_cast<double>(f.times[1]), s2, static_cast<double>(f.times[2]), s);
+    only.completion = t <= 0 ? 0 : static_cast<Picos>(std::llround(t));
+    only.events = events;
+    return only;
+  }
   SimResult out = r[2];
   out.finish = read_off(r[1].finish, r[2].finish, s1, s2, s);
   out.last_receive = read_off(r[1].last_receive, r[2].last_receive, s1, s2, s);
@@ -139,7 +155,6 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
   for (const Picos t : out.finish) last = std::max(last, t);
   out.completion = last;
   out.events = events;
-  f.used = true;
   return out;
 }
 

@@ -53,9 +53,16 @@ struct FitOptions {
   double tolerance = 0.001;
   // What the algorithm allows (fit_limits): points scaled up to start at
   // this many segments (a plan of no more than the largest runs in full),
-  // or no fit at all, for this reason.
+  // or no fit at all, for this reason - for a plan of at least
+  // refused_from segments (0: any plan).
   uint32_t min_first_point = 0;
+  // Points halved while the first is above this (0: left alone).
+  uint32_t max_first_point = 0;
   const char* refused = nullptr;
+  uint32_t refused_from = 0;
+  // Only the completion is read off its line (the result's per-rank vectors
+  // stay empty): a rank's own figures are not affine in the segments.
+  bool completion_only = false;
   // Points moved up to the plan's segment count modulo this (0: left alone).
   uint32_t point_modulus = 0;
 };
@@ -83,17 +90,29 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
 // off it; symmetric's 256-1024 on 4096 nodes even passed the check and
 // read 4.8 times the simulated time), so its points start at the node count.
 // Symmetric is not affine in the segment count above it either (on 256
-// nodes, points from 256 fitted 16% over the simulated time): never fitted.
+// nodes, points from 256 fitted 16% over the simulated time): it is fitted
+// only below one segment per receiver, where each receiver forwards at most
+// one segment and the time is the root's segments plus one copy to every
+// receiver, a segment time each (on 4096 nodes, points 128-512 read 2996
+// segments 0.05% under the simulated time, 4000 segments 0.33% under).
+// Which receivers hold a segment moves with the count, so a rank's finish
+// is not on a line: only the completion is read off. Its points start at
+// 64: every receiver takes part in every point (at 65 536 nodes 128-512
+// took 54 s).
 //
 // Circulant's time depends on where the segment count falls in its phase of
 // ceil(log2 p) rounds (the last phase ends on the last segment, so the first
 // starts part-way): its points keep the plan's count modulo the phase. On 16
 // and 61 nodes they then lie on a line; at 4096 nodes x 64 MiB they are
-// still 0.69% off it and the plan runs in full (docs/algorithms.md).
+// still 0.69% off it and the fit refuses; from 2049 nodes the group-size
+// fit reads circulant off smaller groups instead (node_fit.h).
 struct FitLimits {
   uint32_t min_first_point = 0;
   const char* refused = nullptr;
+  uint32_t refused_from = 0;
   uint32_t point_modulus = 0;
+  bool completion_only = false;
+  uint32_t max_first_point = 0;
 };
 FitLimits fit_limits(Algo algo, uint32_t nodes);
 // `opt` with what fit_limits allows of `algo` on `nodes` nodes.

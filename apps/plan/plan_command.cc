@@ -129,9 +129,11 @@ void print_text(const PlanConfig& c, const Run& r) {
   if (r.fit.used)
     std::cout << "  method         fitted: simulated at " << r.fit.points[0] << ", " << r.fit.points[1] << " and "
               << r.fit.points[2] << " segments" << (r.fit.simulated > 3 ? " (" + std::to_string(r.fit.simulated) + " points: it climbed)" : "")
-              << ", read off the line at " << r.segments << " (" << fmt("%.3f", 100 * r.fit.off_line) << "% off it at the first)\n";
+              << ", read off the line at " << r.segments << " (" << fmt("%.3f", 100 * r.fit.off_line) << "% off it at the first)"
+              << (s.finish.empty() ? "; only the completion, per-rank figures are not simulated" : "") << "\n";
   else if (r.fit.refused)
     std::cout << "  method         simulated in full: " << r.fit.why_not << "\n";
+  if (s.finish.empty()) return;  // a fit of the completion only
   std::cout
             << "  rank finish    " << min_med_max(s.finish, true) << " us\n"
             << "  bytes sent     " << min_med_max(s.bytes_sent, false) << "  total "

@@ -255,6 +255,48 @@ TEST(Symmetric, ForwardingOrderAvoidsIncast) {
   }
 }
 
+// Fewer segments than receivers: the holders start one frame time apart
+// (the root's frames in segment order) though their numbers are further
+// apart. Counted from their own numbers their orders met (whole bursts at
+// one port on 65 536 nodes); counted from their place among the holders, at
+// most two senders meet at a port in a frame time, and every holder still
+// sends to every other receiver once.
+TEST(Symmetric, ForwardingOrderAvoidsIncastWithEmptyPieces) {
+  int worst_of_all = 0;
+  for (uint32_t k = 3; k <= 40; ++k)
+    for (uint32_t segs = 2; segs < k; ++segs) {  // one segment: the root sends it to all
+      const Plan plan = make_plan(k + 1, 0, segs);
+      std::map<uint32_t, std::map<Rank, int>> targets;  // frame time -> receiver -> senders
+      for (Rank v = 1; v <= k; ++v) {
+        auto m = make_machine(Algo::Symmetric, plan, v);
+        Recorder out;
+        m->start(out);
+        // The segment of v's piece, if it holds one (piece v - 1 of k).
+        const SegmentIndex first = static_cast<SegmentIndex>(uint64_t{v - 1} * segs / k);
+        const SegmentIndex end = static_cast<SegmentIndex>(uint64_t{v} * segs / k);
+        if (first == end) continue;
+        m->on_segment(first, 0, 0, out);
+        std::set<Rank> seen;
+        uint32_t i = 0;
+        for (const Act& a : out.take()) {
+          if (a.kind != Act::Send) continue;
+          ++i;
+          EXPECT_NE(a.to, v);
+          EXPECT_NE(a.to, 0u);
+          EXPECT_TRUE(seen.insert(a.to).second) << "k=" << k << " segs=" << segs << " v=" << v << " twice to " << a.to;
+          ++targets[first + 1 + i][a.to];  // the root's frame `first` lands at first + 1
+        }
+        EXPECT_EQ(seen.size(), k - 1) << "k=" << k << " segs=" << segs << " v=" << v;
+      }
+      int worst = 0;
+      for (const auto& [t, by] : targets)
+        for (const auto& [r, n] : by) worst = std::max(worst, n);
+      EXPECT_LE(worst, 2) << "k=" << k << " segs=" << segs;
+      worst_of_all = std::max(worst_of_all, worst);
+    }
+  EXPECT_EQ(worst_of_all, 2) << "a swapped slot meets another sender somewhere";
+}
+
 // p = 4, one segment per chunk. Scatter: 2 gets chunks 2, 3; 1 gets chunk 1.
 // Recursive doubling: step 0 chunk 0 to 1, step 1 chunks 0, 1 to 2.
 TEST(ScatterAllgather, RootScattersThenDoubles) {
