@@ -82,7 +82,8 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
     const uint64_t k = (opt.min_first_point + uint64_t{points[0]} - 1) / points[0];
     for (uint32_t& s : points) s = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{s} * k, UINT32_MAX));
   }
-  while (opt.max_first_point != 0 && points[0] > opt.max_first_point && points[0] % 2 == 0)
+  // (Points given with the climb off, as --fit-points gives them, are kept.)
+  while (opt.climb && opt.max_first_point != 0 && points[0] > opt.max_first_point && points[0] % 2 == 0)
     for (uint32_t& s : points) s /= 2;
   for (uint32_t& s : points) s = static_cast<uint32_t>(std::min<uint64_t>(in_phase(s), UINT32_MAX));
   if (plan.segments() <= points[2]) {

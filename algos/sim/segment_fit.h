@@ -56,7 +56,8 @@ struct FitOptions {
   // or no fit at all, for this reason - for a plan of at least
   // refused_from segments (0: any plan).
   uint32_t min_first_point = 0;
-  // Points halved while the first is above this (0: left alone).
+  // Points halved while the first is above this (0: left alone; and so are
+  // points given with the climb off).
   uint32_t max_first_point = 0;
   const char* refused = nullptr;
   uint32_t refused_from = 0;

@@ -87,7 +87,8 @@ TEST(SegmentFit, EveryAlgorithmFitsWithinTwoPercentOrSaysWhyNot) {
 // node: below as many segments as nodes their shape differs, and three
 // such points lie on a line of their own, far from the plan's time (the
 // check alone does not catch it). Scatter + allgather fits from the node
-// count on; symmetric, not affine above it either, never.
+// count on; symmetric, not affine above it either, never (it fits only
+// plans with fewer segments than receivers: the next test).
 TEST(SegmentFit, OnePiecePerNodeAlgorithmsFitOnlyFromAsManySegmentsAsNodes) {
   ASSERT_TRUE(test::registered("symmetric"));
   ASSERT_TRUE(test::registered("scatter_allgather"));
@@ -130,6 +131,32 @@ TEST(SegmentFit, OnePiecePerNodeAlgorithmsFitOnlyFromAsManySegmentsAsNodes) {
 // default network bintree's first three points are off their line. The fit climbs one point (to 256,
 // 512 and 1024), which do lie on it, and reads the reference within 2%;
 // kept to the three points given, it refuses and the reference runs.
+// Symmetric with fewer segments than receivers: each receiver forwards at
+// most one segment, the completion is a line in the segment count and is
+// read off it (from 64 segments); a rank's own finish is not, so none is
+// reported. From one segment per receiver on, it is refused.
+TEST(SegmentFit, SymmetricWithFewerSegmentsThanReceiversFitsItsCompletion) {
+  const Network net = network();
+  const auto run = [&](const Plan& p) { return simulate(Algo::Symmetric, p, net); };
+  FitOptions opt;
+  opt.mode = FitOptions::Mode::Always;
+  const Plan sparse = plan_of(512, 0, 1400ull * 399 + 700, 1400);  // 400 segments, 511 receivers
+  SegmentFit fit;
+  const SimResult got = simulate_fitted(sparse, run, limited(opt, Algo::Symmetric, 512), &fit);
+  ASSERT_TRUE(fit.used) << fit.why_not;
+  EXPECT_EQ(fit.points[0], 64u);
+  EXPECT_EQ(fit.points[2], 256u);
+  EXPECT_TRUE(got.finish.empty()) << "per-rank figures are not on a line";
+  const SimResult ref = run(sparse);
+  ASSERT_TRUE(ref.complete) << ref.problem;
+  EXPECT_LE(std::fabs(double(got.completion) - double(ref.completion)) / double(ref.completion), 0.02)
+      << "fitted " << got.completion << " ps, simulated " << ref.completion << " ps";
+  const Plan dense = plan_of(256, 0, 1400ull * 600, 1400);  // 600 segments, 255 receivers
+  simulate_fitted(dense, run, limited(opt, Algo::Symmetric, 256), &fit);
+  EXPECT_FALSE(fit.used);
+  EXPECT_NE(fit.why_not.find("from one segment per receiver"), std::string::npos) << fit.why_not;
+}
+
 TEST(SegmentFit, TheFitClimbsPastADeepTreesFill) {
   Network net;  // lanecast plan's default: t0 10 us, 10 Gbit/s
   net.latency = Topology(10 * kPicosPerMicro);
