@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <unordered_set>
 #include <vector>
 
 #include "algos/machine.h"
@@ -23,29 +22,50 @@ inline size_t odd_lines(size_t units, size_t per_line) {
   return lines * per_line;
 }
 
-// Distinct peers of every node: a p x p bit matrix for groups up to 16384, a
-// hash set of pairs above. Only the sender's row is written during the run
-// (one cache line per send, in the order a sender walks its destinations);
-// counts() adds the receiving side by transposing once at the end. A per-node
-// cache of the last peer skips repeats.
+// Distinct peers of every node: a p x p bit matrix for groups up to 16384;
+// above, a row per sender holding a few peers in place and turning into a
+// bitmap of p bits past that (a tree's node keeps its handful in place; an
+// all-to-all sender - symmetric's receivers, each sending to every other -
+// costs p/8 bytes, where a hash set of pairs cost about 48 bytes a pair:
+// 22 GB at 32 768 nodes x 23 968 segments). Only the sender's row is written
+// during the run (one cache line per send, in the order a sender walks its
+// destinations); counts() adds the receiving side once at the end. A
+// per-node cache of the last peer skips repeats.
 class PeerSet {
  public:
   explicit PeerSet(uint32_t p) : p_(p), last_(p, kNoRank) {
     words_ = odd_lines((size_t{p} + 63) / 64, 8);  // padded like BitTable's rows
-    if (p <= 16384) bits_.assign(size_t{p} * words_, 0);
+    if (p <= kDenseUpTo) bits_.assign(size_t{p} * words_, 0);
+    else rows_.resize(p);
   }
   void add(Rank a, Rank b) {
     if (last_[a] == b) return;
     last_[a] = b;
-    if (!bits_.empty()) {
+    if (rows_.empty()) {
       bits_[size_t{a} * words_ + b / 64] |= uint64_t{1} << (b % 64);
-    } else {
-      set_.insert((uint64_t{std::min(a, b)} << 32) | std::max(a, b));
+      return;
     }
+    Row& r = rows_[a];
+    if (r.bitmap != kInPlace) {
+      bits_[size_t{r.bitmap} * words_ + b / 64] |= uint64_t{1} << (b % 64);
+      return;
+    }
+    for (uint32_t i = 0; i < r.n; ++i)
+      if (r.few[i] == b) return;
+    if (r.n < kFew) {
+      r.few[r.n++] = b;
+      return;
+    }
+    // The row outgrew its place: a bitmap row of its own from now on.
+    r.bitmap = static_cast<uint32_t>(bits_.size() / words_);
+    bits_.resize(bits_.size() + words_, 0);
+    uint64_t* row = &bits_[size_t{r.bitmap} * words_];
+    for (uint32_t i = 0; i < r.n; ++i) row[r.few[i] / 64] |= uint64_t{1} << (r.few[i] % 64);
+    row[b / 64] |= uint64_t{1} << (b % 64);
   }
   std::vector<uint32_t> counts() const {
     std::vector<uint32_t> c(p_, 0);
-    if (!bits_.empty()) {
+    if (rows_.empty()) {
       std::vector<uint64_t> both = bits_;  // sent to (row) or received from (column)
       for (Rank a = 0; a < p_; ++a)
         for (size_t w = 0; w < words_; ++w)
@@ -56,18 +76,49 @@ class PeerSet {
       for (Rank r = 0; r < p_; ++r)
         for (size_t w = 0; w < words_; ++w)
           c[r] += static_cast<uint32_t>(__builtin_popcountll(both[size_t{r} * words_ + w]));
-    } else {
-      for (uint64_t k : set_) { ++c[k >> 32]; ++c[k & 0xffffffffu]; }
+      return c;
     }
+    // a's peers: those in its row, and those that sent to a and are not in it.
+    for (Rank a = 0; a < p_; ++a)
+      each_in_row(a, [&](Rank b) {
+        ++c[a];
+        if (!in_row(b, a)) ++c[b];
+      });
     return c;
   }
 
  private:
+  static constexpr uint32_t kDenseUpTo = 16384;
+  static constexpr uint32_t kFew = 6;
+  static constexpr uint32_t kInPlace = UINT32_MAX;
+  struct Row {
+    uint32_t n = 0;
+    uint32_t bitmap = kInPlace;  // its row in bits_ once it outgrew `few`
+    Rank few[kFew];
+  };
+
+  bool in_row(Rank a, Rank b) const {
+    const Row& r = rows_[a];
+    if (r.bitmap != kInPlace) return (bits_[size_t{r.bitmap} * words_ + b / 64] >> (b % 64)) & 1;
+    return std::find(r.few, r.few + r.n, b) != r.few + r.n;
+  }
+  template <class F>
+  void each_in_row(Rank a, F&& f) const {
+    const Row& r = rows_[a];
+    if (r.bitmap == kInPlace) {
+      for (uint32_t i = 0; i < r.n; ++i) f(r.few[i]);
+      return;
+    }
+    for (size_t w = 0; w < words_; ++w)
+      for (uint64_t x = bits_[size_t{r.bitmap} * words_ + w]; x != 0; x &= x - 1)
+        f(static_cast<Rank>(w * 64 + static_cast<size_t>(__builtin_ctzll(x))));
+  }
+
   uint32_t p_;
   size_t words_;
   std::vector<Rank> last_;
-  std::vector<uint64_t> bits_;
-  std::unordered_set<uint64_t> set_;
+  std::vector<uint64_t> bits_;  // the p x p matrix, or the rows that outgrew their place
+  std::vector<Row> rows_;       // above kDenseUpTo nodes
 };
 
 // One bit per (node, segment): held (received, or the root's). Exactly-once

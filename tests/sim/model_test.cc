@@ -122,6 +122,29 @@ TEST(Model, ByteAndPeerAccounting) {
   EXPECT_EQ(std::accumulate(r.bytes_sent.begin(), r.bytes_sent.end(), uint64_t{0}), (p - 1) * n);
 }
 
+// Peers above 16 384 nodes, where a row per sender replaces the p x p bit
+// matrix: symmetric with 10 segments on 16 400 nodes - the 10 holders talk
+// to every other rank (the root sent to them), the rest to the holders only,
+// the root to the holders. The same counts as the matrix gives on 400 nodes.
+TEST(Model, PeerCountsAboveTheBitMatrix) {
+  for (const uint32_t p : {400u, 16400u}) {
+    const Plan plan = plan_of(p, 10 * 1000, 1000);
+    const SimResult r = simulate(Algo::Symmetric, plan, net_us(1));
+    ASSERT_TRUE(r.complete) << r.problem;
+    uint32_t holders = 0;
+    for (Rank v = 1; v < p; ++v) {
+      if (r.frames_sent[v] > 0) {
+        ++holders;
+        EXPECT_EQ(r.peers[v], p - 1) << "p=" << p << " holder " << v;
+      } else {
+        EXPECT_EQ(r.peers[v], 10u) << "p=" << p << " rank " << v;
+      }
+    }
+    EXPECT_EQ(holders, 10u);
+    EXPECT_EQ(r.peers[0], 10u);
+  }
+}
+
 TEST(Model, IncastSerialisesOnTheReceiverPort) {
   const Plan plan = plan_of(4, 64 * 1024, 1024);
   const uint32_t m = plan.segments();
