@@ -94,7 +94,7 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
 // nodes, points from 256 fitted 16% over the simulated time): it is fitted
 // only below one segment per receiver, where each receiver forwards at most
 // one segment and the time is the root's segments plus one copy to every
-// receiver, a segment time each (on 4096 nodes, points 128-512 read 2996
+// receiver, a segment time each (on 4096 nodes, points 64-256 read 2996
 // segments 0.05% under the simulated time, 4000 segments 0.33% under).
 // Which receivers hold a segment moves with the count, so a rank's finish
 // is not on a line: only the completion is read off. Its points start at
