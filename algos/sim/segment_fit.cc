@@ -32,7 +32,7 @@ std::vector<T> read_off(const std::vector<T>& at1, const std::vector<T>& at2, do
 FitLimits fit_limits(Algo algo, uint32_t nodes) {
   if (algo == Algo::Symmetric)
     return {0, "symmetric's time is not affine in the segment count from one segment per receiver on",
-            nodes > 1 ? nodes - 1 : 1, 0, true, 64};
+            nodes > 1 ? nodes - 1 : 1, 0, true};
   if (algo == Algo::ScatterAllgather) return {nodes, nullptr};
   if (algo == Algo::Circulant) return {0, nullptr, 0, topology::circulant_phase(nodes)};
   return {};
@@ -44,7 +44,6 @@ FitOptions limited(FitOptions opt, Algo algo, uint32_t nodes) {
   opt.refused = l.refused;
   opt.refused_from = l.refused_from;
   opt.completion_only = l.completion_only;
-  opt.max_first_point = l.max_first_point;
   opt.point_modulus = l.point_modulus;
   return opt;
 }
@@ -82,9 +81,6 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
     const uint64_t k = (opt.min_first_point + uint64_t{points[0]} - 1) / points[0];
     for (uint32_t& s : points) s = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{s} * k, UINT32_MAX));
   }
-  // (Points given with the climb off, as --fit-points gives them, are kept.)
-  while (opt.climb && opt.max_first_point != 0 && points[0] > opt.max_first_point && points[0] % 2 == 0)
-    for (uint32_t& s : points) s /= 2;
   for (uint32_t& s : points) s = static_cast<uint32_t>(std::min<uint64_t>(in_phase(s), UINT32_MAX));
   if (plan.segments() <= points[2]) {
     f.refused = wanted;

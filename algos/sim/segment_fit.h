@@ -56,9 +56,6 @@ struct FitOptions {
   // or no fit at all, for this reason - for a plan of at least
   // refused_from segments (0: any plan).
   uint32_t min_first_point = 0;
-  // Points halved while the first is above this (0: left alone; and so are
-  // points given with the climb off).
-  uint32_t max_first_point = 0;
   const char* refused = nullptr;
   uint32_t refused_from = 0;
   // Only the completion is read off its line (the result's per-rank vectors
@@ -94,12 +91,10 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
 // nodes, points from 256 fitted 16% over the simulated time): it is fitted
 // only below one segment per receiver, where each receiver forwards at most
 // one segment and the time is the root's segments plus one copy to every
-// receiver, a segment time each (on 4096 nodes, points 64-256 read 2996
+// receiver, a segment time each (on 4096 nodes, points 128-512 read 2996
 // segments 0.05% under the simulated time, 4000 segments 0.33% under).
 // Which receivers hold a segment moves with the count, so a rank's finish
-// is not on a line: only the completion is read off. Its points start at
-// 64: every receiver takes part in every point (at 65 536 nodes 128-512
-// took 54 s).
+// is not on a line: only the completion is read off.
 //
 // Circulant's time depends on where the segment count falls in its phase of
 // ceil(log2 p) rounds (the last phase ends on the last segment, so the first
@@ -113,7 +108,6 @@ struct FitLimits {
   uint32_t refused_from = 0;
   uint32_t point_modulus = 0;
   bool completion_only = false;
-  uint32_t max_first_point = 0;
 };
 FitLimits fit_limits(Algo algo, uint32_t nodes);
 // `opt` with what fit_limits allows of `algo` on `nodes` nodes.
