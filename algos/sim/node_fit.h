@@ -26,9 +26,9 @@
 //    factor, and the time is read off the line in the group size (at a fixed
 //    piece, every node sends and receives the whole message once per phase:
 //    the time grows with the message, that is with p).
-// Linear and chain are affine in p and fast (a few seconds at 65 536);
-// symmetric's points at a fixed ratio are not on a line (1.7% off at 2048
-// to 8192 nodes): none of the three is tried.
+// Linear and chain are affine in p and fast (a few seconds at 65 536), and
+// symmetric is fitted in its segment count where it is fitted at all
+// (segment_fit.h): none of the three is tried.
 //
 // Only the completion is read off: per-rank figures of p nodes cannot come
 // from smaller groups, so the result's per-rank vectors are empty. Where
