@@ -223,36 +223,48 @@ TEST(Symmetric, ReceiverForwardsOnlyItsOwnPiece) {
   EXPECT_TRUE(out.take().empty());
 }
 
+// Symmetric's first round of forwards on a plan of k receivers: each holder
+// of a segment forwards it, starting when the root's frame for it lands
+// (frame time seg + 1; the root sends its frames in segment order) and
+// sending its i-th copy in frame time seg + 1 + i. Checks that each holder
+// sends to every other receiver once and returns the most senders that
+// target one receiver in one frame time.
+int most_senders_at_one_port(const Plan& plan) {
+  const uint32_t k = plan.nodes() - 1, segs = plan.segments();
+  std::map<uint32_t, std::map<Rank, int>> targets;  // frame time -> receiver -> senders
+  for (Rank v = 1; v <= k; ++v) {
+    // The first segment of v's piece (piece v - 1 of k), if it holds one.
+    const auto first = static_cast<SegmentIndex>(uint64_t{v - 1} * segs / k);
+    if (first == static_cast<SegmentIndex>(uint64_t{v} * segs / k)) continue;
+    auto m = make_machine(Algo::Symmetric, plan, v);
+    Recorder out;
+    m->start(out);
+    m->on_segment(first, 0, 0, out);
+    std::set<Rank> seen;
+    uint32_t i = 0;
+    for (const Act& a : out.take()) {
+      if (a.kind != Act::Send) continue;
+      ++i;
+      EXPECT_NE(a.to, v);
+      EXPECT_NE(a.to, 0u);
+      EXPECT_TRUE(seen.insert(a.to).second) << "k=" << k << " segs=" << segs << " v=" << v << " twice to " << a.to;
+      ++targets[first + 1 + i][a.to];
+    }
+    EXPECT_EQ(seen.size(), k - 1) << "k=" << k << " segs=" << segs << " v=" << v;
+  }
+  int worst = 0;
+  for (const auto& [t, by] : targets)
+    for (const auto& [r, n] : by) worst = std::max(worst, n);
+  return worst;
+}
+
 // The forwarding order is a schedule: receiver v gets its piece's j-th segment
 // in frame time j k + v and sends its i-th copy in frame time j k + v + i. In
 // any frame time no two receivers may target the same one (k odd), or at most
 // two (k even: one skipped phantom slot); every receiver gets each copy once.
 TEST(Symmetric, ForwardingOrderAvoidsIncast) {
-  for (uint32_t k = 1; k <= 40; ++k) {
-    const Plan plan = make_plan(k + 1, 0, k);  // one segment per piece
-    std::map<uint32_t, std::map<Rank, int>> targets;  // frame time -> receiver -> senders
-    for (Rank v = 1; v <= k; ++v) {
-      auto m = make_machine(Algo::Symmetric, plan, v);
-      Recorder out;
-      m->start(out);
-      m->on_segment(v - 1, 0, 0, out);  // its own piece
-      std::set<Rank> seen;
-      uint32_t i = 0;
-      for (const Act& a : out.take()) {
-        if (a.kind != Act::Send) continue;
-        ++i;
-        EXPECT_NE(a.to, v);
-        EXPECT_NE(a.to, 0u);
-        EXPECT_TRUE(seen.insert(a.to).second) << "k=" << k << " v=" << v << " sends twice to " << a.to;
-        ++targets[v + i][a.to];
-      }
-      EXPECT_EQ(seen.size(), k - 1) << "k=" << k << " v=" << v;
-    }
-    int worst = 0;
-    for (const auto& [t, by] : targets)
-      for (const auto& [r, n] : by) worst = std::max(worst, n);
-    EXPECT_LE(worst, k % 2 == 1 ? 1 : 2) << "k=" << k;
-  }
+  for (uint32_t k = 1; k <= 40; ++k)
+    EXPECT_LE(most_senders_at_one_port(make_plan(k + 1, 0, k)), k % 2 == 1 ? 1 : 2) << "k=" << k;
 }
 
 // Fewer segments than receivers: the holders start one frame time apart
@@ -265,32 +277,7 @@ TEST(Symmetric, ForwardingOrderAvoidsIncastWithEmptyPieces) {
   int worst_of_all = 0;
   for (uint32_t k = 3; k <= 40; ++k)
     for (uint32_t segs = 2; segs < k; ++segs) {  // one segment: the root sends it to all
-      const Plan plan = make_plan(k + 1, 0, segs);
-      std::map<uint32_t, std::map<Rank, int>> targets;  // frame time -> receiver -> senders
-      for (Rank v = 1; v <= k; ++v) {
-        auto m = make_machine(Algo::Symmetric, plan, v);
-        Recorder out;
-        m->start(out);
-        // The segment of v's piece, if it holds one (piece v - 1 of k).
-        const SegmentIndex first = static_cast<SegmentIndex>(uint64_t{v - 1} * segs / k);
-        const SegmentIndex end = static_cast<SegmentIndex>(uint64_t{v} * segs / k);
-        if (first == end) continue;
-        m->on_segment(first, 0, 0, out);
-        std::set<Rank> seen;
-        uint32_t i = 0;
-        for (const Act& a : out.take()) {
-          if (a.kind != Act::Send) continue;
-          ++i;
-          EXPECT_NE(a.to, v);
-          EXPECT_NE(a.to, 0u);
-          EXPECT_TRUE(seen.insert(a.to).second) << "k=" << k << " segs=" << segs << " v=" << v << " twice to " << a.to;
-          ++targets[first + 1 + i][a.to];  // the root's frame `first` lands at first + 1
-        }
-        EXPECT_EQ(seen.size(), k - 1) << "k=" << k << " segs=" << segs << " v=" << v;
-      }
-      int worst = 0;
-      for (const auto& [t, by] : targets)
-        for (const auto& [r, n] : by) worst = std::max(worst, n);
+      const int worst = most_senders_at_one_port(make_plan(k + 1, 0, segs));
       EXPECT_LE(worst, 2) << "k=" << k << " segs=" << segs;
       worst_of_all = std::max(worst_of_all, worst);
     }
