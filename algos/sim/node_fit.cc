@@ -85,8 +85,7 @@ SimResult simulate_node_fitted(Algo algo, const Plan& plan, const std::function<
   }
   SimResult out;
   out.complete = true;
-  const double t = on_line(xa, ta, xb, tb, x(static_cast<double>(p)));
-  out.completion = t <= 0 ? 0 : static_cast<Picos>(std::llround(t));
+  out.completion = time_on_line(xa, f.times[a], xb, f.times[b], x(static_cast<double>(p)));
   f.used = true;
   return out;
 }

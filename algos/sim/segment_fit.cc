@@ -16,16 +16,26 @@ double off_line(double x0, double y0, double x1, double y1, double x2, double y2
 
 namespace {
 
-// Every rank's figure read off its own line, rounded; never below 0.
+// A count or a time read off a line: rounded, never below 0.
+template <class T>
+T rounded_on_line(double x1, T y1, double x2, T y2, double x) {
+  const double v = on_line(x1, static_cast<double>(y1), x2, static_cast<double>(y2), x);
+  return v <= 0 ? T{0} : static_cast<T>(std::llround(v));
+}
+
+// Every rank's figure read off its own line.
 template <class T>
 std::vector<T> read_off(const std::vector<T>& at1, const std::vector<T>& at2, double s1, double s2, double s) {
   std::vector<T> out(at2.size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    const double v = on_line(s1, static_cast<double>(at1[i]), s2, static_cast<double>(at2[i]), s);
-    out[i] = v <= 0 ? T{0} : static_cast<T>(std::llround(v));
-  }
+  for (size_t i = 0; i < out.size(); ++i) out[i] = rounded_on_line(s1, at1[i], s2, at2[i], s);
   return out;
 }
+
+}  // namespace
+
+Picos time_on_line(double x1, Picos t1, double x2, Picos t2, double x) { return rounded_on_line(x1, t1, x2, t2, x); }
+
+namespace {
 
 }  // namespace
 
@@ -134,8 +144,7 @@ SimResult simulate_fitted(const Plan& plan, const PlanSimulation& simulate_plan,
   if (opt.completion_only) {
     SimResult only;
     only.complete = true;
-    const double t = on_line(s1, static_cast<double>(f.times[1]), s2, static_cast<double>(f.times[2]), s);
-    only.completion = t <= 0 ? 0 : static_cast<Picos>(std::llround(t));
+    only.completion = time_on_line(s1, f.times[1], s2, f.times[2], s);
     only.events = events;
     return only;
   }

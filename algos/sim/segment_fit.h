@@ -115,6 +115,9 @@ FitOptions limited(FitOptions opt, Algo algo, uint32_t nodes);
 
 // The value at x on the line through (x1, y1) and (x2, y2).
 double on_line(double x1, double y1, double x2, double y2, double x);
+// A time read off the line through (x1, t1) and (x2, t2): rounded, never
+// below 0.
+Picos time_on_line(double x1, Picos t1, double x2, Picos t2, double x);
 // How far (x0, y0) lies from the line through the other two, as a fraction
 // of y0 (0 when y0 is not positive): the check both fits make.
 double off_line(double x0, double y0, double x1, double y1, double x2, double y2);

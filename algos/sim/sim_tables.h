@@ -41,15 +41,9 @@ class PeerSet {
   void add(Rank a, Rank b) {
     if (last_[a] == b) return;
     last_[a] = b;
-    if (rows_.empty()) {
-      bits_[size_t{a} * words_ + b / 64] |= uint64_t{1} << (b % 64);
-      return;
-    }
+    if (rows_.empty()) return set_bit(a, b);
     Row& r = rows_[a];
-    if (r.bitmap != kInPlace) {
-      bits_[size_t{r.bitmap} * words_ + b / 64] |= uint64_t{1} << (b % 64);
-      return;
-    }
+    if (r.bitmap != kInPlace) return set_bit(r.bitmap, b);
     for (uint32_t i = 0; i < r.n; ++i)
       if (r.few[i] == b) return;
     if (r.n < kFew) {
@@ -59,9 +53,8 @@ class PeerSet {
     // The row outgrew its place: a bitmap row of its own from now on.
     r.bitmap = static_cast<uint32_t>(bits_.size() / words_);
     bits_.resize(bits_.size() + words_, 0);
-    uint64_t* row = &bits_[size_t{r.bitmap} * words_];
-    for (uint32_t i = 0; i < r.n; ++i) row[r.few[i] / 64] |= uint64_t{1} << (r.few[i] % 64);
-    row[b / 64] |= uint64_t{1} << (b % 64);
+    for (uint32_t i = 0; i < r.n; ++i) set_bit(r.bitmap, r.few[i]);
+    set_bit(r.bitmap, b);
   }
   std::vector<uint32_t> counts() const {
     std::vector<uint32_t> c(p_, 0);
@@ -71,7 +64,7 @@ class PeerSet {
         for (size_t w = 0; w < words_; ++w)
           for (uint64_t x = bits_[size_t{a} * words_ + w]; x != 0; x &= x - 1) {
             const size_t b = w * 64 + static_cast<size_t>(__builtin_ctzll(x));
-            both[b * words_ + a / 64] |= uint64_t{1} << (a % 64);
+            both[b * words_ + a / 64] |= uint64_t{1} << (a % 64);  // into the copy
           }
       for (Rank r = 0; r < p_; ++r)
         for (size_t w = 0; w < words_; ++w)
@@ -97,9 +90,13 @@ class PeerSet {
     Rank few[kFew];
   };
 
+  // Bit b of row `row` of bits_.
+  void set_bit(size_t row, Rank b) { bits_[row * words_ + b / 64] |= uint64_t{1} << (b % 64); }
+  bool bit(size_t row, Rank b) const { return (bits_[row * words_ + b / 64] >> (b % 64)) & 1; }
+
   bool in_row(Rank a, Rank b) const {
     const Row& r = rows_[a];
-    if (r.bitmap != kInPlace) return (bits_[size_t{r.bitmap} * words_ + b / 64] >> (b % 64)) & 1;
+    if (r.bitmap != kInPlace) return bit(r.bitmap, b);
     return std::find(r.few, r.few + r.n, b) != r.few + r.n;
   }
   template <class F>
