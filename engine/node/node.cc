@@ -382,7 +382,8 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
   rec.segments_total = op_.plan ? op_.plan->segments() : 0;
   if (err == OpError::GroupBroken) blame_broken(rec);
   if (err == OpError::NoProgress) rec.quiet_peer = quietest_peer(now, &rec.quiet_ns);
-  const bool breaks = fail_stop_.saw(op_.sub.op, err, peer);
+  // A wait that ended with nothing arrived names its suspect to the group too.
+  const bool breaks = fail_stop_.saw(op_.sub.op, err, err == OpError::NoProgress ? rec.quiet_peer : peer);
   if (err == OpError::None) {
     counters_.ops_completed.add();
   } else {
@@ -401,20 +402,33 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
 
 void Node::publish(const CompletionRecord& rec) { box_.publish(rec); }
 
-// Of the peers heard from in this epoch, the one silent longest, if that is
-// a peer timeout or more: a member that waited in vain for data names who
-// went quiet (a lost member it hears from, or the forwarder above it),
-// where no sender of its own saw a peer stop acknowledging.
+// Whom a member that waited in vain for data names. In a fail-stop group a
+// lost forwarder is named by the member that sends to it (PeerSilent) and
+// everyone hears of it before its own wait ends, so a wait that ends with
+// nothing held means nobody sends to the lost member: it is this
+// broadcast's root, named if it was silent a peer timeout or more - however
+// recently the members that wait with it acknowledged each other's last
+// broadcast (bench's barriers: linear, rooted at each member in turn).
+// Otherwise, the peer heard from in this epoch that was silent longest, if
+// that is a peer timeout or more.
 Rank Node::quietest_peer(uint64_t now, uint64_t* silent_ns) const {
+  const auto silent_past_timeout = [&](Rank r) {
+    return heard_ns_[r] != 0 && now >= heard_ns_[r] + cfg_.peer_timeout_ns;
+  };
+  const Rank root = op_.sub.root;
   Rank best = algos::kNoRank;
-  uint64_t oldest = UINT64_MAX;
-  for (Rank r = 0; r < cfg_.nodes; ++r)
-    if (heard_ns_[r] != 0 && heard_ns_[r] < oldest) {
-      oldest = heard_ns_[r];
-      best = r;
-    }
-  if (best == algos::kNoRank || now < oldest + cfg_.peer_timeout_ns) return algos::kNoRank;
-  *silent_ns = now - oldest;
+  if (cfg_.fail_stop && op_.held == 0 && root != cfg_.rank && root < cfg_.nodes && silent_past_timeout(root)) {
+    best = root;
+  } else {
+    uint64_t oldest = UINT64_MAX;
+    for (Rank r = 0; r < cfg_.nodes; ++r)
+      if (heard_ns_[r] != 0 && heard_ns_[r] < oldest) {
+        oldest = heard_ns_[r];
+        best = r;
+      }
+    if (best == algos::kNoRank || !silent_past_timeout(best)) return algos::kNoRank;
+  }
+  *silent_ns = now - heard_ns_[best];
   return best;
 }
 

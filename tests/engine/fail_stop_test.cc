@@ -164,6 +164,44 @@ TEST(FailStop, AMemberThatOnlyWaitsNamesWhoWentQuiet) {
       << lanecast::describe(recs[3]);
 }
 
+// A fail-stop group whose broadcast's root dies before it sends: nobody
+// sends to the dead member, so nobody sees it stop acknowledging, and each
+// survivor heard the other more recently or earlier than the root by chance
+// of the last broadcasts (the testbed's kill test, killed between bench's
+// barrier broadcasts: rank 0 named rank 2, which was waiting with it). Every
+// survivor names the root.
+TEST(FailStop, ALostRootIsNamedByThoseWaitingForIt) {
+  auto dead = std::make_shared<bool>(false);
+  test::NodeHarness::Options o = options(3, 99, true);
+  o.wrap = [dead](uint32_t r, drivers::Port& inner) -> std::unique_ptr<drivers::Port> {
+    if (r == 1) return std::make_unique<DyingPort>(inner, dead);
+    return nullptr;
+  };
+  test::NodeHarness h(o);
+  auto bufs = buffers(3);
+  // Rank 0 last hears 2 in the first, 1 in the second; rank 2 last hears 0
+  // in the first, 1 in the second: the root is not the quietest for either.
+  for (const algos::Rank root : {2u, 1u}) {
+    const auto ok = h.broadcast(root, algos::Algo::Linear, bufs, 3 * kTimeout / kStep, kStep);
+    for (algos::Rank r = 0; r < 3; ++r) ASSERT_EQ(ok[r].error, OpError::None) << lanecast::describe(ok[r]);
+  }
+  h.run(kTimeout / 4 / kStep, kStep);  // the two survivors' last words to each other are the older
+  const auto between = h.broadcast(0, algos::Algo::Linear, bufs, 3 * kTimeout / kStep, kStep);
+  for (algos::Rank r = 0; r < 3; ++r) ASSERT_EQ(between[r].error, OpError::None) << lanecast::describe(between[r]);
+  h.run(kTimeout / 4 / kStep, kStep);
+  const auto last = h.broadcast(1, algos::Algo::Linear, bufs, 3 * kTimeout / kStep, kStep);
+  for (algos::Rank r = 0; r < 3; ++r) ASSERT_EQ(last[r].error, OpError::None) << lanecast::describe(last[r]);
+  *dead = true;
+  const auto recs = h.broadcast(1, algos::Algo::Linear, bufs, 4 * kTimeout / kStep, kStep);
+  for (const algos::Rank r : {0u, 2u}) {
+    const std::string says = lanecast::describe(recs[r]);
+    ASSERT_NE(recs[r].op, 0u) << "rank " << r << " never finished";
+    const bool named = (recs[r].error == OpError::NoProgress && recs[r].quiet_peer == 1u) ||
+                       (recs[r].error == OpError::GroupBroken && recs[r].peer == 1u);
+    EXPECT_TRUE(named) << "rank " << r << ": " << says;
+  }
+}
+
 TEST(FailStop, NobodyHeardIsNobodyNamed) {
   test::NodeHarness h(options(4, 2, false));  // rank 2 dead from the start: 3 never heard anyone
   auto bufs = buffers(4);
