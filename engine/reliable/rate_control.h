@@ -101,23 +101,30 @@ class RateControl {
     if (round_delay_ns_ <= target_ns_) {
       if (in_use(now_ns)) rate_bps_ = slow_start_ ? 2 * rate_bps_ : rate_bps_ + increase();
       over_rounds_ = 0;
+      episode_delay_ns_ = 0;
       // The queue it competed with is gone once the delay stays low.
       if (competing() && round_delay_ns_ <= p_.target_delay_ns && ++under_rounds_ >= p_.standing_rounds) {
         target_ns_ = p_.target_delay_ns;
         under_rounds_ = 0;
       }
-    } else if ((round_delay_ns_ * 10 >= last_delay_ns_ * 9 ? ++over_rounds_ : (over_rounds_ = 0)) > p_.standing_rounds) {
+    } else if (standing(rate_bps_)) {
       // Rounds of cuts did not bring the delay down (a queue this sender
       // built drains when it cuts, if others build it too they cut too):
       // not this sender's queue. A sender that keeps yielding to it - to TCP filling a switch
       // port, to a core that answers late - ends with nothing (Copa's
       // competitive mode, Arun and Balakrishnan, NSDI 2018, for the same
       // reason); it now tolerates that queue and contends on loss, as TCP
-      // does, until the queue goes.
+      // does, until the queue goes. The cuts that moved nothing are undone:
+      // on 8 member processes sharing 2 CPUs a forwarder whose receiver's
+      // core did not run cut from 370 to 22 Mbit/s within 60 ms against
+      // 4 ms of delay that no rate of its own changed, and then climbed a
+      // step per round.
       slow_start_ = false;
       target_ns_ = std::min(p_.max_target_delay_ns, round_delay_ns_ + p_.target_delay_ns);
+      rate_bps_ = std::max(rate_bps_, episode_rate_bps_);
       over_rounds_ = 0;
       under_rounds_ = 0;
+      episode_delay_ns_ = 0;
     } else {
       slow_start_ = false;
       under_rounds_ = 0;
@@ -129,7 +136,6 @@ class RateControl {
       undo_ = Undo{};  // a queue now: a timeout's cut stays
       rate_bps_ = static_cast<uint64_t>(static_cast<double>(rate_bps_) * (1.0 - std::min(0.25, 0.25 * excess)));
     }
-    last_delay_ns_ = round_delay_ns_;
     end_round(now_ns);
     return rate_bps_ != before;
   }
@@ -201,6 +207,22 @@ class RateControl {
     return std::max<uint64_t>(1, uint64_t{p_.frame_bytes} * 8 * 1'000'000'000 / srtt_ns_);
   }
 
+  // A round over the target: whether it is the (standing_rounds + 1)-th of
+  // an episode - rounds over the target in a row - whose cuts brought the
+  // delay no lower than three quarters of where the episode began (a
+  // queue this sender built drains by more within a round or two of its
+  // cuts; a stalled receiver's or another sender's moves up and down by
+  // tens of percent whatever the rate). Notes the rate the episode, or
+  // the last fall that counted, began at: the cuts before it worked.
+  bool standing(uint64_t rate_bps) {
+    if (episode_delay_ns_ == 0 || round_delay_ns_ * 4 < episode_delay_ns_ * 3) {
+      episode_rate_bps_ = rate_bps;
+      episode_delay_ns_ = round_delay_ns_;
+      over_rounds_ = 0;
+    }
+    return ++over_rounds_ > p_.standing_rounds;
+  }
+
   // The round sent at least 80% of the rate.
   bool in_use(uint64_t now_ns) const {
     const uint64_t elapsed = now_ns - round_start_ns_;
@@ -238,9 +260,10 @@ class RateControl {
   uint64_t round_end_ns_ = 0;
   uint64_t target_ns_ = p_.target_delay_ns;
   uint32_t over_rounds_ = 0, under_rounds_ = 0;  // in a row: over the target and not falling; under the default
+  uint64_t episode_delay_ns_ = 0;                // the delay the rounds over the target began at (0: under it)
+  uint64_t episode_rate_bps_ = 0;                // the rate then (standing())
   bool last_over_ = false;                       // the last round was over the target
   uint64_t last_cut_from_bps_ = 0;               // the rate before the last cut (delay or loss)
-  uint64_t last_delay_ns_ = 0;                   // the last round's
   uint64_t round_sent_ = 0, round_start_ns_ = 0;  // bytes sent this round (on_sent), since when
   uint64_t loss_round_end_ns_ = 0;
   // The last timeout's cut, to undo should the timeout prove spurious.
