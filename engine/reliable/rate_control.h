@@ -107,7 +107,7 @@ class RateControl {
         target_ns_ = p_.target_delay_ns;
         under_rounds_ = 0;
       }
-    } else if (standing(rate_bps_)) {
+    } else if (standing()) {
       // Rounds of cuts did not bring the delay down (a queue this sender
       // built drains when it cuts, if others build it too they cut too):
       // not this sender's queue. A sender that keeps yielding to it - to TCP filling a switch
@@ -214,9 +214,9 @@ class RateControl {
   // cuts; a stalled receiver's or another sender's moves up and down by
   // tens of percent whatever the rate). Notes the rate the episode, or
   // the last fall that counted, began at: the cuts before it worked.
-  bool standing(uint64_t rate_bps) {
+  bool standing() {
     if (episode_delay_ns_ == 0 || round_delay_ns_ * 4 < episode_delay_ns_ * 3) {
-      episode_rate_bps_ = rate_bps;
+      episode_rate_bps_ = rate_bps_;
       episode_delay_ns_ = round_delay_ns_;
       over_rounds_ = 0;
     }
