@@ -35,10 +35,6 @@ std::vector<T> read_off(const std::vector<T>& at1, const std::vector<T>& at2, do
 
 Picos time_on_line(double x1, Picos t1, double x2, Picos t2, double x) { return rounded_on_line(x1, t1, x2, t2, x); }
 
-namespace {
-
-}  // namespace
-
 FitLimits fit_limits(Algo algo, uint32_t nodes) {
   if (algo == Algo::Symmetric)
     return {0, "symmetric's time is not affine in the segment count from one segment per receiver on",

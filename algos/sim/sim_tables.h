@@ -61,11 +61,7 @@ class PeerSet {
     if (rows_.empty()) {
       std::vector<uint64_t> both = bits_;  // sent to (row) or received from (column)
       for (Rank a = 0; a < p_; ++a)
-        for (size_t w = 0; w < words_; ++w)
-          for (uint64_t x = bits_[size_t{a} * words_ + w]; x != 0; x &= x - 1) {
-            const size_t b = w * 64 + static_cast<size_t>(__builtin_ctzll(x));
-            both[b * words_ + a / 64] |= uint64_t{1} << (a % 64);  // into the copy
-          }
+        each_bit(a, [&](Rank b) { both[size_t{b} * words_ + a / 64] |= uint64_t{1} << (a % 64); });  // into the copy
       for (Rank r = 0; r < p_; ++r)
         for (size_t w = 0; w < words_; ++w)
           c[r] += static_cast<uint32_t>(__builtin_popcountll(both[size_t{r} * words_ + w]));
@@ -106,8 +102,13 @@ class PeerSet {
       for (uint32_t i = 0; i < r.n; ++i) f(r.few[i]);
       return;
     }
+    each_bit(r.bitmap, f);
+  }
+  // Every bit set in row `row` of bits_, in order.
+  template <class F>
+  void each_bit(size_t row, F&& f) const {
     for (size_t w = 0; w < words_; ++w)
-      for (uint64_t x = bits_[size_t{r.bitmap} * words_ + w]; x != 0; x &= x - 1)
+      for (uint64_t x = bits_[row * words_ + w]; x != 0; x &= x - 1)
         f(static_cast<Rank>(w * 64 + static_cast<size_t>(__builtin_ctzll(x))));
   }
 
