@@ -28,6 +28,13 @@ class Builder {
     }
     const std::string sw = switch_ns(s_.name);
     make_ns(sw);
+    // A switch forwards frames; it does not filter them. Where br_netfilter
+    // is loaded (Docker loads it), every IP frame a bridge forwards passes
+    // the host's iptables - TCP's frames (Open MPI, iperf3) pay for it,
+    // lanecast's raw frames do not. Off in this namespace only; -e: a
+    // kernel without br_netfilter has no such keys, and nothing to turn off.
+    run({"ip", "netns", "exec", sw, "sysctl", "-q", "-e", "-w", "net.bridge.bridge-nf-call-iptables=0",
+         "net.bridge.bridge-nf-call-ip6tables=0", "net.bridge.bridge-nf-call-arptables=0"});
     for (uint32_t lane = 0; lane < s_.lanes; ++lane) {
       run({"ip", "-n", sw, "link", "add", bridge(lane), "type", "bridge"});
       run({"ip", "-n", sw, "link", "set", bridge(lane), "mtu", mtu(), "up"});

@@ -37,7 +37,7 @@ const char* kUsage =
     "least two frames). A switch port queues 5 ms; a node's uplink queues what a host\n"
     "NIC does, --uplink-queue frames (txqueuelen; 0: 5 ms like the switch), so TCP\n"
     "backs off in its own queue as on a host. MTU M on every interface; IPv6 off in\n"
-    "every namespace. `up` removes what it built when a step fails or on SIGINT/SIGTERM;\n"
+    "every namespace; the bridges hand no frame to iptables (br_netfilter). `up` removes what it built when a step fails or on SIGINT/SIGTERM;\n"
     "`down` removes every namespace of NAME; `status` lists them with each tbf's\n"
     "counters. Needs root and iproute2 (ip, tc). `lanecast bench --testbed N` builds\n"
     "one for a run and starts a member process in every node.\n"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `lanecast testbed` and `lanecast bench --testbed` on this machine's kernel:
 #   1. testbed up/status/down: the names, MACs, IPs and tbf parameters the
-#      scripts rely on, two lanes on two bridges; nothing left after down.
+#      scripts rely on, two lanes on two bridges, bridges that do not call
+#      iptables; nothing left after down.
 #      On it, two member processes with two polling cores each: lane 1's
 #      frames moved by the second core (run --show-placement), every byte of
 #      a multilane broadcast verified
@@ -80,6 +81,12 @@ else
   tc -n "${tb}s" qdisc show dev c2 | grep -q "tbf .*rate 100Mbit burst 602[0-9]b lat 5ms" ||
     fail "the switch's c2 tbf: $(tc -n "${tb}s" qdisc show dev c2)"
   [[ $(ip netns exec "${tb}n0" sysctl -n net.ipv6.conf.all.disable_ipv6) == 1 ]] || fail "IPv6 is on in n0"
+  # The switch filters nothing: where br_netfilter is loaded its bridges
+  # do not hand frames to iptables (TCP's would pay for it, lanecast's not).
+  for k in iptables ip6tables arptables; do
+    v=$(ip netns exec "${tb}s" sysctl -n "net.bridge.bridge-nf-call-$k" 2>/dev/null) || continue  # no br_netfilter
+    [[ $v == 0 ]] || fail "the switch's bridges call $k (net.bridge.bridge-nf-call-$k = $v)"
+  done
   "$bin" testbed status --name "$tb" >"$work/status.out" 2>&1 || fail "testbed status exited $?"
   # 3 nodes x 2 lanes + 2 probe ports (uplinks: 1000 frames) and 2 x 3
   # switch ports + 2 probe switch ports (5 ms): 16 tbf lines
