@@ -20,7 +20,7 @@
 // without a loss; a 5 ms uplink queue made it drop its own packets into
 // retransmission timeouts (uplink_queue 0 builds that testbed). MTU M
 // everywhere; IPv6 off in every namespace, so nothing but the programs'
-// own frames crosses the links.
+// own frames crosses the links, and no bridge hands frames to iptables.
 #pragma once
 
 #include <cstdint>
