@@ -141,7 +141,12 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   peer_counters_ = std::make_unique<PeerCounters[]>(cfg.nodes);
   heard_ns_ = std::make_unique<uint64_t[]>(cfg.nodes);
 
-  tx_lanes_.burst_rule(cfg.pace_burst_bytes, 2 * (frame + 24));  // at least two frames
+  // At least two frames. A found rate's bursts at most 16: the rate is
+  // learned, and may sit above the path's (by half, at 1000 Mbit/s on
+  // 2 shared CPUs) - a burst of 200 us at such a rate is a queue at the
+  // link; 16 frames are what 200 us of 1000 Mbit/s hold, and were worth
+  // 0.03-0.07 of the line there (docs/engine.md, "Finding the rate").
+  tx_lanes_.burst_rule(cfg.pace_burst_bytes, 2 * (frame + 24), cfg.rate_control ? 16 * (frame + 24) : UINT64_MAX);
   if (cfg.rate_control) {
     // From below: slow start finds a faster link in a few rounds, and a
     // slower one is not flooded first.

@@ -55,6 +55,7 @@ struct NodeCounters {
   Counter rate_cut_delay;     // rounds whose least delay was over the target: rate down
   Counter rate_cut_loss;      // losses (holes, timeouts) that cut the rate, at most one per round
   Counter rate_cut_undone;    // timeouts' cuts undone: the timeout proved spurious
+  Counter rate_cut_window;    // rounds whose full windows sent less than the rate: rate down to what acks let go
   Counter rate_mbit;          // lane 0's rate, Mbit/s (a level, not a count)
   Counter rate_target_us;     // lane 0's tolerated queueing delay, us (a level: over the default = competing)
   Channels::Counters channels;  // runs exhausted, fast retransmits, RTO timeouts (channels.h)
@@ -145,6 +146,7 @@ struct NodeCounters {
     f("rate_cut_delay", rate_cut_delay.get());
     f("rate_cut_loss", rate_cut_loss.get());
     f("rate_cut_undone", rate_cut_undone.get());
+    f("rate_cut_window", rate_cut_window.get());
     f("rate_mbit", rate_mbit.get());
     f("rate_target_us", rate_target_us.get());
     f("fast_retransmits", channels.fast_retransmits.get());

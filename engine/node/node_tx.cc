@@ -208,7 +208,11 @@ void Node::pump_owed(uint64_t now) {
       --stream_owed_;
       return Step::kLetGo;
     }
-    if (!may_send) return Step::kWait;
+    if (!may_send) {
+      // Acks, not the pacer, hold this lane back: its controller hears it.
+      if (!rates_.empty() && c.tx.slab() != nullptr && !c.tx.window_open()) rates_[c.lane].on_window_full();
+      return Step::kWait;
+    }
     uint32_t payload = 0;
     if (item.is_stream()) {
       const stream::StreamState& s = *streams_.at(item.stream);
@@ -275,6 +279,7 @@ void Node::adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, 
   const uint64_t judged = rc.rate_bps();
   if (r.path_rtt_ns != 0 && rc.on_rtt(r.path_rtt_ns, now)) {
     if (rc.rate_bps() > judged) counters_.rate_raised.add();
+    else if (rc.followed_acks()) counters_.rate_cut_window.add();
     else counters_.rate_cut_delay.add();
   }
   if (r.new_holes && rc.on_loss(now)) counters_.rate_cut_loss.add();

@@ -37,10 +37,12 @@ class TxLanes {
       : lanes_(lanes), link_bytes_(link_bytes), pace_overhead_(pace_overhead), counters_(counters) {}
 
   // The pacers' bursts: `fixed_bytes` if given, else 200 us of the lane's
-  // rate and at least `min_bytes`. Set before pace() or set_rate().
-  void burst_rule(uint64_t fixed_bytes, uint64_t min_bytes) {
+  // rate, at least `min_bytes` and at most `max_bytes`. Set before pace()
+  // or set_rate().
+  void burst_rule(uint64_t fixed_bytes, uint64_t min_bytes, uint64_t max_bytes = UINT64_MAX) {
     fixed_burst_ = fixed_bytes;
     min_burst_ = min_bytes;
+    max_burst_ = std::max(min_bytes, max_bytes);
   }
   // Each lane at most `rate_bps`.
   void pace(uint64_t rate_bps) {
@@ -106,7 +108,7 @@ class TxLanes {
   };
   void seal(Queue& q);
   uint64_t burst_for(uint64_t rate_bps) const {
-    return fixed_burst_ ? fixed_burst_ : std::max<uint64_t>(min_burst_, rate_bps / 8 / 5000);
+    return fixed_burst_ ? fixed_burst_ : std::clamp<uint64_t>(rate_bps / 8 / 5000, min_burst_, max_burst_);
   }
 
   uint16_t lanes_;
@@ -117,7 +119,7 @@ class TxLanes {
   auth::FrameAuth* auth_ = nullptr;
   uint64_t paced_until_ = 0;
   uint64_t sent_bytes_[kMaxLanes] = {};  // take_sent_bytes()
-  uint64_t fixed_burst_ = 0, min_burst_ = 0;
+  uint64_t fixed_burst_ = 0, min_burst_ = 0, max_burst_ = UINT64_MAX;
   Queue q_[kMaxLanes];
   Pacer pacers_[kMaxLanes];
 };

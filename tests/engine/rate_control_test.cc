@@ -272,6 +272,78 @@ TEST(RateControl, ARateNobodyUsesDoesNotGrow) {
   EXPECT_GT(rc.rate_bps(), start) << "sending at its rate: it grows";
 }
 
+// A sender whose window bounds what it has in flight: 64 frames on a
+// 1 Gbit/s link with a 200 us base RTT hold at most 0.58 ms of queue, under
+// the delay target, so the delay alone never says the rate is too high.
+// `hear_window` says whether the controller is told when the window was
+// full. Returns the share of the link carried over the last second.
+double drive_window_bound(RateControl& rc, Link& l, double window_bytes, bool hear_window) {
+  constexpr uint64_t dt = 50 * kUs;
+  double carried = 0;
+  for (uint64_t now = 0; now < 3 * kS; now += dt) {
+    const double want = static_cast<double>(rc.rate_bps()) / 8 * static_cast<double>(dt) / 1e9;
+    const double on_wire = l.capacity_bps / 8 * static_cast<double>(l.base_rtt_ns) / 1e9;
+    const double room = std::max(0.0, window_bytes - l.queue_bytes - on_wire);
+    const double sent = std::min(want, room);
+    const double out = l.run(sent * 8 * 1e9 / static_cast<double>(dt), dt);
+    if (now >= 2 * kS) carried += out;
+    rc.on_sent(static_cast<uint64_t>(sent));
+    if (hear_window && want > room) rc.on_window_full();
+    rc.on_rtt(l.rtt_ns(), now);
+  }
+  return carried * 8 / l.capacity_bps;
+}
+
+TEST(RateControl, AFullWindowBringsTheRateDownToWhatTheAcksLetGo) {
+  const double window = 64 * 1514.0;
+  Link blind_link{1e9, 1000 * 1514.0, 200 * kUs};
+  RateControl blind(params(10'000'000'000));
+  drive_window_bound(blind, blind_link, window, false);
+  EXPECT_GE(blind.rate_bps(), 1'500'000'000u) << "without the window's word slow start overshoots, and stays";
+
+  Link l{1e9, 1000 * 1514.0, 200 * kUs};
+  RateControl rc(params(10'000'000'000));
+  const double share = drive_window_bound(rc, l, window, true);
+  EXPECT_FALSE(rc.slow_start());
+  // Between 9/8 of what the acks let go (where a full window brings it)
+  // and 5/4 (past that no round counts as using its rate, so none raises it).
+  EXPECT_LE(rc.rate_bps(), 1'250'000'000u);
+  EXPECT_GE(rc.rate_bps(), 900'000'000u);
+  EXPECT_GE(share, 0.95) << "the link stays busy";
+}
+
+TEST(RateControl, AFullWindowCutsAtMostAQuarterPerRoundAndNothingWhenTheRateIsUsed) {
+  RateControl rc(params(10'000'000'000));
+  uint64_t now = 0;
+  // Slow start to 1.6 Gbit/s, the lane sending at its rate.
+  while (rc.rate_bps() < 1'600'000'000) {
+    for (int i = 0; i < 20; ++i, now += 50 * kUs) sample(rc, 300 * kUs, now);
+  }
+  // A full window while the rate is used: the acks kept up - no cut.
+  const uint64_t used = rc.rate_bps();
+  for (int i = 0; i < 40; ++i, now += 50 * kUs) {
+    rc.on_window_full();
+    rc.on_sent(used / 8 * 50 * kUs / kS);
+    rc.on_rtt(300 * kUs, now);
+  }
+  EXPECT_GE(rc.rate_bps(), used);
+  // The acks now let a tenth of it go: down, a quarter at most per round.
+  uint64_t last = rc.rate_bps();
+  bool followed = false;
+  for (int i = 0; i < 400; ++i, now += 50 * kUs) {
+    rc.on_window_full();
+    rc.on_sent(used / 10 / 8 * 50 * kUs / kS);
+    if (rc.on_rtt(300 * kUs, now)) {
+      EXPECT_GE(rc.rate_bps(), last / 4 * 3);
+      followed = followed || rc.followed_acks();
+    }
+    last = rc.rate_bps();
+  }
+  EXPECT_TRUE(followed);
+  EXPECT_FALSE(rc.slow_start());
+  EXPECT_LE(rc.rate_bps(), used / 10 * 2);
+}
+
 TEST(RateControl, TheBaseRttFollowsALongerPath) {
   Link l{200e6, 1000 * 1514.0, 100 * kUs};
   RateControl rc(params(10'000'000'000));
