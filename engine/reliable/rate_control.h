@@ -249,11 +249,11 @@ class RateControl {
   // for the window bounds it (128 frames at 1000 Mbit/s: 1.5 ms, about the
   // target). On 8 member processes sharing 2 CPUs, 1000 Mbit/s links, slow
   // start ran the root to 3 Gbit/s and forwarders sat at 1.1-1.7 Gbit/s;
-  // capped at the link, a found rate carried 0.94 / 1.00 of the told one
-  // (1 MiB / 8 MiB), uncapped 0.88 / 0.88. So the rate falls towards 9/8 of what the round sent,
-  // a quarter at most per round, and slow start ends - as TCP lowers a
-  // window that the acks do not validate (RFC 7661) and BBR paces at the
-  // rate acks deliver (Cardwell et al., ACM Queue 2016).
+  // capped at the link, a found rate carried 0.94-1.0 of the told one,
+  // uncapped 0.88. So the rate falls towards 9/8 of what the round sent, a
+  // quarter at most per round, and slow start ends - as TCP lowers a window
+  // that the acks do not validate (RFC 7661) and BBR paces at the rate the
+  // acks deliver (Cardwell et al., ACM Queue 2016).
   void follow_acks(uint64_t now_ns) {
     if (now_ns == round_start_ns_) return;
     slow_start_ = false;
