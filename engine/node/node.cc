@@ -145,8 +145,8 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   // learned and may sit above the path's (by half, at 1000 Mbit/s on
   // 2 shared CPUs), and a burst of 200 us at such a rate is a queue at the
   // link. 16 frames are what 200 us of 1000 Mbit/s hold; with
-  // RateControl::follow_acks() a found rate carried 0.92-0.955 of a told
-  // one there, 0.88 without either (docs/engine.md, "Finding the rate").
+  // RateControl::follow_acks() a found rate carried 0.91-0.95 of a told
+  // one there, 0.88-0.89 without either (docs/engine.md, "Finding the rate").
   tx_lanes_.burst_rule(cfg.pace_burst_bytes, 2 * (frame + 24), cfg.rate_control ? 16 * (frame + 24) : UINT64_MAX);
   if (cfg.rate_control) {
     // From below: slow start finds a faster link in a few rounds, and a
