@@ -14,7 +14,8 @@
 // under the target, the rate grows - doubling until the first sign of a
 // queue (slow start), then by a fixed step; above the target it falls in
 // proportion to how far above (at most by a quarter) - from the second
-// round over it on, one alone is a stalled core's - and a loss cuts it by
+// round over it on, one alone is a stalled core's, and a round lower than
+// the one before waits once for its queue to drain - and a loss cuts it by
 // 30%; after a cut it climbs back towards the rate it had by a quarter of
 // the way per round. A round whose window was full and that used less than
 // its rate brings the rate down towards what the acks let it send
@@ -111,39 +112,53 @@ class RateControl {
       else if (window_full_) follow_acks(now_ns);
       over_rounds_ = 0;
       episode_delay_ns_ = 0;
+      held_ = false;
       // The queue it competed with is gone once the delay stays low.
       if (competing() && round_delay_ns_ <= p_.target_delay_ns && ++under_rounds_ >= p_.standing_rounds) {
         target_ns_ = p_.target_delay_ns;
         under_rounds_ = 0;
       }
-    } else if (standing()) {
-      // Rounds of cuts did not bring the delay down (a queue this sender
-      // built drains when it cuts, if others build it too they cut too):
-      // not this sender's queue. A sender that keeps yielding to it - to TCP filling a switch
-      // port, to a core that answers late - ends with nothing (Copa's
-      // competitive mode, Arun and Balakrishnan, NSDI 2018, for the same
-      // reason); it now tolerates that queue and contends on loss, as TCP
-      // does, until the queue goes. The cuts that moved nothing are undone:
-      // on 8 member processes sharing 2 CPUs a forwarder whose receiver's
-      // core did not run cut from 370 to 22 Mbit/s within 60 ms against
-      // 4 ms of delay that no rate of its own changed, and then climbed a
-      // step per round.
-      slow_start_ = false;
-      target_ns_ = std::min(p_.max_target_delay_ns, round_delay_ns_ + p_.target_delay_ns);
-      rate_bps_ = std::max(rate_bps_, episode_rate_bps_);
-      over_rounds_ = 0;
-      under_rounds_ = 0;
-      episode_delay_ns_ = 0;
+    } else if (!held_ && falling()) {
+      // Over the target but lower than the round before: the queue drains
+      // already, and a cut's effect shows a round after it. A second cut in
+      // a row before that shows took the rate far under the link: on 8
+      // member processes at 200 Mbit/s the root's cuts went on while its
+      // queue drained, down to 0.6 of the line, and the climb back left the
+      // link short 3-6% of a broadcast. One round waits, not more, so a
+      // queue that drains slowly is still cut and empties: the least RTT
+      // (the base) is seen again - holding while it fell kept 0.3-0.7 ms
+      // standing in the link model and the base grew by that.
+      held_ = true;
     } else {
-      slow_start_ = false;
-      under_rounds_ = 0;
-      // Down in proportion to the excess, at most a quarter per round: deeper
-      // cuts drained the queue and left the link idle (at most half: 0.87-0.90
-      // of the line on the shaped testbed; a quarter: 0.93-0.97).
-      const double excess = static_cast<double>(round_delay_ns_ - target_ns_) / static_cast<double>(round_delay_ns_);
-      last_cut_from_bps_ = rate_bps_;
-      undo_ = Undo{};  // a queue now: a timeout's cut stays
-      rate_bps_ = static_cast<uint64_t>(static_cast<double>(rate_bps_) * (1.0 - std::min(0.25, 0.25 * excess)));
+      held_ = false;
+      if (standing()) {
+        // Rounds of cuts did not bring the delay down (a queue this sender built drains when it
+        // cuts, if others build it too they cut too): not this sender's queue. A sender that keeps
+        // yielding to it - to TCP filling a switch port, to a core that answers late - ends with
+        // nothing (Copa's competitive mode, Arun and Balakrishnan, NSDI 2018, for the same reason);
+        // it now tolerates that queue and contends on loss, as TCP does, until the queue goes. The
+        // cuts that moved nothing are undone: on 8 member processes sharing 2 CPUs a forwarder
+        // whose receiver's core did not run cut from 370 to 22 Mbit/s within 60 ms against 4 ms of
+        // delay that no rate of its own changed, and then climbed a step per round.
+        slow_start_ = false;
+        target_ns_ = std::min(p_.max_target_delay_ns, round_delay_ns_ + p_.target_delay_ns);
+        rate_bps_ = std::max(rate_bps_, episode_rate_bps_);
+        over_rounds_ = 0;
+        under_rounds_ = 0;
+        episode_delay_ns_ = 0;
+      } else {
+        slow_start_ = false;
+        under_rounds_ = 0;
+        // Down in proportion to the excess, at most a quarter per round: deeper cuts drained the
+        // queue and left the link idle (at most half: 0.87-0.90 of the line on the shaped testbed;
+        // a quarter: 0.93-0.97).
+        const double excess =
+            static_cast<double>(round_delay_ns_ - target_ns_) / static_cast<double>(round_delay_ns_);
+        last_cut_from_bps_ = rate_bps_;
+        undo_ = Undo{};  // a queue now: a timeout's cut stays
+        rate_bps_ =
+            static_cast<uint64_t>(static_cast<double>(rate_bps_) * (1.0 - std::min(0.25, 0.25 * excess)));
+      }
     }
     end_round(now_ns);
     return rate_bps_ != before;
@@ -232,6 +247,11 @@ class RateControl {
     return ++over_rounds_ > p_.standing_rounds;
   }
 
+  // The round's least delay is at least an eighth under the round
+  // before's: the queue drains (TIMELY's sign of the gradient, Mittal et
+  // al. 2015).
+  bool falling() const { return prev_delay_ns_ != UINT64_MAX && round_delay_ns_ * 8 < prev_delay_ns_ * 7; }
+
   // The round sent at least 80% of the rate.
   bool in_use(uint64_t now_ns) const { return sent_bps(now_ns) >= 0.8 * static_cast<double>(rate_bps_); }
   // What the lane sent this round, bits/s.
@@ -265,6 +285,7 @@ class RateControl {
 
   void end_round(uint64_t now_ns) {
     rate_bps_ = std::clamp(rate_bps_, p_.floor_bps, p_.ceiling_bps);
+    prev_delay_ns_ = round_delay_ns_;
     round_sent_ = 0;
     window_full_ = false;
     round_start_ns_ = now_ns;
@@ -291,6 +312,7 @@ class RateControl {
   bool slow_start_ = true;
   uint64_t srtt_ns_ = 0;
   uint64_t round_delay_ns_ = UINT64_MAX;
+  uint64_t prev_delay_ns_ = UINT64_MAX;  // the round before's least delay (falling())
   uint64_t round_end_ns_ = 0;
   uint64_t target_ns_ = p_.target_delay_ns;
   uint32_t over_rounds_ = 0, under_rounds_ = 0;  // in a row: over the target and not falling; under the default
@@ -299,6 +321,7 @@ class RateControl {
   bool window_full_ = false;                     // on_window_full() this round
   bool followed_acks_ = false;                   // the last round's change was follow_acks()'s
   bool last_over_ = false;                       // the last round was over the target
+  bool held_ = false;                            // the last round over the target waited (falling())
   uint64_t last_cut_from_bps_ = 0;               // the rate before the last cut (delay or loss)
   uint64_t round_sent_ = 0, round_start_ns_ = 0;  // bytes sent this round (on_sent), since when
   uint64_t loss_round_end_ns_ = 0;

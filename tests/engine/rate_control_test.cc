@@ -172,6 +172,41 @@ TEST(RateControl, OneRoundOfLateAcksCutsNothing) {
   EXPECT_EQ(least, 1'000'000'000u) << "a stall cut the rate";
 }
 
+// A cut shows a round later: while the queue it left drains, the next
+// round's delay is still over the target, only lower. That round waits; a
+// cut there too took the rate far under the link (on 8 member processes at
+// 200 Mbit/s the root's troughs were 0.6 of the line). One sample a round
+// (10 ms apart: longer than any RTT here), 200 us of base.
+TEST(RateControl, ARoundWhoseQueueDrainsWaitsForTheNextBeforeCuttingAgain) {
+  RateControl rc(params(1'000'000'000));
+  const auto round = [&rc](uint64_t i, uint64_t delay_ns) { return sample(rc, 200 * kUs + delay_ns, i * 10 * kMs); };
+  round(0, 0);
+  EXPECT_TRUE(round(1, 3 * kMs)) << "slow start ends at the first queue";
+  const uint64_t first = rc.rate_bps();
+  EXPECT_TRUE(round(2, 3 * kMs)) << "a queue that does not drain is cut again";
+  const uint64_t cut = rc.rate_bps();
+  EXPECT_LT(cut, first);
+  EXPECT_FALSE(round(3, 2 * kMs)) << "the queue drains (a third lower): it waits";
+  EXPECT_EQ(rc.rate_bps(), cut);
+  EXPECT_TRUE(round(4, 1500 * kUs)) << "falling again, but one round waits, not two";
+  EXPECT_LT(rc.rate_bps(), cut);
+  EXPECT_TRUE(round(5, 1400 * kUs)) << "a drain this slow is cut";
+}
+
+// Against the link model, the waits keep the link busier: the troughs of
+// the saw stay nearer the capacity, and the base is still seen (the queue
+// empties), so the delay stays short.
+TEST(RateControl, CutsThatWaitForTheDrainKeepTheLinkBusy) {
+  for (const double capacity : {200e6, 1e9}) {
+    Link l{capacity, 1000 * 1514.0, 200 * kUs};
+    RateControl rc(params(10'000'000'000));
+    const Outcome o = drive(rc, l, 5);
+    EXPECT_GE(o.share, 0.99) << capacity;  // cutting every round over the target: 0.987, 0.978
+    EXPECT_LE(o.mean_delay_ms, 2.0) << capacity;
+    EXPECT_EQ(rc.base_rtt_ns(), 200 * kUs) << capacity;
+  }
+}
+
 // A receiver whose core runs late for tens of milliseconds: 3.6-4.4 ms of
 // delay, up and down by a fifth every few rounds, whatever this sender's
 // rate. Its cuts move nothing; after the standing rounds they are undone
