@@ -123,11 +123,12 @@ class RateControl {
       // already, and a cut's effect shows a round after it. A second cut in
       // a row before that shows took the rate far under the link: on 8
       // member processes at 200 Mbit/s the root's cuts went on while its
-      // queue drained, down to 0.6 of the line, and the climb back left the
-      // link short 3-6% of a broadcast. One round waits, not more, so a
-      // queue that drains slowly is still cut and empties: the least RTT
-      // (the base) is seen again - holding while it fell kept 0.3-0.7 ms
-      // standing in the link model and the base grew by that.
+      // queue drained, down to 0.6 of the line, and the found rate carried
+      // 0.98 of the told one (with the wait 0.995). One round waits, not
+      // more, so a queue that drains slowly is still cut and empties: the
+      // least RTT (the base) is seen again - waiting as long as the delay
+      // fell kept 0.3-0.9 ms of queue standing in the link model, and the
+      // base grew by as much.
       held_ = true;
     } else {
       held_ = false;
