@@ -304,6 +304,11 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   nc.site_of_rank = std::move(shape.site_of_rank);
   const engine::Pools pools{im.payload_pool.get(), im.header_pool.get()};
   im.node = std::make_unique<engine::Node>(nc, *im.port, pools, addrs);
+  // What a faster member sent while this one still ran its discovery (not
+  // through the port's decorators above: a fault or delay emulated there
+  // spares these frames).
+  for (const engine::bootstrap::Bootstrap::EarlyFrame& f : boot->take_early_frames())
+    im.node->take_early_frame(f.frame, f.lane, engine::now_ns());
   const std::optional<algos::Algo> algo = spec.algo == "auto" ? std::nullopt : algos::algo_by_name(spec.algo);
   const algos::autoselect::Rules* rules = im.rules ? &*im.rules : &algos::autoselect::Rules::defaults();
   g->member_ = std::unique_ptr<Member>(new Member(im.node.get(), algo, rules, 1.0));

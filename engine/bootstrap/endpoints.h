@@ -52,6 +52,15 @@ class Bootstrap {
   // Where the last exchange spent its time ("init 31.2 ms, fence 4.0 ms"),
   // for `lanecast run`'s log; empty when there is nothing to tell apart.
   virtual std::string steps() const { return {}; }
+  // Frames of the group that came to the port while the exchange read it
+  // (a member that finished first has begun the first operation), for the
+  // member's node to take as if they had come just now. The caller owns
+  // them; a second call returns none.
+  struct EarlyFrame {
+    rte_mbuf* frame;
+    uint16_t lane;
+  };
+  virtual std::vector<EarlyFrame> take_early_frames() { return {}; }
 };
 
 }  // namespace lanecast::engine::bootstrap

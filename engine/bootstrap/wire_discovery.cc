@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "drivers/ethernet.h"
@@ -39,6 +40,12 @@ class WireDiscovery final : public Bootstrap {
       key_print_ = s.key->fingerprint();
     }
   }
+
+  ~WireDiscovery() override {
+    for (const EarlyFrame& f : early_) rte_pktmbuf_free(f.frame);
+  }
+
+  std::vector<EarlyFrame> take_early_frames() override { return std::exchange(early_, {}); }
 
   EndpointTable exchange(const Endpoint& mine) override {
     const uint32_t n = static_cast<uint32_t>(spec_.members.size());
@@ -96,10 +103,16 @@ class WireDiscovery final : public Bootstrap {
 
   // With a key, the hellos refused on the way (`lanecast run` prints it
   // with the join's steps): what a forger on the segment achieved.
+  // And the frames of a peer's first operation it kept for the node.
   std::string steps() const override {
-    if (!sealer_ || bad_tags_ + unsealed_ + stale_ == 0) return {};
-    return "hellos refused: " + std::to_string(unsealed_) + " unsealed, " + std::to_string(bad_tags_) +
-           " with a bad tag, " + std::to_string(stale_) + " stale";
+    std::string s;
+    if (sealer_ && bad_tags_ + unsealed_ + stale_ > 0)
+      s = "hellos refused: " + std::to_string(unsealed_) + " unsealed, " + std::to_string(bad_tags_) +
+          " with a bad tag, " + std::to_string(stale_) + " stale";
+    if (early_kept_ + early_dropped_ > 0)
+      s += (s.empty() ? "" : ", ") + std::to_string(early_kept_) + " early frames kept for the node" +
+           (early_dropped_ > 0 ? ", " + std::to_string(early_dropped_) + " dropped" : "");
+    return s;
   }
 
  private:
@@ -175,21 +188,40 @@ class WireDiscovery final : public Bootstrap {
     for (uint16_t lane = 0; lane < spec_.lanes; ++lane) {
       uint16_t got;
       while ((got = port_.rx_burst(lane, burst, 32)) > 0)
-        for (uint16_t i = 0; i < got; ++i) {
-          take(burst[i], lane);
-          rte_pktmbuf_free(burst[i]);
-        }
+        for (uint16_t i = 0; i < got; ++i)
+          if (!take(burst[i], lane)) rte_pktmbuf_free(burst[i]);
     }
   }
 
-  void take(const rte_mbuf* m, uint16_t lane) {
+  // A frame the port read: a hello is learnt from, another frame of the
+  // group from a peer is kept for the node (true: the frame is kept).
+  bool take(rte_mbuf* m, uint16_t lane) {
     const uint16_t link = port_.rx_link_header_bytes();
-    if (m->data_len < link) return;
+    if (m->data_len < link) return false;
     const auto* hdr = rte_pktmbuf_mtod(m, const uint8_t*);
-    if (!port_.accepts(hdr)) return;
+    if (!port_.accepts(hdr)) return false;
     wire::Parsed p;
-    if (wire::parse(m, link, &p) != wire::Verdict::Ok || p.type != wire::FrameType::Hello) return;
-    if (p.group != spec_.id || p.src >= spec_.members.size()) return;
+    if (wire::parse(m, link, &p) != wire::Verdict::Ok) return false;
+    if (p.group != spec_.id || p.src >= spec_.members.size()) return false;
+    if (p.type != wire::FrameType::Hello) return keep_early(m, p, lane);
+    learn(m, p, lane, hdr);
+    return false;
+  }
+
+  // Nothing of it is believed here: the node checks it as any frame (epoch,
+  // source, seal) once it starts.
+  bool keep_early(rte_mbuf* m, const wire::Parsed& p, uint16_t lane) {
+    if (p.src == me_) return false;
+    if (early_.size() >= kEarlyFramesKept) {
+      ++early_dropped_;
+      return false;
+    }
+    early_.push_back(EarlyFrame{m, lane});
+    ++early_kept_;
+    return true;
+  }
+
+  void learn(const rte_mbuf* m, const wire::Parsed& p, uint16_t lane, const uint8_t* hdr) {
     if (!sealed_hello_ok(m, p, lane)) return;
     const std::string where = spec_.source.empty() ? spec_.name : spec_.source;
     if (p.src == me_) {  // our own hello looped back, or another process with our rank
@@ -274,6 +306,9 @@ class WireDiscovery final : public Bootstrap {
   std::vector<Latest> latest_;  // [rank][lane]
   std::vector<drivers::PeerAddress> hello_to_;  // per lane
   uint64_t bad_tags_ = 0, unsealed_ = 0, stale_ = 0;
+  std::vector<EarlyFrame> early_;  // take_early_frames()
+  uint64_t early_kept_ = 0;
+  uint64_t early_dropped_ = 0;  // over kEarlyFramesKept: sent again by their channels
 };
 
 }  // namespace

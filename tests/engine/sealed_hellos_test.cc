@@ -7,6 +7,11 @@
 // it, the hello opened everywhere: rank 1, in its new life, gave up -
 // "another member at <the attacker's address> was started as rank 1 too" -
 // and rank 0 waited for it until its time-out.)
+//
+// And what discovery does with the other frames it reads: a member that was
+// done first begins the first operation while its peers still look for the
+// group. Those frames of the group wait for the member's node; they were
+// dropped, and every group's start cost a retransmission timeout.
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 
@@ -71,6 +76,7 @@ class SealedHellos : public ::testing::Test {
   struct Outcome {
     std::optional<EndpointTable> table;
     std::string error, steps;
+    std::vector<Bootstrap::EarlyFrame> early;  // the caller frees them
   };
   Outcome discover(uint32_t rank, double timeout_ms) {
     GroupSpec s = spec_;
@@ -83,6 +89,7 @@ class SealedHellos : public ::testing::Test {
       o.error = e.what();
     }
     o.steps = boot->steps();
+    o.early = boot->take_early_frames();
     return o;
   }
   // Frames waiting at a port, taken (and handed to the caller).
@@ -143,6 +150,54 @@ TEST_F(SealedHellos, AHelloSentAgainFromAnotherAddressTeachesNothing) {
   EXPECT_EQ(zero.table->members[1].lanes[0], fabric_->port(1).address()) << "rank 1's own address";
   EXPECT_EQ(zero.table->epoch, first.table->epoch);
   EXPECT_NE(zero.steps.find("hellos refused: 0 unsealed, 1 with a bad tag"), std::string::npos) << zero.steps;
+}
+
+// An ack of group `group` from rank `src`, sent by the attacker's port to
+// rank 0's: what a peer's first operation puts on the wire. Its bytes, or
+// none if it could not be sent.
+std::vector<uint8_t> ack_to_rank0(drivers::Fabric& fabric, rte_mempool* pool, uint32_t group, uint32_t src) {
+  rte_mbuf* m = rte_pktmbuf_alloc(pool);
+  if (m == nullptr) return {};
+  auto* at = reinterpret_cast<uint8_t*>(
+      rte_pktmbuf_append(m, static_cast<uint16_t>(kLink + sizeof(wire::FrameHeader) + sizeof(wire::AckBody))));
+  if (at == nullptr) {
+    rte_pktmbuf_free(m);
+    return {};
+  }
+  fabric.port(2).write_link_header(at, fabric.port(0).address());
+  wire::AckBody body{};
+  body.cum_ack = 77;
+  wire::write_ack(at + kLink, {group, 1, src}, body);
+  std::vector<uint8_t> bytes(at, at + m->pkt_len);
+  rte_mbuf* one[1] = {m};
+  if (fabric.port(2).tx_burst(0, one, 1) == 1) return bytes;
+  rte_pktmbuf_free(m);
+  return {};
+}
+
+TEST_F(SealedHellos, APeersFramesThatComeBeforeTheGroupFormedWaitForTheNode) {
+  // At rank 0's port before it starts: rank 1's frame, another group's, and
+  // one that says it is rank 0's own.
+  const std::vector<uint8_t> sent = ack_to_rank0(*fabric_, pool_, spec_.id, 1);
+  ASSERT_FALSE(sent.empty());
+  ASSERT_FALSE(ack_to_rank0(*fabric_, pool_, spec_.id + 1, 1).empty());
+  ASSERT_FALSE(ack_to_rank0(*fabric_, pool_, spec_.id, 0).empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+
+  Outcome zero, first;
+  std::thread t([&] { first = discover(1, 3000); });
+  zero = discover(0, 3000);
+  t.join();
+  ASSERT_TRUE(zero.table) << zero.error;
+  ASSERT_TRUE(first.table) << first.error;
+  ASSERT_EQ(zero.early.size(), 1u) << "rank 1's frame, and only it";
+  const rte_mbuf* kept = zero.early[0].frame;
+  EXPECT_EQ(zero.early[0].lane, 0);
+  ASSERT_EQ(kept->pkt_len, sent.size());
+  EXPECT_EQ(std::memcmp(rte_pktmbuf_mtod(kept, const uint8_t*), sent.data(), sent.size()), 0);
+  EXPECT_NE(zero.steps.find("1 early frames kept for the node"), std::string::npos) << zero.steps;
+  EXPECT_TRUE(first.early.empty());
+  for (const Bootstrap::EarlyFrame& f : zero.early) rte_pktmbuf_free(f.frame);
 }
 
 }  // namespace
