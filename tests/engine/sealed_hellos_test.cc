@@ -92,6 +92,12 @@ class SealedHellos : public ::testing::Test {
     o.early = boot->take_early_frames();
     return o;
   }
+  // Ranks 0 and 1 at once, rank 1 on a thread of its own.
+  void discover_both(Outcome& zero, Outcome& first) {
+    std::thread t([&] { first = discover(1, 3000); });
+    zero = discover(0, 3000);
+    t.join();
+  }
   // Frames waiting at a port, taken (and handed to the caller).
   std::vector<rte_mbuf*> take_all(uint32_t node) {
     std::vector<rte_mbuf*> out;
@@ -142,9 +148,7 @@ TEST_F(SealedHellos, AHelloSentAgainFromAnotherAddressTeachesNothing) {
 
   // Both members start (rank 1 in a new life).
   Outcome zero, first;
-  std::thread t([&] { first = discover(1, 3000); });
-  zero = discover(0, 3000);
-  t.join();
+  discover_both(zero, first);
   ASSERT_TRUE(zero.table) << zero.error;
   ASSERT_TRUE(first.table) << first.error;
   EXPECT_EQ(zero.table->members[1].lanes[0], fabric_->port(1).address()) << "rank 1's own address";
@@ -185,9 +189,7 @@ TEST_F(SealedHellos, APeersFramesThatComeBeforeTheGroupFormedWaitForTheNode) {
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
 
   Outcome zero, first;
-  std::thread t([&] { first = discover(1, 3000); });
-  zero = discover(0, 3000);
-  t.join();
+  discover_both(zero, first);
   ASSERT_TRUE(zero.table) << zero.error;
   ASSERT_TRUE(first.table) << first.error;
   ASSERT_EQ(zero.early.size(), 1u) << "rank 1's frame, and only it";
