@@ -330,7 +330,12 @@ uint16_t FaultPort::rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) {
   if (want > 0) {
     rte_mbuf* got[kPullBurst];
     const uint16_t n = in_.rx_burst(lane, got, want);
-    for (uint16_t i = 0; i < n; ++i) take(rx_, l, got[i], /*receiving=*/true, now);
+    // Holds count from a reading after the burst: a frame may have come
+    // while this core did not run, after `now`, and a hold from before its
+    // arrival would be short (a chain of 2 ms hops spanned 4.8 ms, not 6,
+    // on a loaded host).
+    const uint64_t arrived = n > 0 ? clock_() : now;
+    for (uint16_t i = 0; i < n; ++i) take(rx_, l, got[i], /*receiving=*/true, arrived);
   }
   uint16_t out = 0;
   while (out < max && !l.ready.empty()) {
