@@ -379,6 +379,35 @@ TEST(RateControl, AFullWindowCutsAtMostAQuarterPerRoundAndNothingWhenTheRateIsUs
   EXPECT_LE(rc.rate_bps(), used / 10 * 2);
 }
 
+// A sender whose acks let 800 Mbit/s go, window full: one round in which a
+// receiver's core did not run (its acks came after the round, a tenth went)
+// is not what the acks let go. The rate follows the most any of the last
+// rounds sent; a stall that lasts is followed.
+TEST(RateControl, OneStalledRoundDoesNotBringTheRateDown) {
+  RateControl rc(params(10'000'000'000));
+  uint64_t now = 0;
+  const auto round = [&](uint64_t sent_bps) {
+    for (int i = 0; i < 20; ++i, now += 50 * kUs) {
+      rc.on_window_full();
+      rc.on_sent(sent_bps / 8 * 50 * kUs / kS);
+      rc.on_rtt(300 * kUs, now);
+    }
+  };
+  while (rc.rate_bps() < 1'600'000'000) {
+    for (int i = 0; i < 20; ++i, now += 50 * kUs) sample(rc, 300 * kUs, now);
+  }
+  for (int i = 0; i < 20; ++i) round(800'000'000);
+  // Between 9/8 of what the acks let go and 5/4 (past that no round uses
+  // 80% of the rate, so none raises it).
+  EXPECT_GE(rc.rate_bps(), 900'000'000u);
+  EXPECT_LE(rc.rate_bps(), 1'000'000'000u);
+  round(80'000'000);
+  round(800'000'000);
+  EXPECT_GE(rc.rate_bps(), 900'000'000u) << "one stalled round: still 9/8 of what the acks let go";
+  for (int i = 0; i < 20; ++i) round(80'000'000);
+  EXPECT_LE(rc.rate_bps(), 100'000'000u) << "a stall that lasts";
+}
+
 TEST(RateControl, TheBaseRttFollowsALongerPath) {
   Link l{200e6, 1000 * 1514.0, 100 * kUs};
   RateControl rc(params(10'000'000'000));
