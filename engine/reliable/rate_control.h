@@ -11,9 +11,9 @@
 //     here first, before anything is dropped;
 //   - a loss: a hole an ack reveals, or a retransmission timeout.
 // Response, at most once per round (about one RTT): while the delay stays
-// under the target, the rate grows - doubling until the first sign of a
-// queue (slow start), then by a fixed step; above the target it falls in
-// proportion to how far above (at most by a quarter) - from the second
+// under the target, the rate grows - doubling until a queue (two rounds
+// over the target: slow start), then by a fixed step; above the target it
+// falls in proportion to how far above (at most by a quarter) - from the second
 // round over it on, one alone is a stalled core's, and a round lower than
 // the one before waits once for its queue to drain - and a loss cuts it by
 // 30%; after a cut it climbs back towards the rate it had by a quarter of
@@ -92,15 +92,19 @@ class RateControl {
     round_delay_ns_ = std::min(round_delay_ns_, q);
     if (now_ns < round_end_ns_) return false;
     const uint64_t before = rate_bps_;
-    // One round over the target after slow start waits for the next: a core
-    // that did not run for a few milliseconds (its own, reading every ack of
-    // the stall late; on 8 processes sharing 2 CPUs, every few rounds) makes
-    // one round's least delay as high as a queue's, and the next round is
-    // back at the base - a queue the rate built is still there. Without the
-    // wait each stall cut the rate, and at 1000 Mbit/s the lanes spent most
-    // of a broadcast climbing back (a step per round).
+    // One round over the target waits for the next: a core that did not run
+    // for a few milliseconds (its own, reading every ack of the stall late;
+    // on 8 processes sharing 2 CPUs, every few rounds) makes one round's
+    // least delay as high as a queue's, and the next round is back at the
+    // base - a queue the rate built is still there. Without the wait each
+    // stall cut the rate, and at 1000 Mbit/s the lanes spent most of a
+    // broadcast climbing back (a step per round). In slow start too: a
+    // group's first rounds carry its members' start (8 processes coming up
+    // on 2 CPUs), and a cut there ended slow start at 80-100 Mbit/s - the
+    // root's lane of a 1 MiB run then climbed a step a round for 70 of its
+    // 300 ms before it carried what the CPUs let through.
     const bool over = round_delay_ns_ > target_ns_;
-    const bool first_over = over && !slow_start_ && !last_over_;
+    const bool first_over = over && !last_over_;
     last_over_ = over;
     if (first_over) {
       end_round(now_ns);
