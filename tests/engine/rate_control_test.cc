@@ -205,7 +205,7 @@ TEST(RateControl, OneLateRoundDoesNotEndSlowStart) {
   };
   ms_of(0, 3);
   const uint64_t before = rc.rate_bps();
-  ms_of(4 * kMs, 1);  // every ack of a millisecond 4 ms late
+  ms_of(4 * kMs, 2);  // every ack of two milliseconds (a round and more) 4 ms late
   ms_of(0, 10);
   EXPECT_TRUE(rc.slow_start());
   EXPECT_GE(rc.rate_bps(), 8 * before) << "still doubling";
