@@ -72,28 +72,27 @@ uint32_t DelayPort::class_of(const rte_mbuf* frame) const {
 }
 
 // Moves what the inner port has into the FIFOs, as much as the fullest FIFO
-// can take (a frame's class is known only once it is read).
-void DelayPort::take_arrivals(uint16_t lane) {
+// can take (a frame's class is known only once it is read). Returns the
+// clock, read after the burst: a frame may have come while this core did
+// not run, after any earlier reading, and a hold counted from before its
+// arrival would be short.
+uint64_t DelayPort::take_arrivals(uint16_t lane) {
   auto& classes = lanes_[lane];
   uint64_t room = UINT64_MAX;
   for (const Fifo& f : classes) room = std::min<uint64_t>(room, f.ring.size() - f.size());
   rte_mbuf* got[kPullBurst];
   const uint16_t n = in_.rx_burst(lane, got, static_cast<uint16_t>(std::min<uint64_t>(room, kPullBurst)));
-  if (n == 0) return;
-  // Read after the burst: a frame may have come while this core did not
-  // run, after any earlier reading, and a hold counted from before its
-  // arrival would be short.
   const uint64_t now = clock_();
   for (uint16_t i = 0; i < n; ++i) {
     Fifo& f = classes[class_of(got[i])];
     f.ring[f.tail & (f.ring.size() - 1)] = Held{got[i], now + f.delay_ns};
     ++f.tail;
   }
+  return now;
 }
 
 uint16_t DelayPort::rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) {
-  take_arrivals(lane);
-  const uint64_t now = clock_();
+  const uint64_t now = take_arrivals(lane);
   auto& classes = lanes_[lane];
   uint16_t out = 0;
   while (out < max) {

@@ -66,7 +66,7 @@ class DelayPort final : public ForwardingPort {
     const Held& front() const { return ring[head & (ring.size() - 1)]; }
   };
   uint32_t class_of(const rte_mbuf* frame) const;
-  void take_arrivals(uint16_t lane);
+  uint64_t take_arrivals(uint16_t lane);
 
   uint64_t (*clock_)();
   // Sources sorted by address bytes, each with its delay class.
