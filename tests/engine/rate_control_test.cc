@@ -46,6 +46,13 @@ bool sample(RateControl& rc, uint64_t rtt_ns, uint64_t now) {
   return rc.on_rtt(rtt_ns, now);
 }
 
+// Samples of a quiet path (300 us) from `now` on, the lane sending at its
+// rate, until slow start took the rate to `bps`.
+void slow_start_to(RateControl& rc, uint64_t bps, uint64_t& now) {
+  while (rc.rate_bps() < bps)
+    for (int i = 0; i < 20; ++i, now += 50 * kUs) sample(rc, 300 * kUs, now);
+}
+
 struct Outcome {
   double share;          // carried / capacity over the last second
   double mean_delay_ms;  // queueing delay over the last second
@@ -368,10 +375,7 @@ TEST(RateControl, AFullWindowBringsTheRateDownToWhatTheAcksLetGo) {
 TEST(RateControl, AFullWindowCutsAtMostAQuarterPerRoundAndNothingWhenTheRateIsUsed) {
   RateControl rc(params(10'000'000'000));
   uint64_t now = 0;
-  // Slow start to 1.6 Gbit/s, the lane sending at its rate.
-  while (rc.rate_bps() < 1'600'000'000) {
-    for (int i = 0; i < 20; ++i, now += 50 * kUs) sample(rc, 300 * kUs, now);
-  }
+  slow_start_to(rc, 1'600'000'000, now);
   // A full window while the rate is used: the acks kept up - no cut.
   const uint64_t used = rc.rate_bps();
   for (int i = 0; i < 40; ++i, now += 50 * kUs) {
@@ -411,9 +415,7 @@ TEST(RateControl, OneStalledRoundDoesNotBringTheRateDown) {
       rc.on_rtt(300 * kUs, now);
     }
   };
-  while (rc.rate_bps() < 1'600'000'000) {
-    for (int i = 0; i < 20; ++i, now += 50 * kUs) sample(rc, 300 * kUs, now);
-  }
+  slow_start_to(rc, 1'600'000'000, now);
   for (int i = 0; i < 20; ++i) round(800'000'000);
   // Between 9/8 of what the acks let go and 5/4 (past that no round uses
   // 80% of the rate, so none raises it).
