@@ -29,8 +29,9 @@ static double host_us(void) {
 /* The pattern of (size, iteration): xorshift64, 8 bytes a step - the same
  * cost per byte as lanecast's bench pays for its own check (apps/common/
  * pattern.cc), so neither side's timing carries a heavier check than the
- * other's: a check of a byte at a time took 8% of both CPUs in an 8 MiB run,
- * much of it while the broadcast was still in flight. */
+ * other's. A byte at a time (a multiply per byte) it was 8% of both CPUs'
+ * samples in an 8 MiB run, and a rank that leaves the broadcast early
+ * refills or checks while the others still receive. */
 static uint64_t pattern_start(uint64_t size, int it) {
   return (size * 31u + (uint64_t)it) * 0x9E3779B97F4A7C15ull + 1;
 }
