@@ -321,8 +321,22 @@ class Progress {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     std::cerr << "plan: " << what_ << ": at " << fmt("%.1f", s) << " s, ";
     if (nodes != nodes_) std::cerr << "group-size fit point " << nodes << " nodes, ";
-    if (segments == of) std::cerr << (nodes != nodes_ ? "every segment\n" : "simulating in full\n");
-    else std::cerr << "fit point " << segments << " segments\n";
+    if (segments != of) std::cerr << "fit point " << segments << " segments\n";
+    else if (nodes != nodes_) std::cerr << "every segment\n";
+    else std::cerr << "simulating in full" << full_hint(uint64_t{nodes} * segments) << "\n";
+  }
+  // A full simulation far past kLongWork: how long it may take, and how
+  // not to wait (a user who asked for every algorithm at 4096 nodes x 1 GiB
+  // otherwise watched symmetric's line for minutes). Paces on one core of
+  // this project's 2-CPU VM: kLongWork's 2 s is 8.4M (node, segment) pairs
+  // a second; symmetric covered 4.5M (196M pairs in 44 s).
+  static std::string full_hint(uint64_t pairs) {
+    if (pairs < 16 * kLongWork) return "";
+    const uint64_t lo = pairs / 8'400'000 / 60, hi = pairs / 4'500'000 / 60;
+    const std::string span =
+        lo == 0 ? "up to " + std::to_string(hi + 1) : std::to_string(lo) + "-" + std::to_string(hi + 1);
+    return " (" + std::to_string(pairs / 1'000'000) + "M (node, segment) pairs: roughly " + span +
+           " min; no fit applies here - leave the algorithm out of --algo, or a smaller --size or --nodes takes less)";
   }
   void done(const Run& r) const {
     if (!on_) return;

@@ -92,6 +92,9 @@ expect 2 "--fit: auto, always or never, not 'sometimes'" plan --algo chain --nod
 expect 2 "--fit-points: three increasing segment counts" plan --algo chain --nodes 8 --size 1K --fit-points 512,256,1024
 expect 2 "--fit-points: three increasing segment counts" plan --algo chain --nodes 8 --size 1K --fit-points 1,2
 expect 0 "method +fitted: simulated at 4, 8 and 16 segments" plan --algo chain --nodes 8 --size 64K --fit always --fit-points 4,8,16
+# a full simulation of minutes says so as it starts, and how not to wait (stopped after 3 s)
+expect 124 "simulating in full \(392M \(node, segment\) pairs: roughly up to 2 min; no fit applies here - leave the algorithm out of --algo" \
+  env timeout 3 "$bin" plan --algo symmetric --nodes 2048 --size 256M
 expect 2 "--node-fit: auto, always or never, not 'sometimes'" plan --algo bintree --nodes 8 --size 1K --node-fit sometimes
 expect 0 "fitted in the group size: simulated on 16, 32 and 64 nodes.*per-rank figures are not simulated" \
   plan --algo binomial --nodes 1024 --size 1M --node-fit always
