@@ -96,7 +96,9 @@ void Node::handle_ack(Rank src, const wire::AckBody& ack, uint16_t flags, uint64
     return;
   }
   Channel& c = channel(src, ack.lane);
-  const reliable::SendChannel::AckResult r = c.tx.on_ack(ack.cum_ack, ack.sack, now, (flags & wire::kFlagDuplicates) != 0);
+  const bool duplicates = (flags & wire::kFlagDuplicates) != 0;
+  const reliable::SendChannel::AckResult r =
+      c.tx.on_ack(ack.cum_ack, ack.sack, now, duplicates, {ack.newest_seq, ack.newest_rx_ns});
   if (!r.valid) {
     counters_.rx_bad_ack.add();
     return;
@@ -239,6 +241,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     case reliable::RecvChannel::Check::New:
       break;
   }
+  c.rx.note_arrival(d.seq, now);
   if (p.flags & wire::kFlagAbandoned) {
     // Its broadcast failed at the sender: keep the channel in step, drop it.
     c.rx.accept(d.seq);

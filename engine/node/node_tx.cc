@@ -267,8 +267,8 @@ bool Node::send_ack(Channel& c, uint64_t now) {
   return true;
 }
 
-// Rate control: the lane's controller hears the ack's RTT sample and any
-// hole it revealed; the lane's pacer follows its rate.
+// Rate control: the lane's controller hears the ack's RTT sample, the
+// queue its frame met on the way there, and any hole it revealed; the lane's pacer follows its rate.
 void Node::adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, uint64_t now) {
   reliable::RateControl& rc = rates_[lane];
   const uint64_t before = rc.rate_bps();
@@ -277,7 +277,7 @@ void Node::adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, 
   // ack's delay sample is judged.
   if (r.spurious_timeout && rc.on_spurious_timeout()) counters_.rate_cut_undone.add();
   const uint64_t judged = rc.rate_bps();
-  if (r.path_rtt_ns != 0 && rc.on_rtt(r.path_rtt_ns, now)) {
+  if (r.path_rtt_ns != 0 && rc.on_rtt(r.path_rtt_ns, now, r.forward_queue_ns)) {
     if (rc.rate_bps() > judged) counters_.rate_raised.add();
     else if (rc.followed_acks()) counters_.rate_cut_window.add();
     else counters_.rate_cut_delay.add();

@@ -4,11 +4,15 @@
 // last resort signal as in TCP.
 //
 // Signals, per lane (every channel of the lane feeds it):
-//   - the queueing delay an ack reveals: the round trip of the newest frame
-//     it covers (SendChannel::AckResult::path_rtt_ns: not the wait for a
-//     batched ack) less the least seen lately (the path's base). A queue building anywhere on the way -
-//     this member's own uplink, a switch port a receiver shares - shows
-//     here first, before anything is dropped;
+//   - the queueing delay an ack reveals: the one-way delay of the newest
+//     frame it covers (the receiver's clock at its arrival, echoed, less
+//     this sender's at its departure) less the least seen lately on that
+//     channel (SendChannel::AckResult::forward_queue_ns), and never more
+//     than its round trip (path_rtt_ns: not the wait for a batched ack) less
+//     the least round trip seen lately. A queue building anywhere on the way
+//     there - this member's own uplink, a switch port a receiver shares -
+//     shows here first, before anything is dropped; the queue on the way
+//     back, the receiver's own uplink, does not (on_rtt());
 //   - a loss: a hole an ack reveals, or a retransmission timeout.
 // Response, at most once per round (about one RTT): while the delay stays
 // under the target, the rate grows - doubling until a queue (two rounds
@@ -32,6 +36,8 @@
 
 #include <algorithm>
 #include <cstdint>
+
+#include "engine/reliable/windowed_min.h"
 
 namespace lanecast::engine::reliable {
 
@@ -63,7 +69,7 @@ class RateControl {
         step_bps_(p.step_bps ? p.step_bps : std::max<uint64_t>(1'000'000, p.ceiling_bps / 1024)) {}
 
   uint64_t rate_bps() const { return rate_bps_; }
-  uint64_t base_rtt_ns() const { return base_now_; }
+  uint64_t base_rtt_ns() const { return base_.least(); }
   bool slow_start() const { return slow_start_; }
   // Whether it competes with a queue it did not build (Params::standing_rounds).
   bool competing() const { return target_ns_ != p_.target_delay_ns; }
@@ -82,13 +88,24 @@ class RateControl {
   // The last change on_rtt() reported came from follow_acks(), not a queue.
   bool followed_acks() const { return followed_acks_; }
 
-  // An RTT sample (an ack of a frame sent once). Returns whether the rate changed.
-  bool on_rtt(uint64_t rtt_ns, uint64_t now_ns) {
-    note_base(rtt_ns, now_ns);
+  static constexpr uint64_t kNoForwardQueue = UINT64_MAX;
+  // An RTT sample (an ack of a frame sent once) and, when the ack said when
+  // the frame arrived, the queue on the way there (forward_queue_ns: see
+  // SendChannel::AckResult). Returns whether the rate changed.
+  bool on_rtt(uint64_t rtt_ns, uint64_t now_ns, uint64_t forward_queue_ns = kNoForwardQueue) {
+    const uint64_t base = base_.note(rtt_ns, now_ns);
     srtt_ns_ = srtt_ns_ == 0 ? rtt_ns : (7 * srtt_ns_ + rtt_ns) / 8;
+    // The queue is the forward path's alone where the ack tells it: an ack
+    // comes back on the receiver's uplink, behind what the receiver itself
+    // sends - a forwarder's whole output - so the round trip holds the
+    // receiver's queue too, one no rate of this sender's drains (LEDBAT
+    // measures one-way delay for this reason, RFC 6817).
+    // The round trip's queue still bounds it: a receiver's clock that
+    // drifted since the base was taken can only make the one-way figure
+    // larger than the truth.
+    const uint64_t q = std::min(rtt_ns > base ? rtt_ns - base : 0, forward_queue_ns);
     // The round's least delay decides: a standing queue delays every frame
     // of the round, a stalled core (a late ack) only some.
-    const uint64_t q = rtt_ns > base_now_ ? rtt_ns - base_now_ : 0;
     round_delay_ns_ = std::min(round_delay_ns_, q);
     if (now_ns < round_end_ns_) return false;
     const uint64_t before = rate_bps_;
@@ -309,18 +326,6 @@ class RateControl {
     // that are the same queue seen twice).
     round_end_ns_ = now_ns + std::max(srtt_ns_, p_.target_delay_ns);
   }
-  // The least RTT over the last one to two windows: two minima, the older
-  // dropped when a window ends, so a path that got longer is learned.
-  void note_base(uint64_t rtt_ns, uint64_t now_ns) {
-    if (now_ns >= window_end_ns_) {
-      base_old_ = base_new_;
-      base_new_ = UINT64_MAX;
-      window_end_ns_ = now_ns + p_.base_window_ns;
-    }
-    base_new_ = std::min(base_new_, rtt_ns);
-    base_now_ = std::min(base_old_, base_new_);
-  }
-
   Params p_;
   uint64_t rate_bps_;
   uint64_t step_bps_;
@@ -349,8 +354,7 @@ class RateControl {
     bool slow_start = false;
   };
   Undo undo_;
-  uint64_t base_old_ = UINT64_MAX, base_new_ = UINT64_MAX, base_now_ = UINT64_MAX;
-  uint64_t window_end_ns_ = 0;
+  WindowedMin<uint64_t> base_{p_.base_window_ns};  // the least RTT lately
 };
 
 }  // namespace lanecast::engine::reliable

@@ -37,6 +37,14 @@ class RecvChannel {
     return in_order;
   }
 
+  // A frame check() found New arrived at now_ns (the receiver's clock): the
+  // newest so far is echoed in the next ack (wire::AckBody::newest_seq).
+  void note_arrival(uint32_t seq, uint64_t now_ns) {
+    if (newest_rx_ns_ != 0 && !seq_before(newest_seq_, seq)) return;
+    newest_seq_ = seq;
+    newest_rx_ns_ = now_ns == 0 ? 1 : now_ns;  // 0 says "none yet"
+  }
+
   // A frame check() found Duplicate: the next ack says so (kFlagDuplicates).
   void note_duplicate() { duplicates_ = true; }
   // Whether duplicates came since the last call.
@@ -52,6 +60,8 @@ class RecvChannel {
     a.lane = lane;
     a.sack[0] = bits(cum_ + 1);
     a.sack[1] = bits(cum_ + 65);
+    a.newest_seq = newest_seq_;
+    a.newest_rx_ns = newest_rx_ns_;
     return a;
   }
 
@@ -74,6 +84,8 @@ class RecvChannel {
   uint64_t bits_[kBits / 64] = {};
   uint32_t cum_ = 0;
   bool duplicates_ = false;  // since the last ack
+  uint32_t newest_seq_ = 0;    // the newest frame that arrived, and when (0: none yet)
+  uint64_t newest_rx_ns_ = 0;
 };
 
 }  // namespace lanecast::engine::reliable

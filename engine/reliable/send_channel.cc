@@ -60,7 +60,7 @@ void SendChannel::sample_rtt(uint64_t rtt) {
 }
 
 SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t now_ns,
-                                           bool duplicates) {
+                                           bool duplicates, Arrival arrival) {
   AckResult r;
   // An ack may not acknowledge what was never sent.
   if (seq_before(next_, cum_ack)) {
@@ -118,8 +118,14 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
   }
   // Karn's rule: only a frame sent once gives an unambiguous sample.
   if (any && slot(oldest).tries == 1 && now_ns >= slot(oldest).sent_ns) sample_rtt(now_ns - slot(oldest).sent_ns);
-  if (any && slot(newest).tries == 1 && now_ns >= slot(newest).sent_ns)
+  if (any && slot(newest).tries == 1 && now_ns >= slot(newest).sent_ns) {
     r.path_rtt_ns = std::max<uint64_t>(1, now_ns - slot(newest).sent_ns);
+    // The one-way delay, when the ack echoes this very frame's arrival.
+    if (arrival.rx_ns != 0 && arrival.seq == newest) {
+      const uint64_t owd = arrival.rx_ns - slot(newest).sent_ns + (uint64_t{1} << 63);
+      r.forward_queue_ns = owd - base_owd_.note(owd, now_ns);
+    }
+  }
 
   const uint32_t old_base = base_;
   while (base_ != next_ && acked(base_)) clear_acked(base_++);

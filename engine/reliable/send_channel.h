@@ -23,6 +23,7 @@
 
 #include "engine/reliable/flight_pool.h"
 #include "engine/reliable/seq.h"
+#include "engine/reliable/windowed_min.h"
 
 namespace lanecast::engine::reliable {
 
@@ -36,6 +37,18 @@ struct RttParams {
   uint64_t min_rto_ns = 1'000'000;
   uint64_t max_rto_ns = 200'000'000;
   uint32_t fast_retransmit_after = 3;   // acked frames beyond a hole
+  // The base one-way delay (AckResult::forward_queue_ns) is the least seen
+  // within this: as a rate controller's base RTT, and short enough that two
+  // hosts' clocks drifting apart (tens of ppm) move it by tens of
+  // microseconds at most.
+  uint64_t base_window_ns = 2'000'000'000;
+};
+
+// When the newest data frame arrived at the receiver, by its clock, as its
+// ack echoes it (wire::AckBody::newest_seq, newest_rx_ns; rx_ns 0: none).
+struct Arrival {
+  uint32_t seq = 0;
+  uint64_t rx_ns = 0;
 };
 
 class SendChannel {
@@ -80,6 +93,11 @@ class SendChannel {
     // (0: none - Karn's rule): the path's RTT and its queues, without the
     // wait for a batched ack that the timer's sample (the oldest's) includes.
     uint64_t path_rtt_ns = 0;
+    // The queue that frame met on the way to the receiver: its one-way delay
+    // (the receiver's clock at arrival less ours at departure, the two
+    // clocks' offset included) less the least seen on this channel lately
+    // (UINT64_MAX: no sample - the ack echoed another frame, or none).
+    uint64_t forward_queue_ns = UINT64_MAX;
     // The timer fired while the peer was silent, and this ack shows that
     // what it re-sent had arrived: the silence was a late peer (a core that
     // did not run, acks held up), not a loss. Shown by frames sent before
@@ -90,7 +108,9 @@ class SendChannel {
     bool spurious_timeout = false;
   };
   // `duplicates`: data frames came to the receiver again since its last ack.
-  AckResult on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t now_ns, bool duplicates = false);
+  // `arrival`: what the ack echoed of the newest frame's arrival.
+  AckResult on_ack(uint32_t cum_ack, const uint64_t sack[2], uint64_t now_ns, bool duplicates = false,
+                   Arrival arrival = {});
 
   // --- frames to send again (holes, timeouts, abandoned frames), oldest first
   bool has_resend() const { return slab_ != nullptr && slab_->resend_count > 0; }
@@ -166,6 +186,10 @@ class SendChannel {
   uint64_t rttvar_ns_ = 0;
   uint64_t rto_ns_;
   uint64_t last_progress_ns_ = 0;
+  // The least one-way delay lately, as (rx - sent + 2^63) mod 2^64: the
+  // clocks' offset may make the difference negative, and the bias keeps
+  // the order of such values in an unsigned one.
+  WindowedMin<uint64_t> base_owd_{rtt_.base_window_ns};
   // Whether the last timeout was spurious (AckResult::spurious_timeout):
   // open from the first timeout of a silence until acks tell - at once by
   // a frame first sent before it, or by duplicates reported up to a timeout

@@ -73,6 +73,9 @@ void ack_to_wire(AckBody& b) {
   b.reserved = 0;
   b.sack[0] = le(b.sack[0]);
   b.sack[1] = le(b.sack[1]);
+  b.newest_seq = le(b.newest_seq);
+  b.reserved2 = 0;
+  b.newest_rx_ns = le(b.newest_rx_ns);
 }
 
 void hello_to_wire(HelloBody& b) {

@@ -15,11 +15,12 @@ struct rte_mbuf;
 
 namespace lanecast::engine::wire {
 
-// Version 4: sealed frames (kFlagSealed: a group key's tags) and the
+// Version 5: acks echo when the newest data frame arrived (a sender's
+// one-way delay). Version 4: sealed frames (kFlagSealed: a group key's tags) and the
 // sender's clock in hellos. Version 3: the group's epoch (incarnation) in
 // every frame. Version 2: datagram frames, the ack-now flag, acks per
 // (peer, lane).
-inline constexpr uint8_t kVersion = 4;
+inline constexpr uint8_t kVersion = 5;
 
 // Data frames go through a reliable channel (sequenced, acknowledged, sent
 // again until acknowledged); datagrams do not (no sequence number, never
@@ -100,13 +101,21 @@ static_assert(sizeof(DataBody) == 48);
 
 // Cumulative ack with a selective bitmap for the channel on `lane`: every seq
 // < cum_ack is received, and bit i of sack means cum_ack + 1 + i is too.
+// newest_seq is the newest (highest) seq the receiver has seen on the
+// channel and newest_rx_ns its clock when that frame arrived (0: none yet):
+// the sender, knowing when it sent it, learns the one-way delay up to a
+// constant (the two clocks' offset), so the queue on the way there apart
+// from the one the ack met coming back (reliable/rate_control.h).
 struct AckBody {
   uint32_t cum_ack;
   uint16_t lane;
   uint16_t reserved;
   uint64_t sack[2];
+  uint32_t newest_seq;
+  uint32_t reserved2;
+  uint64_t newest_rx_ns;
 };
-static_assert(sizeof(AckBody) == 24);
+static_assert(sizeof(AckBody) == 40);
 
 // A member announcing itself to its group (wire discovery): who it is, this
 // life of its process, what it was told the group is, and whether it has

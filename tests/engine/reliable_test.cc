@@ -296,6 +296,73 @@ TEST(RecvChannel, DuplicatesAreReportedOnce) {
   EXPECT_FALSE(rx.take_duplicates());
 }
 
+TEST(RecvChannel, TheAckEchoesWhenTheNewestFrameArrived) {
+  RecvChannel rx;
+  EXPECT_EQ(rx.make_ack(0).newest_rx_ns, 0u) << "nothing arrived yet";
+  rx.note_arrival(3, 500 * kUs);
+  rx.accept(3);
+  rx.note_arrival(1, 600 * kUs);  // older than 3 (a hole filled late): not the newest
+  rx.accept(1);
+  auto a = rx.make_ack(0);
+  EXPECT_EQ(a.newest_seq, 3u);
+  EXPECT_EQ(a.newest_rx_ns, 500 * kUs);
+  rx.note_arrival(4, 0);  // a clock at 0 is still an arrival
+  a = rx.make_ack(0);
+  EXPECT_EQ(a.newest_seq, 4u);
+  EXPECT_NE(a.newest_rx_ns, 0u);
+}
+
+// The one-way delay is learned up to the two clocks' offset - here the
+// receiver's clock is 7 s behind the sender's, so rx - sent is negative -
+// and what the channel reports is the queue above the least of it: the
+// forward path's alone, however long the ack then took to come back.
+TEST(SendChannel, TheQueueOnTheWayThereComesFromTheEchoedArrival) {
+  Sender s(16);
+  const uint64_t offset = 7'000'000 * kUs;  // receiver clock = sender clock - offset
+  const uint64_t t0 = 8'000'000 * kUs;
+  const uint64_t none[2] = {0, 0};
+  // Frame 0: 40 us there, acked 1 ms later (a queue on the way back).
+  s.tx.push(1, 0, t0);
+  auto r = s.tx.on_ack(1, none, t0 + 1040 * kUs, false, {0, t0 + 40 * kUs - offset});
+  EXPECT_EQ(r.path_rtt_ns, 1040 * kUs);
+  EXPECT_EQ(r.forward_queue_ns, 0u) << "the first sample is the base";
+  // Frame 1: 340 us there (300 us of queue), back at once.
+  s.tx.push(1, 1, t0 + 2000 * kUs);
+  r = s.tx.on_ack(2, none, t0 + 2350 * kUs, false, {1, t0 + 2340 * kUs - offset});
+  EXPECT_EQ(r.forward_queue_ns, 300 * kUs);
+  // Frame 2: an ack that echoes another frame's arrival gives no sample.
+  s.tx.push(1, 2, t0 + 3000 * kUs);
+  r = s.tx.on_ack(3, none, t0 + 3100 * kUs, false, {1, t0 + 2340 * kUs - offset});
+  EXPECT_EQ(r.forward_queue_ns, UINT64_MAX);
+  EXPECT_NE(r.path_rtt_ns, 0u);
+  // Nor does one that echoes nothing (rx 0).
+  s.tx.push(1, 3, t0 + 4000 * kUs);
+  EXPECT_EQ(s.tx.on_ack(4, none, t0 + 4100 * kUs).forward_queue_ns, UINT64_MAX);
+}
+
+TEST(SendChannel, TheBaseOneWayDelayFollowsAClockThatDrifted) {
+  RttParams p;
+  p.base_window_ns = 100'000 * kUs;  // 100 ms
+  Sender s(16, p);
+  const uint64_t none[2] = {0, 0};
+  uint64_t now = 1000 * kUs;
+  uint32_t seq = 0;
+  auto owd_sample = [&](uint64_t owd_ns) {
+    s.tx.push(1, seq, now);
+    const auto r = s.tx.on_ack(seq + 1, none, now + owd_ns + 10 * kUs, false, {seq, now + owd_ns});
+    ++seq;
+    now += 10'000 * kUs;
+    return r.forward_queue_ns;
+  };
+  EXPECT_EQ(owd_sample(50 * kUs), 0u);
+  EXPECT_EQ(owd_sample(250 * kUs), 200 * kUs);
+  // The receiver's clock now reads 100 us later than before, for good: once
+  // two windows passed, that is the base, not a queue.
+  uint64_t last = 0;
+  for (int i = 0; i < 25; ++i) last = owd_sample(150 * kUs);
+  EXPECT_EQ(last, 0u);
+}
+
 TEST(SendChannel, SelectiveAckTriggersOneFastRetransmitOfTheHole) {
   Sender s(16);
   for (uint32_t i = 0; i < 8; ++i) s.tx.push(1, i, 0);

@@ -82,6 +82,8 @@ TEST_F(Wire, RoundTripAck) {
   a.lane = 3;
   a.sack[0] = 0x5;
   a.sack[1] = 1ull << 63;
+  a.newest_seq = 0xfffffffe;
+  a.newest_rx_ns = 0x0123456789abcdefull;
   write_ack(p + kLink, {9, 2, 4}, a);
   Parsed out;
   ASSERT_EQ(parse(m, kLink, &out), Verdict::Ok);
@@ -90,6 +92,8 @@ TEST_F(Wire, RoundTripAck) {
   EXPECT_EQ(out.ack.lane, 3u);
   EXPECT_EQ(out.ack.sack[0], 0x5u);
   EXPECT_EQ(out.ack.sack[1], 1ull << 63);
+  EXPECT_EQ(out.ack.newest_seq, 0xfffffffeu);
+  EXPECT_EQ(out.ack.newest_rx_ns, 0x0123456789abcdefull);
   rte_pktmbuf_free(m);
 }
 
