@@ -273,6 +273,7 @@ void Node::adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, 
   reliable::RateControl& rc = rates_[lane];
   const uint64_t before = rc.rate_bps();
   rc.on_sent(tx_lanes_.take_sent_bytes(lane));
+  rc.on_acked(uint64_t{r.newly} * (link_bytes_ + hdr_data_ + cfg_.segment_bytes));  // as if each a full segment
   // First: a timeout this ack shows spurious gives its cut back before the
   // ack's delay sample is judged.
   if (r.spurious_timeout && rc.on_spurious_timeout()) counters_.rate_cut_undone.add();

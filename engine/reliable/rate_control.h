@@ -16,7 +16,8 @@
 //   - a loss: a hole an ack reveals, or a retransmission timeout.
 // Response, at most once per round (about one RTT): while the delay stays
 // under the target, the rate grows - doubling until a queue (two rounds
-// over the target: slow start), then by a fixed step; above the target it
+// over the target: slow start, whose first cut goes down to what the acks
+// delivered), then by a fixed step; above the target it
 // falls in proportion to how far above (at most by a quarter) - from the second
 // round over it on, one alone is a stalled core's, and a round lower than
 // the one before waits once for its queue to drain - and a loss cuts it by
@@ -82,6 +83,8 @@ class RateControl {
   // pacer that still held frames back at each burst's end) floods the path
   // the moment the window opens (RFC 7661's point for TCP's window).
   void on_sent(uint64_t bytes) { round_sent_ += bytes; }
+  // Bytes an ack newly acknowledged: what the path delivered (standing()).
+  void on_acked(uint64_t bytes) { round_acked_ += bytes; }
   // A channel of the lane had frames to send and its window was full: acks,
   // not the pacer, held the lane back this round (see follow_acks()).
   void on_window_full() { window_full_ = true; }
@@ -153,7 +156,7 @@ class RateControl {
       held_ = true;
     } else {
       held_ = false;
-      if (standing()) {
+      if (standing(now_ns)) {
         // Rounds of cuts did not bring the delay down (a queue this sender built drains when it
         // cuts, if others build it too they cut too): not this sender's queue. A sender that keeps
         // yielding to it - to TCP filling a switch port, to a core that answers late - ends with
@@ -169,6 +172,7 @@ class RateControl {
         under_rounds_ = 0;
         episode_delay_ns_ = 0;
       } else {
+        const bool leaving_slow_start = slow_start_;
         slow_start_ = false;
         under_rounds_ = 0;
         // Down in proportion to the excess, at most a quarter per round: deeper cuts drained the
@@ -180,6 +184,7 @@ class RateControl {
         undo_ = Undo{};  // a queue now: a timeout's cut stays
         rate_bps_ =
             static_cast<uint64_t>(static_cast<double>(rate_bps_) * (1.0 - std::min(0.25, 0.25 * excess)));
+        if (leaving_slow_start) drain_overshoot(now_ns);
       }
     }
     end_round(now_ns);
@@ -260,13 +265,45 @@ class RateControl {
   // cuts; a stalled receiver's or another sender's moves up and down by
   // tens of percent whatever the rate). Notes the rate the episode, or
   // the last fall that counted, began at: the cuts before it worked.
-  bool standing() {
+  // Rounds whose rate is still over a quarter above the most the path
+  // delivered in any of the last kSentRounds rounds count for nothing: the
+  // queue grows because this sender sends more than gets through, and its
+  // cuts have not yet taken it under the link. Slow start ends that way: on
+  // 8 member processes at 200 Mbit/s the root doubled to 1600 Mbit/s before
+  // a round's delay showed the queue, and a quarter a round takes seven
+  // rounds to come back under the link - the delay rose through six of
+  // them, the root took its own 20-60 ms queue for another's and
+  // tolerated it for a second (eight broadcasts of 1 MiB at a third of the
+  // line, every one with timeouts).
+  bool standing(uint64_t now_ns) {
+    const double delivered = std::max(acked_bps(now_ns), recent_acked_max());
+    if (static_cast<double>(rate_bps_) * 4 > delivered * 5) {
+      episode_delay_ns_ = 0;
+      over_rounds_ = 0;
+      return false;
+    }
     if (episode_delay_ns_ == 0 || round_delay_ns_ * 4 < episode_delay_ns_ * 3) {
       episode_rate_bps_ = rate_bps_;
       episode_delay_ns_ = round_delay_ns_;
       over_rounds_ = 0;
     }
     return ++over_rounds_ > p_.standing_rounds;
+  }
+
+  // Slow start ends over the link, by as much as the delay lagged: a root
+  // on 8 member processes at 200 Mbit/s doubled to 1600 Mbit/s, and a
+  // quarter a round, each round as long as the round trip its own queue
+  // made (tens of milliseconds), took seven rounds to come under the link.
+  // So the first cut goes down to what the acks delivered, the most of the
+  // last rounds - the path's rate while the queue built (BBR leaves its
+  // startup the same way, pacing under the delivery rate until the queue it
+  // made is gone; Cardwell et al. 2016) - and the climb after it aims no
+  // higher: the rate slow start reached was never the path's.
+  void drain_overshoot(uint64_t now_ns) {
+    const auto delivered = static_cast<uint64_t>(std::max(acked_bps(now_ns), recent_acked_max()));
+    if (delivered == 0 || delivered >= rate_bps_) return;  // no acks to go by, or under them already
+    rate_bps_ = delivered;
+    last_cut_from_bps_ = delivered;
   }
 
   // The round's least delay is at least an eighth under the round
@@ -313,9 +350,19 @@ class RateControl {
 
   // The most any of the last kSentRounds rounds sent, bits/s.
   double recent_sent_max() const { return *std::max_element(recent_sent_bps_, recent_sent_bps_ + kSentRounds); }
+  // What acks acknowledged this round, bits/s, and the most of the last rounds.
+  double acked_bps(uint64_t now_ns) const {
+    const uint64_t elapsed = now_ns - round_start_ns_;
+    return elapsed > 0 ? static_cast<double>(round_acked_) * 8e9 / static_cast<double>(elapsed) : 0;
+  }
+  double recent_acked_max() const { return *std::max_element(recent_acked_bps_, recent_acked_bps_ + kSentRounds); }
 
   void end_round(uint64_t now_ns) {
-    if (now_ns > round_start_ns_) recent_sent_bps_[round_index_++ % kSentRounds] = sent_bps(now_ns);
+    if (now_ns > round_start_ns_) {
+      recent_acked_bps_[round_index_ % kSentRounds] = acked_bps(now_ns);
+      recent_sent_bps_[round_index_++ % kSentRounds] = sent_bps(now_ns);
+    }
+    round_acked_ = 0;
     rate_bps_ = std::clamp(rate_bps_, p_.floor_bps, p_.ceiling_bps);
     prev_delay_ns_ = round_delay_ns_;
     round_sent_ = 0;
@@ -347,6 +394,8 @@ class RateControl {
   uint64_t loss_round_end_ns_ = 0;
   static constexpr uint32_t kSentRounds = 8;
   double recent_sent_bps_[kSentRounds] = {};  // what the last rounds sent, bits/s (follow_acks())
+  double recent_acked_bps_[kSentRounds] = {};  // what their acks acknowledged, bits/s (standing())
+  uint64_t round_acked_ = 0;                   // bytes acknowledged this round (on_acked)
   uint32_t round_index_ = 0;
   // The last timeout's cut, to undo should the timeout prove spurious.
   struct Undo {

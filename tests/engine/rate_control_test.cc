@@ -41,9 +41,12 @@ struct Link {
 };
 
 // An RTT sample of a sender with a backlog, one per 50 us: it sent at its
-// rate since the last one.
-bool sample(RateControl& rc, uint64_t rtt_ns, uint64_t now) {
-  rc.on_sent(rc.rate_bps() / 8 * 50 * kUs / kS);
+// rate since the last one, and the acks acknowledged `acked` bytes (< 0: as
+// much as it sent).
+bool sample(RateControl& rc, uint64_t rtt_ns, uint64_t now, double acked = -1) {
+  const uint64_t sent = rc.rate_bps() / 8 * 50 * kUs / kS;
+  rc.on_sent(sent);
+  rc.on_acked(acked < 0 ? sent : static_cast<uint64_t>(acked));
   return rc.on_rtt(rtt_ns, now);
 }
 
@@ -75,7 +78,7 @@ Outcome drive(RateControl& rc, Link& l, uint64_t seconds, uint64_t from_ns = 0, 
       ++samples;
     }
     if (lossy_signals && l.drops != drops) rc.on_loss(now);
-    sample(rc, l.rtt_ns(), now);
+    sample(rc, l.rtt_ns(), now, out);
   }
   return {carried * 8 / l.capacity_bps, delay_sum / static_cast<double>(samples), l.drops - drops_before};
 }
@@ -187,7 +190,12 @@ TEST(RateControl, OneRoundOfLateAcksCutsNothing) {
 // (10 ms apart: longer than any RTT here), 200 us of base.
 TEST(RateControl, ARoundWhoseQueueDrainsWaitsForTheNextBeforeCuttingAgain) {
   RateControl rc(params(1'000'000'000));
-  const auto round = [&rc](uint64_t i, uint64_t delay_ns) { return sample(rc, 200 * kUs + delay_ns, i * 10 * kMs); };
+  const auto round = [&rc](uint64_t i, uint64_t delay_ns) {
+    const uint64_t bytes = rc.rate_bps() / 8 / 100;  // the round's 10 ms at its rate, every byte acknowledged
+    rc.on_sent(bytes);
+    rc.on_acked(bytes);
+    return rc.on_rtt(200 * kUs + delay_ns, i * 10 * kMs);
+  };
   round(0, 0);
   EXPECT_FALSE(round(1, 3 * kMs)) << "one round over the target: a stall, maybe";
   EXPECT_TRUE(round(2, 3 * kMs)) << "slow start ends at a queue that stays";
@@ -429,6 +437,39 @@ TEST(RateControl, OneStalledRoundDoesNotBringTheRateDown) {
   EXPECT_LE(rc.rate_bps(), 100'000'000u) << "a stall that lasts";
 }
 
+// Slow start overshoots: the delay shows a round after the rate doubled,
+// and a sender whose samples come late (8 member processes on 2 CPUs) sees
+// it later still - a root went to 1600 Mbit/s on a 200 Mbit/s link. Its
+// cuts, a quarter a round, take seven or more rounds to come under the
+// link, and the queue grows through them: its own, not another's, and not
+// to be tolerated (Params::standing_rounds). Taken for another's, it stood
+// for good here (a 60 ms queue, the rate back at 3.2 Gbit/s). And the cut
+// that ends slow start goes down to what the acks delivered at once
+// (RateControl::drain_overshoot()), so the queue drains sooner.
+TEST(RateControl, AQueueItsOwnOvershootBuiltIsNotTakenForAnothers) {
+  Link l{200e6, 1000 * 1514.0, 200 * kUs};
+  RateControl::Params p = params(10'000'000'000);
+  p.start_bps = 1'600'000'000;
+  RateControl rc(p);
+  bool competed = false;
+  uint64_t drained_at = 0;  // when the queue was first under 1 ms again
+  constexpr uint64_t dt = 50 * kUs;
+  for (uint64_t now = 0; now < 2 * kS; now += dt) {
+    const double out = l.run(static_cast<double>(rc.rate_bps()), dt);
+    sample(rc, l.rtt_ns(), now, out);
+    competed = competed || rc.competing();
+    if (drained_at == 0 && now > 10 * kMs && l.rtt_ns() - l.base_rtt_ns < kMs) drained_at = now;
+  }
+  EXPECT_FALSE(competed) << "target " << rc.target_delay_ns() / kUs << " us";
+  // Its first cut goes down to what the acks delivered: the 60 ms queue is
+  // gone within 0.4 s (cutting a quarter a round, in 0.85 s).
+  EXPECT_GT(drained_at, 0u);
+  EXPECT_LE(drained_at, 400 * kMs);
+  const Outcome o = drive(rc, l, 3, 2 * kS);
+  EXPECT_GE(o.share, 0.95);
+  EXPECT_LE(o.mean_delay_ms, 2.0);
+}
+
 TEST(RateControl, TheBaseRttFollowsALongerPath) {
   Link l{200e6, 1000 * 1514.0, 100 * kUs};
   RateControl rc(params(10'000'000'000));
@@ -473,6 +514,7 @@ double chain_share(uint32_t forwarders, bool told_forward_queue, uint64_t stall_
       rc[i].on_sent(static_cast<uint64_t>(sent));
       const uint64_t drops = up[i].drops;
       const double out = up[i].run(sent * 8e9 / static_cast<double>(dt), dt);
+      rc[i].on_acked(static_cast<uint64_t>(out));
       if (up[i].drops != drops) rc[i].on_loss(now);
       if (i + 1 < senders) held[i + 1] += out;
       else if (now >= last) got += out;
@@ -546,7 +588,7 @@ Shares compete(RateControl& rc, LossBasedFlow& tcp, Link& l, uint64_t seconds) {
     }
     tcp.tick(now, l.rtt_ns(), dropped);
     if (dropped) rc.on_loss(now);
-    sample(rc, l.rtt_ns(), now);
+    sample(rc, l.rtt_ns(), now, out * a / (a + b));
   }
   const double capacity = l.capacity_bps / 8 * 2;  // bytes in the last two seconds
   return {ours / capacity, theirs / capacity};
@@ -587,8 +629,8 @@ TEST(RateControl, TwoControllersSplitALinkAndKeepItsQueueShort) {
       ++samples;
     }
     if (l.drops != drops) a.on_loss(now), b.on_loss(now);
-    sample(a, l.rtt_ns(), now);
-    if (now >= kS) sample(b, l.rtt_ns(), now);
+    sample(a, l.rtt_ns(), now, out * ra / (ra + rb));
+    if (now >= kS) sample(b, l.rtt_ns(), now, out * rb / (ra + rb));
   }
   const double capacity = l.capacity_bps / 8 * 2;
   EXPECT_GE(got_a / capacity, 0.4) << "b " << got_b / capacity;
