@@ -267,8 +267,9 @@ bool Node::send_ack(Channel& c, uint64_t now) {
   return true;
 }
 
-// Rate control: the lane's controller hears the ack's RTT sample, the
-// queue its frame met on the way there, and any hole it revealed; the lane's pacer follows its rate.
+// Rate control: the lane's controller hears what the ack acknowledged, its
+// RTT sample, the queue its frame met on the way there, and any hole it
+// revealed; the lane's pacer follows its rate.
 void Node::adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, uint64_t now) {
   reliable::RateControl& rc = rates_[lane];
   const uint64_t before = rc.rate_bps();

@@ -103,9 +103,9 @@ class RateControl {
     // sends - a forwarder's whole output - so the round trip holds the
     // receiver's queue too, one no rate of this sender's drains (LEDBAT
     // measures one-way delay for this reason, RFC 6817).
-    // The round trip's queue still bounds it: a receiver's clock that
-    // drifted since the base was taken can only make the one-way figure
-    // larger than the truth.
+    // The round trip's queue still bounds it: two clocks that drift apart
+    // move the one-way figure by as much as they drifted since its base was
+    // taken (microseconds at tens of ppm), and a forged echo by any amount.
     const uint64_t q = std::min(rtt_ns > base ? rtt_ns - base : 0, forward_queue_ns);
     // The round's least delay decides: a standing queue delays every frame
     // of the round, a stalled core (a late ack) only some.
@@ -268,13 +268,11 @@ class RateControl {
   // Rounds whose rate is still over a quarter above the most the path
   // delivered in any of the last kSentRounds rounds count for nothing: the
   // queue grows because this sender sends more than gets through, and its
-  // cuts have not yet taken it under the link. Slow start ends that way: on
-  // 8 member processes at 200 Mbit/s the root doubled to 1600 Mbit/s before
-  // a round's delay showed the queue, and a quarter a round takes seven
-  // rounds to come back under the link - the delay rose through six of
-  // them, the root took its own 20-60 ms queue for another's and
-  // tolerated it for a second (eight broadcasts of 1 MiB at a third of the
-  // line, every one with timeouts).
+  // cuts have not yet taken it under the link - as after slow start
+  // (drain_overshoot()). Counted, they made a root on 8 member processes
+  // at 200 Mbit/s take its own 20-60 ms queue for another's and tolerate it
+  // for a second: eight broadcasts of 1 MiB at a third of the line, every
+  // one with timeouts.
   bool standing(uint64_t now_ns) {
     const double delivered = std::max(acked_bps(now_ns), recent_acked_max());
     if (static_cast<double>(rate_bps_) * 4 > delivered * 5) {
