@@ -99,8 +99,11 @@ void check_round_trip(const std::vector<uint8_t>& f, uint16_t link, const wire::
   } else if (p.type == FrameType::Ack) {
     wire::write_ack(again, from, p.ack, p.flags);
     len = wire::kAckHeaderBytes;
-    cleared_something = h[sizeof(wire::FrameHeader) + offsetof(wire::AckBody, reserved)] != 0 ||
-                        h[sizeof(wire::FrameHeader) + offsetof(wire::AckBody, reserved) + 1] != 0;
+    const uint8_t* b = h + sizeof(wire::FrameHeader);
+    uint32_t reserved2;
+    std::memcpy(&reserved2, b + offsetof(wire::AckBody, reserved2), sizeof reserved2);
+    cleared_something = b[offsetof(wire::AckBody, reserved)] != 0 || b[offsetof(wire::AckBody, reserved) + 1] != 0 ||
+                        reserved2 != 0;
   } else {
     wire::write_data(again, from, p.data, p.flags, p.type);
     len = wire::kDataHeaderBytes;
