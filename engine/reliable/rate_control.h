@@ -274,7 +274,7 @@ class RateControl {
   // for a second: eight broadcasts of 1 MiB at a third of the line, every
   // one with timeouts.
   bool standing(uint64_t now_ns) {
-    const double delivered = std::max(acked_bps(now_ns), recent_acked_max());
+    const double delivered = delivered_bps(now_ns);
     if (static_cast<double>(rate_bps_) * 4 > delivered * 5) {
       episode_delay_ns_ = 0;
       over_rounds_ = 0;
@@ -298,7 +298,7 @@ class RateControl {
   // made is gone; Cardwell et al. 2016) - and the climb after it aims no
   // higher: the rate slow start reached was never the path's.
   void drain_overshoot(uint64_t now_ns) {
-    const auto delivered = static_cast<uint64_t>(std::max(acked_bps(now_ns), recent_acked_max()));
+    const auto delivered = static_cast<uint64_t>(delivered_bps(now_ns));
     if (delivered == 0 || delivered >= rate_bps_) return;  // no acks to go by, or under them already
     rate_bps_ = delivered;
     last_cut_from_bps_ = delivered;
@@ -311,11 +311,13 @@ class RateControl {
 
   // The round sent at least 80% of the rate.
   bool in_use(uint64_t now_ns) const { return sent_bps(now_ns) >= 0.8 * static_cast<double>(rate_bps_); }
-  // What the lane sent this round, bits/s.
-  double sent_bps(uint64_t now_ns) const {
+  // `bytes` over this round so far, bits/s.
+  double round_bps(uint64_t bytes, uint64_t now_ns) const {
     const uint64_t elapsed = now_ns - round_start_ns_;
-    return elapsed > 0 ? static_cast<double>(round_sent_) * 8e9 / static_cast<double>(elapsed) : 0;
+    return elapsed > 0 ? static_cast<double>(bytes) * 8e9 / static_cast<double>(elapsed) : 0;
   }
+  // What the lane sent this round, bits/s.
+  double sent_bps(uint64_t now_ns) const { return round_bps(round_sent_, now_ns); }
 
   // A round under the target that used less than 80% of the rate while a
   // window was full: the acks paced the lane, and what it sent is what its
@@ -348,12 +350,13 @@ class RateControl {
 
   // The most any of the last kSentRounds rounds sent, bits/s.
   double recent_sent_max() const { return *std::max_element(recent_sent_bps_, recent_sent_bps_ + kSentRounds); }
-  // What acks acknowledged this round, bits/s, and the most of the last rounds.
-  double acked_bps(uint64_t now_ns) const {
-    const uint64_t elapsed = now_ns - round_start_ns_;
-    return elapsed > 0 ? static_cast<double>(round_acked_) * 8e9 / static_cast<double>(elapsed) : 0;
+  // What acks acknowledged this round, bits/s.
+  double acked_bps(uint64_t now_ns) const { return round_bps(round_acked_, now_ns); }
+  // What the path delivered: the most acknowledged this round or in any of
+  // the last kSentRounds, bits/s (standing(), drain_overshoot()).
+  double delivered_bps(uint64_t now_ns) const {
+    return std::max(acked_bps(now_ns), *std::max_element(recent_acked_bps_, recent_acked_bps_ + kSentRounds));
   }
-  double recent_acked_max() const { return *std::max_element(recent_acked_bps_, recent_acked_bps_ + kSentRounds); }
 
   void end_round(uint64_t now_ns) {
     if (now_ns > round_start_ns_) {
