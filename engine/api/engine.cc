@@ -80,6 +80,22 @@ uint64_t Engine::poll_iterations() const {
   return n;
 }
 
+uint64_t Engine::longest_poll_cycle_ns() const {
+  uint64_t most = 0;
+  for (const auto& p : pollers_) most = std::max(most, p->longest_cycle_ns());
+  return most;
+}
+
+uint64_t Engine::long_poll_cycles() const {
+  uint64_t n = 0;
+  for (const auto& p : pollers_) n += p->long_cycles();
+  return n;
+}
+
+void Engine::reset_longest_poll_cycle() {
+  for (auto& p : pollers_) p->reset_longest_cycle();
+}
+
 std::vector<int> Engine::poller_cpus() const {
   std::vector<int> cpus;
   for (unsigned lc : lcores_) {

@@ -24,6 +24,7 @@ void Poller::run() {
         nanosleep(&ts, nullptr);
       }
       last_work_ns_ = now_ns();
+      last_turn_ns_ = 0;
       continue;
     }
     uint64_t now = 0;
@@ -38,11 +39,22 @@ uint32_t Poller::turn(uint64_t& now) {
   // kernel's network) lasts long, and a member's times - when it held a
   // message, when a timer is due - must not be stale by the turn.
   uint32_t work = 0;
+  note_cycle(now_ns());
   for (PollTask* t : tasks_) work += t->poll_rx(now = now_ns());
   for (PollTask* t : tasks_) work += t->poll_tx(now = now_ns());
   if (tasks_.empty()) now = now_ns();
   iterations_.store(iterations_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   return work;
+}
+
+void Poller::note_cycle(uint64_t start) {
+  if (last_turn_ns_ != 0 && start > last_turn_ns_) {
+    const uint64_t cycle = start - last_turn_ns_;
+    if (cycle > longest_cycle_ns_.load(std::memory_order_relaxed))
+      longest_cycle_ns_.store(cycle, std::memory_order_relaxed);
+    if (cycle > kLongCycleNs) long_cycles_.store(long_cycles_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  last_turn_ns_ = start;
 }
 
 void Poller::back_off(uint64_t now, uint64_t limit_ns) {
@@ -65,6 +77,7 @@ bool Poller::drive_until(bool (*done)(const void*), const void* arg, uint64_t de
   if (!slack_set) slack_set = prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0) == 0;
   // The caller's wait is work: it starts the spin that precedes a sleep.
   last_work_ns_ = now_ns();
+  last_turn_ns_ = 0;  // between calls nobody drives it: not a stall
   uint64_t now = last_work_ns_;
   while (!done(arg) && now < deadline_ns) {
     if (turn(now) > 0) last_work_ns_ = now;
@@ -116,6 +129,7 @@ bool Poller::idle_wait(uint64_t now, uint64_t limit_ns) {
       woke_ns_ = now_ns();
       sleeps_.store(sleeps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       slept = true;
+      last_turn_ns_ = 0;  // a nap is not a stall
     }
   } else {
     last_work_ns_ = look;

@@ -93,6 +93,17 @@ class Poller {
 
   uint64_t iterations() const { return iterations_.load(std::memory_order_relaxed); }
   uint64_t sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
+  // The longest time from one turn's start to the next's with no nap between
+  // them (the core meant to be running all along), and how many such cycles
+  // passed kLongCycleNs: a core the kernel gave to something else, or a turn
+  // that itself took that long. Every message waiting on the core waits that
+  // long too, so a tail this long is the machine's or the turn's, not a
+  // timer's (as Aeron's duty-cycle tracker reports its agents' stalls).
+  // reset_longest_cycle() (any thread) starts a new maximum.
+  uint64_t longest_cycle_ns() const { return longest_cycle_ns_.load(std::memory_order_relaxed); }
+  uint64_t long_cycles() const { return long_cycles_.load(std::memory_order_relaxed); }
+  void reset_longest_cycle() { longest_cycle_ns_.store(0, std::memory_order_relaxed); }
+  static constexpr uint64_t kLongCycleNs = 1'000'000;
 
  private:
   enum State : int { kRun, kParkRequested, kParked, kStop };
@@ -106,6 +117,9 @@ class Poller {
   bool idle_wait(uint64_t now, uint64_t limit_ns);
   uint64_t earliest_wakeup() const;
   bool any_busy() const;
+  // A turn starts at `start`: the cycle since the last one is measured
+  // unless the core napped, parked or was not driven in between.
+  void note_cycle(uint64_t start);
 
   BackoffOptions backoff_;
   const bool in_calls_;
@@ -115,6 +129,9 @@ class Poller {
   std::atomic<int> state_{kRun};
   std::atomic<uint64_t> iterations_{0};
   std::atomic<uint64_t> sleeps_{0};
+  std::atomic<uint64_t> longest_cycle_ns_{0};
+  std::atomic<uint64_t> long_cycles_{0};
+  uint64_t last_turn_ns_ = 0;  // the last turn's start; 0: after a nap, not measured
   uint64_t last_work_ns_ = 0;
   // When the core last woke from a sleep. A wake-up can come before the frame
   // that caused it is visible: on af_packet the kernel hands a frame to the

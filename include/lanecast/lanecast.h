@@ -498,6 +498,14 @@ class Engine {
   // and turns of their loops so far.
   uint64_t idle_naps() const;
   uint64_t poll_iterations() const;
+  // The polling cores' longest cycle - one turn's start to the next's, naps
+  // left out - since the engine started or reset_longest_poll_cycle(), and
+  // how many cycles so far passed 1 ms: how long the cores were away (the
+  // kernel ran something else on their CPUs, or a turn took that long).
+  // Whatever waited on a core waited that long too.
+  uint64_t longest_poll_cycle_ns() const;
+  uint64_t long_poll_cycles() const;
+  void reset_longest_poll_cycle();
   // The CPU each polling core is pinned to (an application thread that must
   // keep time - a replay - keeps off them).
   std::vector<int> poller_cpus() const;
