@@ -71,7 +71,7 @@ uint64_t stream_frames(LocalGroup& g) {
   return n;
 }
 
-StreamRow run_size(LocalGroup& g, std::vector<MemberTally>& tallies, Publisher& pub, const std::string& algo,
+StreamRow run_size(Engine& engine, LocalGroup& g, std::vector<MemberTally>& tallies, Publisher& pub, const std::string& algo,
                    uint32_t fanout, uint64_t size, uint64_t first_seq, const StreamBenchSettings& s) {
   StreamRow row;
   row.algo = algo;
@@ -138,11 +138,15 @@ StreamRow run_size(LocalGroup& g, std::vector<MemberTally>& tallies, Publisher& 
   wait_delivered(first_seq + s.warmup, s.warmup);
   row.would_block = 0;
   const uint64_t wait_before = polling_threads_wait_ns();  // before the schedule: it reads files
+  const uint64_t long_before = engine.long_poll_cycles();
+  engine.reset_longest_poll_cycle();
   const uint64_t t_timed = clock_ns();
   if (!publish_range(s.warmup, total, t_timed)) return row;
   const uint64_t t_end_publish = clock_ns();
   const uint64_t want = first_seq + total;
   wait_delivered(want, total);
+  const uint64_t longest_cycle = engine.longest_poll_cycle_ns();
+  const uint64_t long_cycles = engine.long_poll_cycles() - long_before;
   uint64_t last = 0;
   for (Rank r = 0; r < g.size(); ++r) {
     MemberTally& t = tallies[r];
@@ -158,6 +162,8 @@ StreamRow run_size(LocalGroup& g, std::vector<MemberTally>& tallies, Publisher& 
   row.verified = row.error.empty();
   if (!row.verified) return row;
   row.poller_cpu_wait_us = static_cast<double>(polling_threads_wait_ns() - wait_before) / 1e3;
+  row.poller_longest_cycle_us = static_cast<double>(longest_cycle) / 1e3;
+  row.poller_long_cycles = long_cycles;
   fill_stream_figures(row, t_timed, last, t_end_publish, stream_frames(g) - frames_before, total);
   return row;
 }
@@ -223,8 +229,9 @@ void print_stream_row(const StreamRow& r) {
       std::printf(" p999 %.1f max %.1f", t.figures.p999_us, t.figures.max_us);
     }
     std::printf(")\n");
-    std::printf("%10s the polling cores waited for their CPUs %.0f us in all while the timed messages ran\n", "",
-                r.poller_cpu_wait_us);
+    std::printf("%10s the polling cores waited for their CPUs %.0f us in all while the timed messages ran; their "
+                "longest cycle %.0f us, %" PRIu64 " cycles over 1 ms\n",
+                "", r.poller_cpu_wait_us, r.poller_longest_cycle_us, r.poller_long_cycles);
   }
   std::printf("%10s histogram (us, deliveries):", "");
   for (const auto& [upper, n] : r.histogram.bands()) std::printf(" <=%.1f:%" PRIu64, static_cast<double>(upper) / 1e3, n);
@@ -261,6 +268,8 @@ void print_stream_json(const std::vector<StreamRow>& rows) {
       o["bare_p999_us"] = rounded(r.bare.worst.p999_us);
       o["bare_max_us"] = rounded(r.bare.worst.max_us);
       o["poller_cpu_wait_us"] = rounded(r.poller_cpu_wait_us, 1);
+      o["poller_longest_cycle_us"] = rounded(r.poller_longest_cycle_us, 1);
+      o["poller_long_cycles"] = r.poller_long_cycles;
     }
     o["verified"] = r.verified;
     if (!r.error.empty()) o["error"] = r.error;
@@ -313,7 +322,7 @@ int stream_bench(Engine& engine, const std::vector<std::string>& algos, const Gr
     if (!s.json) print_header(algo, fanout, go, s, engine.polling_cores(), g->caps());
     uint64_t seq = 0;
     for (uint64_t size : s.sizes) {
-      StreamRow r = run_size(*g, tallies, pub, algo, fanout, size, seq, s);
+      StreamRow r = run_size(engine, *g, tallies, pub, algo, fanout, size, seq, s);
       seq += s.warmup + s.messages;
       if (r.verified) {
         // The same schedule (offered, or what the stream reached) on the

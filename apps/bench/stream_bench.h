@@ -49,6 +49,10 @@ struct StreamRow {
   // How long the polling cores waited for their CPUs while the timed
   // messages ran (cpu_wait.h): the machine's hand in the stream's own tail.
   double poller_cpu_wait_us = 0;
+  // The polling cores' longest cycle meanwhile (Engine::longest_poll_cycle_ns)
+  // and their cycles over 1 ms: how long at once they were away.
+  double poller_longest_cycle_us = 0;
+  uint64_t poller_long_cycles = 0;
 };
 
 // A row's figures from its histogram (row.histogram, row.messages and

@@ -214,7 +214,7 @@ expect 2 "--stream-window must be 16..65536" bench --stream --stream-window 4
 expect 2 "does not fit the stream window" bench --stream --sizes 4M
 expect 2 "--msg-rate" bench --stream --msg-rate -5
 expect 2 "--stream-multicast applies to --stream only" bench --stream-multicast
-expect 0 '"msgs_per_s": ?[0-9.]+, ?"mbps".*"p999_us".*"bare_p999_us": ?[0-9.]+.*"poller_cpu_wait_us": ?[0-9.]+.*"verified": ?true' \
+expect 0 '"msgs_per_s": ?[0-9.]+, ?"mbps".*"p999_us".*"bare_p999_us": ?[0-9.]+.*"poller_cpu_wait_us": ?[0-9.]+, ?"poller_longest_cycle_us": ?[0-9.]+, ?"poller_long_cycles": ?[0-9]+.*"verified": ?true' \
   bench --stream --nodes 3 --sizes 64,3000 --messages 2000 --warmup 100 --json
 expect 0 "--udp-in ADDR:PORT" daemon --help
 expect 2 "--config FILE is required" daemon
