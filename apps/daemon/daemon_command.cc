@@ -150,9 +150,10 @@ std::vector<daemon::Label> stream_labels(const Member::StreamStats& s) {
 }
 
 // Every counter the daemon shows, by name (metrics.h).
-std::vector<daemon::Metric> collect(Group& g, const Publisher& pub, const daemon::ClientTable& clients,
-                                    const daemon::UdpSource* in, const daemon::UdpSink* out,
-                                    const daemon::StatsFile& stats, uint64_t prometheus_refused) {
+std::vector<daemon::Metric> collect(const Engine& engine, Group& g, const Publisher& pub,
+                                    const daemon::ClientTable& clients, const daemon::UdpSource* in,
+                                    const daemon::UdpSink* out, const daemon::StatsFile& stats,
+                                    uint64_t prometheus_refused) {
   std::vector<daemon::Metric> m;
   for (const auto& [name, v] : g.member().counters())
     m.push_back({"lanecast_" + name, {}, v, true, "the member's counter " + name + " (engine/node/node_counters.h)"});
@@ -160,6 +161,10 @@ std::vector<daemon::Metric> collect(Group& g, const Publisher& pub, const daemon
   m.push_back({"lanecast_port_rx_frames", {}, p.rx_frames, true, "frames the member's port received"});
   m.push_back({"lanecast_port_tx_frames", {}, p.tx_frames, true, "frames the member's port sent"});
   m.push_back({"lanecast_port_rx_missed", {}, p.rx_missed, true, "frames the port's ring had no room for"});
+  m.push_back({"lanecast_poll_longest_cycle_ns", {}, engine.longest_poll_cycle_ns(), false,
+               "the polling cores' longest cycle so far (a turn's start to the next's, naps left out): how long at "
+               "once they were away from the members - their CPU given to something else, or a turn that long"});
+  m.push_back({"lanecast_poll_long_cycles", {}, engine.long_poll_cycles(), true, "polling core cycles over 1 ms"});
   for (const auto& peer : g.member().peers()) {
     const std::vector<daemon::Label> l{{"peer", std::to_string(peer.rank)}};
     m.push_back({"lanecast_peer_tx_data", l, peer.tx_data, true, "data and stream frames sent to a peer (first transmissions)"});
@@ -340,7 +345,7 @@ int daemon_main(int argc, char** argv) {
       ++work;
     }
     if (now >= next_stats) {
-      const auto metrics = collect(*g, pub, clients, source.get(), sink.get(), stats, prometheus_refused);
+      const auto metrics = collect(engine, *g, pub, clients, source.get(), sink.get(), stats, prometheus_refused);
       stats.write(metrics, now);
       text = daemon::prometheus_text(metrics, who.spec.name, g->rank());
       write_prometheus(text);
@@ -365,7 +370,7 @@ int daemon_main(int argc, char** argv) {
   clients.stopping();
   recorder.reset();  // the capture complete on disk
   // Last counters, so a reader sees the end.
-  const auto metrics = collect(*g, pub, clients, source.get(), sink.get(), stats, prometheus_refused);
+  const auto metrics = collect(engine, *g, pub, clients, source.get(), sink.get(), stats, prometheus_refused);
   stats.write(metrics, clock_ns());
   write_prometheus(daemon::prometheus_text(metrics, who.spec.name, g->rank()));
   std::printf("lanecast daemon: rank %u stopping (%s): published %" PRIu64 " messages (%" PRIu64

@@ -128,7 +128,7 @@ sleep 0.5
 
 # 3: the counters from outside.
 "$bin" stat --dir "${dirs[0]}" --once >"$work/stat.out" 2>&1 || fail "stat: $(cat "$work/stat.out")"
-for want in lanecast_stream_delivered_messages lanecast_clients_disconnected lanecast_peer_tx_data; do
+for want in lanecast_stream_delivered_messages lanecast_clients_disconnected lanecast_peer_tx_data lanecast_poll_long_cycles; do
   grep -q "^$want" "$work/stat.out" || fail "stat shows no $want"
 done
 disconnected=$(awk '$1 == "lanecast_clients_disconnected" { print $2 }' "$work/stat.out")
