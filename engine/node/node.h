@@ -355,6 +355,7 @@ class Node final : public PollTask {
   void multicast_batches(stream::StreamState& s, uint64_t now);
   bool multicast_may_form(stream::StreamState& s, uint64_t now);
   static constexpr uint64_t kMaxBatchGapNs = 100'000, kBatchGapStepNs = 100'000;
+  static constexpr uint32_t kMulticastBatchesPerTurn = 16;  // full batches a publisher's turn cuts and sends
   void repair_batches(stream::StreamState& s, uint64_t now);
   void handle_stream_multicast(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   void fail_streams(uint64_t now, OpError err, algos::Rank peer);

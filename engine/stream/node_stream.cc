@@ -186,11 +186,23 @@ void Node::pump_streams(uint64_t now) {
   for (const uint16_t slot : streams_.open_slots()) {
     StreamState& s = *streams_.at(slot);
     if (s.pub != nullptr) {
-      while (form_batch(s, now)) {
-      }
       if (stream_multicast_) {
+        // Each batch goes to the group address before the next is cut
+        // (multicast_may_form). A turn cuts one - what it did not take fills
+        // the next - unless full batches wait: then it cuts and sends them
+        // in turn, up to kMulticastBatchesPerTurn. One batch a turn (19
+        // 64-byte messages) barely outran a 1M msgs/s stream on a polling
+        // core that also delivers to 7 members, and a 0.4 ms hiccup left a
+        // backlog that took milliseconds to clear.
         multicast_batches(s, now);
+        for (uint32_t n = 0; n < kMulticastBatchesPerTurn && form_batch(s, now); ++n) {
+          multicast_batches(s, now);
+          if (s.pub_ring.bytes_waiting() < cfg_.segment_bytes) break;
+        }
         repair_batches(s, now);
+      } else {
+        while (form_batch(s, now)) {
+        }
       }
     }
     if (s.deliver_next < s.received_end) {
