@@ -188,12 +188,13 @@ void Node::pump_streams(uint64_t now) {
     if (s.pub != nullptr) {
       if (stream_multicast_) {
         // Each batch goes to the group address before the next is cut
-        // (multicast_may_form). A turn cuts one - what it did not take fills
-        // the next - unless full batches wait: then it cuts and sends them
-        // in turn, up to kMulticastBatchesPerTurn. One batch a turn (19
-        // 64-byte messages) barely outran a 1M msgs/s stream on a polling
-        // core that also delivers to 7 members, and a 0.4 ms hiccup left a
-        // backlog that took milliseconds to clear.
+        // (multicast_may_form). A turn cuts one batch of what waits - what
+        // comes meanwhile fills the next - unless more than a frame's worth
+        // waits: then it cuts and sends full batches one after another, up
+        // to kMulticastBatchesPerTurn. One batch a turn (19 64-byte
+        // messages) barely outran a 1M msgs/s stream on a polling core that
+        // also delivers to 7 members, and a 0.4 ms hiccup left a backlog
+        // that took milliseconds to clear.
         multicast_batches(s, now);
         for (uint32_t n = 0; n < kMulticastBatchesPerTurn && form_batch(s, now); ++n) {
           multicast_batches(s, now);

@@ -18,14 +18,16 @@ using std::chrono::milliseconds;
 
 class ScriptedTask : public PollTask {
  public:
+  ScriptedTask() = default;
+  ScriptedTask(uint64_t stall_turn, uint64_t ms) : stall_at(stall_turn), stall_ms(ms) {}
   std::atomic<uint64_t> turns{0};
-  std::atomic<uint64_t> stall_at{UINT64_MAX};  // this turn takes stall_ms
-  uint64_t stall_ms = 0;
+  const uint64_t stall_at = UINT64_MAX;  // this turn takes stall_ms
+  const uint64_t stall_ms = 0;
   std::atomic<bool> has_work{true};
 
   uint32_t poll_rx(uint64_t) override {
     const uint64_t n = turns.fetch_add(1) + 1;
-    if (n == stall_at.load()) std::this_thread::sleep_for(milliseconds(stall_ms));
+    if (n == stall_at) std::this_thread::sleep_for(milliseconds(stall_ms));
     return has_work.load() ? 1 : 0;
   }
   uint64_t next_wakeup_ns() const override { return UINT64_MAX; }
@@ -57,24 +59,24 @@ bool wait_turns(const ScriptedTask& t, uint64_t n) {
   return t.turns.load() >= n;
 }
 
-TEST(Poller, ATurnTheCoreWasAwayForIsItsLongestCycle) {
-  ScriptedTask task;
-  task.stall_ms = 50;
-  task.stall_at = 1000;
-  RunningPoller p(task, BackoffOptions{});
-  ASSERT_TRUE(wait_turns(task, 2000));
-  EXPECT_GE(p->longest_cycle_ns(), 50'000'000u);
+// A core whose 1000th turn lasts 50 ms (as if the kernel took its CPU),
+// run past it.
+class AStalledTurn : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(wait_turns(task, 2000));
+    ASSERT_GE(p->longest_cycle_ns(), 50'000'000u);
+  }
+  ScriptedTask task{1000, 50};
+  RunningPoller p{task, BackoffOptions{}};
+};
+
+TEST_F(AStalledTurn, IsTheCoresLongestCycle) {
   EXPECT_GE(p->long_cycles(), 1u);
   EXPECT_EQ(p->sleeps(), 0u) << "it always had work";
 }
 
-TEST(Poller, ANewMaximumStartsAtTheReset) {
-  ScriptedTask task;
-  task.stall_ms = 50;
-  task.stall_at = 1000;
-  RunningPoller p(task, BackoffOptions{});
-  ASSERT_TRUE(wait_turns(task, 2000));
-  ASSERT_GE(p->longest_cycle_ns(), 50'000'000u);
+TEST_F(AStalledTurn, CountsNoMoreAfterAReset) {
   const uint64_t long_before = p->long_cycles();
   p->reset_longest_cycle();
   const uint64_t after = task.turns.load();
