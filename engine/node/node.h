@@ -388,6 +388,8 @@ class Node final : public PollTask {
   drivers::PortCaps caps_;
   Pools pools_;
   uint16_t link_bytes_;     // link header of a frame we send
+  // A data frame carrying a full segment, link header included.
+  uint32_t full_frame_bytes() const { return link_bytes_ + hdr_data_ + cfg_.segment_bytes; }
   uint16_t rx_link_bytes_;  // and of one we receive (a UD datagram's GRH)
   uint16_t sealed_link_bytes_;  // the end of either that seals cover (the destination)
   std::vector<drivers::PeerAddress> addrs_;   // per rank

@@ -124,7 +124,7 @@ void Node::pump(uint64_t now) {
 // Frames to send again: holes the acks revealed, timeouts, abandoned frames.
 void Node::pump_resends(uint64_t now) {
   channels_.send_resends([&](Channel& c) {
-    const uint32_t frame = link_bytes_ + hdr_data_ + cfg_.segment_bytes;
+    const uint32_t frame = full_frame_bytes();
     while (c.tx.has_resend() && tx_lanes_.room(c.lane, frame, now)) {
       const uint32_t seq = c.tx.resend_front();
       const reliable::InFlight& e = c.tx.entry(seq);
@@ -274,7 +274,7 @@ void Node::adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, 
   reliable::RateControl& rc = rates_[lane];
   const uint64_t before = rc.rate_bps();
   rc.on_sent(tx_lanes_.take_sent_bytes(lane));
-  rc.on_acked(uint64_t{r.newly} * (link_bytes_ + hdr_data_ + cfg_.segment_bytes));  // as if each a full segment
+  rc.on_acked(uint64_t{r.newly} * full_frame_bytes());  // as if each a full segment
   // First: a timeout this ack shows spurious gives its cut back before the
   // ack's delay sample is judged.
   if (r.spurious_timeout && rc.on_spurious_timeout()) counters_.rate_cut_undone.add();

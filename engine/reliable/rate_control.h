@@ -349,24 +349,29 @@ class RateControl {
   }
 
   // The most any of the last kSentRounds rounds sent, bits/s.
-  double recent_sent_max() const { return *std::max_element(recent_sent_bps_, recent_sent_bps_ + kSentRounds); }
+  double recent_sent_max() const { return most_of(recent_sent_bps_); }
+  // The most any of the last kSentRounds rounds acknowledged, bits/s.
+  double recent_acked_max() const { return most_of(recent_acked_bps_); }
+  // The most of a window of kSentRounds rounds' rates.
+  static double most_of(const double* rounds) { return *std::max_element(rounds, rounds + kSentRounds); }
   // What acks acknowledged this round, bits/s.
   double acked_bps(uint64_t now_ns) const { return round_bps(round_acked_, now_ns); }
   // What the path delivered: the most acknowledged this round or in any of
   // the last kSentRounds, bits/s (standing(), drain_overshoot()).
   double delivered_bps(uint64_t now_ns) const {
-    return std::max(acked_bps(now_ns), *std::max_element(recent_acked_bps_, recent_acked_bps_ + kSentRounds));
+    return std::max(acked_bps(now_ns), recent_acked_max());
   }
 
   void end_round(uint64_t now_ns) {
     if (now_ns > round_start_ns_) {
-      recent_acked_bps_[round_index_ % kSentRounds] = acked_bps(now_ns);
-      recent_sent_bps_[round_index_++ % kSentRounds] = sent_bps(now_ns);
+      const uint32_t slot = round_index_++ % kSentRounds;
+      recent_sent_bps_[slot] = sent_bps(now_ns);
+      recent_acked_bps_[slot] = acked_bps(now_ns);
     }
-    round_acked_ = 0;
     rate_bps_ = std::clamp(rate_bps_, p_.floor_bps, p_.ceiling_bps);
     prev_delay_ns_ = round_delay_ns_;
     round_sent_ = 0;
+    round_acked_ = 0;
     window_full_ = false;
     round_start_ns_ = now_ns;
     round_delay_ns_ = UINT64_MAX;
