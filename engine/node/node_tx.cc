@@ -220,7 +220,8 @@ void Node::pump_owed(uint64_t now) {
     } else if (!item.signal) {
       payload = op_.plan->segment(item.value).length;
     }
-    if (!tx_lanes_.room(c.lane, link_bytes_ + hdr_data_ + payload, now)) return Step::kLaneFull;
+    const uint32_t frame_bytes = link_bytes_ + hdr_data_ + payload;
+    if (!tx_lanes_.room(c.lane, frame_bytes, now)) return Step::kLaneFull;
     // Ask for an ack at once when this is the last frame we have for the
     // peer in this broadcast, or when it fills the window.
     const bool last = !item.is_stream() && c.owed.size() == 1 && op_.machine->done();
@@ -245,12 +246,12 @@ void Node::pump_owed(uint64_t now) {
     peer_counters_[c.peer].tx_data.add();
     if (c.tx.idle()) note_deadline(now + c.tx.timeout_ns());
     if (item.is_stream()) {
-      c.tx.push(item.stream, item.value, now, false, /*stream=*/true);
+      c.tx.push(item.stream, item.value, now, false, /*stream=*/true, frame_bytes);
       --stream_owed_;
       ++stream_unacked_;
       note_sent_to_child(*streams_.at(item.stream), c.peer, item.value);
     } else {
-      c.tx.push(op_.sub.op, item.value, now, item.signal);
+      c.tx.push(op_.sub.op, item.value, now, item.signal, /*stream=*/false, frame_bytes);
     }
     tx_lanes_.push(c.lane, m);
     return Step::kSent;
@@ -274,7 +275,7 @@ void Node::adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, 
   reliable::RateControl& rc = rates_[lane];
   const uint64_t before = rc.rate_bps();
   rc.on_sent(tx_lanes_.take_sent_bytes(lane));
-  rc.on_acked(uint64_t{r.newly} * full_frame_bytes());  // as if each a full segment
+  rc.on_acked(r.newly_bytes);
   // First: a timeout this ack shows spurious gives its cut back before the
   // ack's delay sample is judged.
   if (r.spurious_timeout && rc.on_spurious_timeout()) counters_.rate_cut_undone.add();

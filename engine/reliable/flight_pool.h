@@ -23,6 +23,7 @@ struct InFlight {
   uint32_t segment = 0;  // segment index, or a signal's tag
   uint32_t op = 0;       // the broadcast it belongs to
   uint64_t sent_ns = 0;  // last (re)transmission
+  uint32_t bytes = 0;    // its size on the link: what an ack of it tells rate control was delivered
   uint16_t tries = 0;    // transmissions so far
   uint8_t flags = 0;
   static constexpr uint8_t kSignal = 1;     // a machine's signal: no payload

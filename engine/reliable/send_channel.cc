@@ -15,13 +15,15 @@ SendChannel::SendChannel(uint32_t window, const RttParams& rtt)
     throw std::invalid_argument("reliable window must be 1.." + std::to_string(kMaxWindow) + " frames");
 }
 
-uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns, bool signal, bool stream) {
+uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns, bool signal, bool stream,
+                           uint32_t frame_bytes) {
   if (idle()) last_progress_ns_ = timer_ns_ = now_ns;  // the timer starts with the first frame
   const uint32_t seq = next_++;
   InFlight& e = slot(seq);
   e.segment = segment;
   e.op = op;
   e.sent_ns = now_ns;
+  e.bytes = frame_bytes;
   e.tries = 1;
   e.flags = static_cast<uint8_t>((signal ? InFlight::kSignal : 0) | (stream ? InFlight::kStream : 0));
   return seq;
@@ -91,6 +93,7 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
     if (episode_ == Episode::kSilent && e.tries == 1 && e.sent_ns < timed_out_ns_) late_original = true;
     set_acked(s);
     ++r.newly;
+    r.newly_bytes += e.bytes;
     if (e.flags & InFlight::kStream) ++r.newly_stream;
     if (!any || seq_before(s, oldest)) oldest = s;
     if (!any || seq_before(newest, s)) newest = s;

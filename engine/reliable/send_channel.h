@@ -82,11 +82,14 @@ class SendChannel {
   // Records a first transmission; returns its sequence number.
   // Precondition: window_open().
   // `stream`: a stream's batch (InFlight::kStream), not the broadcast's.
-  uint32_t push(uint32_t op, uint32_t segment, uint64_t now_ns, bool signal = false, bool stream = false);
+  // `frame_bytes`: its size on the link, summed into AckResult::newly_bytes.
+  uint32_t push(uint32_t op, uint32_t segment, uint64_t now_ns, bool signal = false, bool stream = false,
+                uint32_t frame_bytes = 0);
 
   struct AckResult {
     uint32_t newly = 0;    // frames newly acknowledged
     uint32_t newly_stream = 0;  // of which streams' batches
+    uint64_t newly_bytes = 0;   // their sizes on the link (push's frame_bytes)
     bool valid = true;     // false: it acknowledges what was never sent
     bool new_holes = false;  // holes queued for fast retransmit
     // The round trip of the newest frame it newly acknowledged, sent once

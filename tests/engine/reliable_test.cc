@@ -131,6 +131,24 @@ TEST(SendChannel, WindowBoundsFramesInFlight) {
   EXPECT_EQ(s.tx.in_flight(), 2u);
 }
 
+// Rate control hears what the path delivered from these sums: a stream's
+// batch of one 64-byte message is a tenth of a full segment's frame, and
+// counting it as a full one told the controller ten times what got through.
+TEST(SendChannel, AckSumsTheSizesOfTheFramesItNewlyCovers) {
+  Sender s(8);
+  const uint32_t sizes[4] = {1514, 146, 1514, 90};
+  for (uint32_t i = 0; i < 4; ++i) s.tx.push(1, i, 0, false, i == 1, sizes[i]);
+  uint64_t sack[2] = {0b10, 0};  // cum 1; bit 1 = seq 3
+  auto r = s.tx.on_ack(1, sack, 10 * kUs);
+  EXPECT_EQ(r.newly, 2u);
+  EXPECT_EQ(r.newly_bytes, 1514u + 90u);
+  sack[0] = 0;
+  r = s.tx.on_ack(4, sack, 20 * kUs);  // seq 3 again: not counted twice
+  EXPECT_EQ(r.newly, 2u);
+  EXPECT_EQ(r.newly_stream, 1u);
+  EXPECT_EQ(r.newly_bytes, 146u + 1514u);
+}
+
 TEST(SendChannel, AckBeyondWhatWasSentIsInvalid) {
   Sender s(8);
   s.tx.push(1, 0, 0);
