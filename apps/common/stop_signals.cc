@@ -6,7 +6,11 @@
 namespace lanecast::apps {
 namespace {
 
-constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+// SIGPIPE: whoever read our output went away (`lanecast bench --testbed |
+// head`); by default it would end the process on its next write, leaving
+// the namespaces it built behind. A handler (not SIG_IGN, which programs
+// we start would inherit) turns it into a stop like the others.
+constexpr int kSignals[4] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 volatile std::sig_atomic_t g_received = 0;
 bool g_installed = false;
 
@@ -32,11 +36,11 @@ StopSignals::StopSignals() {
   sa.sa_handler = note;
   sigemptyset(&sa.sa_mask);
   // No SA_RESTART: a blocking wait returns EINTR and its loop looks again.
-  for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &sa, &old_[i]);
+  for (int i = 0; i < 4; ++i) ::sigaction(kSignals[i], &sa, &old_[i]);
 }
 
 StopSignals::~StopSignals() {
-  for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
+  for (int i = 0; i < 4; ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
   g_installed = false;
 }
 

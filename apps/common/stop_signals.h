@@ -1,5 +1,5 @@
-// SIGINT, SIGTERM and SIGHUP noted instead of ending the process, for as long
-// as a StopSignals lives. A command that builds something outside itself (a
+// SIGINT, SIGTERM, SIGHUP and SIGPIPE (the reader of our output gone) noted
+// instead of ending the process, for as long as a StopSignals lives. A command that builds something outside itself (a
 // testbed of namespaces, member processes) checks between its steps and, when
 // told to stop, throws Stopped; the destructors of what it built undo it on
 // the way out, and main exits 128 + the signal, as the shell would report it.
@@ -26,7 +26,7 @@ class StopSignals {
   static void throw_if_stopped();
 
  private:
-  struct sigaction old_[3];
+  struct sigaction old_[4];
 };
 
 }  // namespace lanecast::apps

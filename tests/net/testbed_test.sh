@@ -15,6 +15,8 @@
 #      it, all within twice the peer timeout (and a margin for a slow
 #      machine), nothing left
 #   5. SIGTERM to bench --testbed mid-run: exit 143, nothing left
+#   6. bench --testbed | head: SIGPIPE stops it as SIGTERM does - exit 141,
+#      nothing left
 # Every wait is bounded; whatever a failing step leaves is removed on exit.
 #
 # usage: testbed_test.sh path/to/lanecast
@@ -226,6 +228,18 @@ bench_pid=
 grep -q "stopped by SIGTERM" "$work/term.err" || fail "bench --testbed on SIGTERM said: $(cat "$work/term.err")"
 [[ -n $run && -z $(left "$run") ]] || fail "after SIGTERM, left $(left "$run" | tr '\n' ' ')"
 members_left "$work/term.out" && fail "after SIGTERM, member processes left"
+
+# 6. The reader of bench --testbed's output goes away (`| head`): the next
+# write raises SIGPIPE, which must stop the run like SIGTERM - the testbed
+# and the members removed - not end the process and leave them behind.
+timeout 120 "$bin" bench --testbed 3 --sizes 1M --iters 400 2>"$work/pipe.err" | head -n 5 >"$work/pipe.out"
+rc=${PIPESTATUS[0]}
+run=$(name_in "$work/pipe.out")
+[[ -n $run ]] && names+=("$run")
+[[ $rc -eq 141 ]] || fail "bench --testbed with its reader gone exited $rc, not 141: $(tail -3 "$work/pipe.err")"
+grep -q "stopped by SIGPIPE" "$work/pipe.err" || fail "bench --testbed with its reader gone said: $(tail -3 "$work/pipe.err")"
+[[ -n $run && -z $(left "$run") ]] || fail "after SIGPIPE, left $(left "$run" | tr '\n' ' ')"
+members_left "$work/pipe.out" && fail "after SIGPIPE, member processes left"
 
 echo "testbed: $fails failed"
 [[ $fails -eq 0 ]]
