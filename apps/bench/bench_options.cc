@@ -210,7 +210,7 @@ const char* const kBenchUsage =
     "ports paced to the links' rate), streams rank 0's table, prints what every\n"
     "link's tbf counted beside the payload each receiver must get, and removes it\n"
     "all - also when a member fails (exit 1, naming the rank and what it said),\n"
-    "at the deadline, or on SIGINT/SIGTERM.\n"
+    "at the deadline, or on SIGINT, SIGTERM or SIGPIPE (its reader gone: `| head`).\n"
     "\n";
 
 std::vector<std::string> bench_algos(const std::string& list) {
