@@ -108,7 +108,7 @@ uint16_t DelayPort::rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) {
 }
 
 uint64_t DelayPort::held_until_ns() const {
-  uint64_t at = UINT64_MAX;
+  uint64_t at = in_.held_until_ns();  // a port beneath may hold frames too (a backlog)
   for (const auto& classes : lanes_)
     for (const Fifo& f : classes)
       if (!f.empty()) at = std::min(at, f.front().due_ns);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "drivers/backlog/backlog_port.h"
 #include "drivers/delay/delay_port.h"
 #include "drivers/dpdk/dpdk_port.h"
 #include "drivers/lanes/handoff_port.h"
@@ -258,6 +259,15 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
 
   std::vector<drivers::PeerAddress> addrs;
   for (const auto& e : im.table.members) addrs.push_back(e.lanes.at(0));
+  // What a faster member sent while this one still ran its discovery, under
+  // the decorators below: emulated distance, loss and faults meet those
+  // frames as they meet every later one.
+  if (std::vector<engine::bootstrap::Bootstrap::EarlyFrame> early = boot->take_early_frames(); !early.empty()) {
+    std::vector<drivers::BacklogPort::Frame> backlog;
+    backlog.reserve(early.size());
+    for (const auto& f : early) backlog.push_back({f.frame, f.lane});
+    im.port = std::make_unique<drivers::BacklogPort>(std::move(im.port), backlog);
+  }
   if (spec.emulate_latency) {
     // The sites' distance, on a testbed where they share a switch: hold each
     // peer's frames for the group file's latency from its site to ours.
@@ -304,11 +314,6 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   nc.site_of_rank = std::move(shape.site_of_rank);
   const engine::Pools pools{im.payload_pool.get(), im.header_pool.get()};
   im.node = std::make_unique<engine::Node>(nc, *im.port, pools, addrs);
-  // What a faster member sent while this one still ran its discovery (not
-  // through the port's decorators above: a fault or delay emulated there
-  // spares these frames).
-  for (const engine::bootstrap::Bootstrap::EarlyFrame& f : boot->take_early_frames())
-    im.node->take_early_frame(f.frame, f.lane, engine::now_ns());
   const std::optional<algos::Algo> algo = spec.algo == "auto" ? std::nullopt : algos::algo_by_name(spec.algo);
   const algos::autoselect::Rules* rules = im.rules ? &*im.rules : &algos::autoselect::Rules::defaults();
   g->member_ = std::unique_ptr<Member>(new Member(im.node.get(), algo, rules, 1.0));

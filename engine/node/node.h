@@ -149,10 +149,6 @@ class Node final : public PollTask {
   // poll_rx() then poll_tx(); a polling core runs every member's rx half
   // before any member's tx half (poller.h).
   uint32_t poll(uint64_t now_ns);
-  // A frame the port received before this node took it over (the discovery
-  // bootstrap read the port then): handled as if it came now. Only before
-  // the node is given to its polling core. Takes the frame.
-  void take_early_frame(rte_mbuf* m, uint16_t lane, uint64_t now_ns) { handle_frame(m, lane, now_ns); }
   uint32_t poll_rx(uint64_t now_ns) override;
   uint32_t poll_tx(uint64_t now_ns) override;
   // When this node next needs the core if nothing arrives.
