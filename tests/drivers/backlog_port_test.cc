@@ -25,14 +25,8 @@ using test::frame_id;
 using test::make_frame;
 using test::pool;
 using test::PoolGuard;
-
-uint64_t g_now = 0;
-uint64_t fake_clock() { return g_now; }
-
-PeerAddress mac(uint8_t last) {
-  const uint8_t m[6] = {2, 0, 0, 0, 0, last};
-  return ethernet::to_peer(m);
-}
+using test::fake_clock;
+using test::mac;
 
 std::unique_ptr<RingPort> ring_port(const char* name, RingPort** raw) {
   RingPort::Options o;
@@ -91,7 +85,7 @@ TEST(BacklogPort, HandsUpTheBacklogFirstPerLaneThenWhatArrives) {
 TEST(BacklogPort, ADecoratorAboveItMeetsTheBacklog) {
   PoolGuard guard;
   {
-    g_now = 1'000'000;
+    test::fake_now = 1'000'000;
     RingPort* ring = nullptr;
     std::vector<BacklogPort::Frame> early = {{make_frame(mac(1), mac(3), 7), 0}, {make_frame(mac(1), mac(2), 8), 0}};
     DelayOptions d;
@@ -100,10 +94,10 @@ TEST(BacklogPort, ADecoratorAboveItMeetsTheBacklog) {
     DelayPort port(std::make_unique<BacklogPort>(ring_port("backlog_b", &ring), early), d);
     EXPECT_EQ(port.held_until_ns(), 0u) << "the backlog beneath says: do not sleep";
     EXPECT_EQ(take(port, 0), (std::vector<uint32_t>{8})) << "the near member's frame passes at once";
-    EXPECT_EQ(port.held_until_ns(), g_now + 500'000) << "then the held frame's time";
-    g_now += 499'999;
+    EXPECT_EQ(port.held_until_ns(), test::fake_now + 500'000) << "then the held frame's time";
+    test::fake_now += 499'999;
     EXPECT_TRUE(take(port, 0).empty()) << "the distant member's early frame is held its latency";
-    g_now += 1;
+    test::fake_now += 1;
     EXPECT_EQ(take(port, 0), (std::vector<uint32_t>{7}));
   }
   EXPECT_EQ(guard.now(), guard.start());

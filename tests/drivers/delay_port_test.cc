@@ -19,14 +19,8 @@ namespace lanecast::drivers {
 namespace {
 
 using test::pool;
-
-uint64_t g_now = 0;
-uint64_t fake_clock() { return g_now; }
-
-PeerAddress mac(uint8_t last) {
-  const uint8_t m[6] = {2, 0, 0, 0, 0, last};
-  return ethernet::to_peer(m);
-}
+using test::fake_clock;
+using test::mac;
 
 struct Rig {
   RingPort* ring = nullptr;
@@ -70,7 +64,7 @@ struct Rig {
 };
 
 TEST(DelayPort, HoldsEachSourceForItsDelayInOrder) {
-  g_now = 1'000'000;
+  test::fake_now = 1'000'000;
   Rig r;
   r.arrive(2, 1);  // 2 ms
   r.arrive(9, 2);  // unknown source: no delay
@@ -78,48 +72,48 @@ TEST(DelayPort, HoldsEachSourceForItsDelayInOrder) {
   r.arrive(2, 4);
   EXPECT_EQ(r.take(), std::vector<int>{2});
   EXPECT_EQ(r.port->held_until_ns(), 1'500'000u);
-  g_now = 1'499'999;
+  test::fake_now = 1'499'999;
   EXPECT_TRUE(r.take().empty());
-  g_now = 1'500'000;
+  test::fake_now = 1'500'000;
   EXPECT_EQ(r.take(), std::vector<int>{3});
   EXPECT_EQ(r.port->held_until_ns(), 3'000'000u);
-  g_now = 2'999'999;
+  test::fake_now = 2'999'999;
   EXPECT_TRUE(r.take().empty());
-  g_now = 3'000'000;
+  test::fake_now = 3'000'000;
   EXPECT_EQ(r.take(), (std::vector<int>{1, 4}));
   EXPECT_EQ(r.port->held_until_ns(), UINT64_MAX);
 }
 
 TEST(DelayPort, DeliversTheEarliestDueFirstAcrossSources) {
-  g_now = 0;
+  test::fake_now = 0;
   Rig r;
   r.arrive(2, 1);  // due 2.0 ms
   EXPECT_TRUE(r.take().empty());
-  g_now = 1'600'000;
+  test::fake_now = 1'600'000;
   r.arrive(3, 2);  // due 2.1 ms
   EXPECT_TRUE(r.take().empty());
-  g_now = 2'200'000;
+  test::fake_now = 2'200'000;
   EXPECT_EQ(r.take(), (std::vector<int>{1, 2}));
 }
 
 TEST(DelayPort, AFullQueueLeavesFramesInTheInnerRingNotLost) {
-  g_now = 0;
+  test::fake_now = 0;
   Rig r(64);
   for (int i = 0; i < 100; ++i) r.arrive(2, static_cast<uint8_t>(i));
   EXPECT_TRUE(r.take().empty());
   EXPECT_EQ(r.port->frames_held(), 64u);
-  g_now = 2'000'000;
+  test::fake_now = 2'000'000;
   std::vector<int> all;
   for (int turn = 0; turn < 10; ++turn) {
     for (int t : r.take()) all.push_back(t);
-    g_now += 2'000'000;
+    test::fake_now += 2'000'000;
   }
   ASSERT_EQ(all.size(), 100u);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(all[i], i);
 }
 
 TEST(DelayPort, FreesWhatItStillHolds) {
-  g_now = 0;
+  test::fake_now = 0;
   const unsigned before = rte_mempool_avail_count(pool());
   {
     Rig r;

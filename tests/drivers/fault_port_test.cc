@@ -29,14 +29,9 @@ using test::frame_id;
 using test::make_frame;
 using test::pool;
 using test::PoolGuard;
+using test::fake_clock;
+using test::mac;
 
-uint64_t g_now = 0;
-uint64_t fake_clock() { return g_now; }
-
-PeerAddress mac(uint8_t last) {
-  const uint8_t m[6] = {2, 0, 0, 0, 0, last};
-  return ethernet::to_peer(m);
-}
 PeerAddress group_mac() {
   const uint8_t m[6] = {0x03, 0x11, 0x22, 0x33, 0x44, 0x55};
   return ethernet::to_peer(m);
@@ -157,7 +152,7 @@ struct Outcome {
 // order of the arrivals (each link's own order is kept), `burst` how many
 // arrive between reads, `step_ns` the clock's step per frame.
 Outcome run_links(uint64_t seed, uint32_t interleave, uint32_t burst, uint64_t step_ns) {
-  g_now = 1'000'000;
+  test::fake_now = 1'000'000;
   Outcome out;
   Rig rig(options({receive_all(every_fault())}, seed));
   const PeerAddress srcs[3] = {kA, kB, kC};
@@ -172,11 +167,11 @@ Outcome run_links(uint64_t seed, uint32_t interleave, uint32_t burst, uint64_t s
     uint32_t s = (i * (interleave + 1) + i / 7 * interleave) % 3;
     while (next[s] == 1000) s = (s + 1) % 3;
     rig.arrive(srcs[s], kSelf, s * 10000 + next[s]++);
-    g_now += step_ns;
+    test::fake_now += step_ns;
     if (i % burst == burst - 1) collect();
   }
   for (int spin = 0; spin < 10; ++spin) {
-    g_now += 1'000'000'000;  // past every delay and hold
+    test::fake_now += 1'000'000'000;  // past every delay and hold
     collect();
   }
   EXPECT_EQ(rig.port->frames_held(), 0u);
@@ -211,7 +206,7 @@ TEST(FaultPort, ASeedReproducesEveryFaultWhateverTheTimingAndInterleaving) {
 
 // Ids of the frames lost when `n` frames from A pass through `f`.
 std::vector<uint32_t> lost_ids(const FaultProfile& f, uint32_t n, FaultStats* stats) {
-  g_now = 0;
+  test::fake_now = 0;
   Rig rig(options({receive_all(f)}));
   std::vector<bool> seen(n);
   for (uint32_t i = 0; i < n; ++i) {
@@ -281,7 +276,7 @@ TEST(FaultPort, GilbertElliottLosesInBursts) {
 
 TEST(FaultPort, ReorderedFramesComeAfterTheirGapOfLaterFrames) {
   PoolGuard guard;
-  g_now = 0;
+  test::fake_now = 0;
   FaultProfile f;
   f.reorder = 0.1;
   f.reorder_gap = 3;
@@ -295,7 +290,7 @@ TEST(FaultPort, ReorderedFramesComeAfterTheirGapOfLaterFrames) {
       free_all(got);
     }
   }
-  g_now += 2'000'000'000;  // the last ones set aside go at their deadline
+  test::fake_now += 2'000'000'000;  // the last ones set aside go at their deadline
   std::vector<rte_mbuf*> got = rig.receive();
   for (rte_mbuf* m : got) order.push_back(frame_id(m));
   free_all(got);
@@ -327,7 +322,7 @@ TEST(FaultPort, ReorderedFramesComeAfterTheirGapOfLaterFrames) {
 
 TEST(FaultPort, AFrameSetAsideOnAQuietLinkGoesAtItsDeadline) {
   PoolGuard guard;
-  g_now = 5'000;
+  test::fake_now = 5'000;
   FaultProfile f;
   f.reorder = 0.5;
   FaultPortOptions o = options({receive_all(f)});
@@ -344,10 +339,10 @@ TEST(FaultPort, AFrameSetAsideOnAQuietLinkGoesAtItsDeadline) {
   }
   ASSERT_LT(id, 64u);
   EXPECT_EQ(rig.port->frames_held(), 1u);
-  EXPECT_EQ(rig.port->held_until_ns(), g_now + 200'000);
-  g_now += 199'999;
+  EXPECT_EQ(rig.port->held_until_ns(), test::fake_now + 200'000);
+  test::fake_now += 199'999;
   EXPECT_TRUE(rig.receive().empty());
-  g_now += 1;
+  test::fake_now += 1;
   std::vector<rte_mbuf*> got = rig.receive();
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(frame_id(got[0]), id);
@@ -360,7 +355,7 @@ TEST(FaultPort, AFrameSetAsideOnAQuietLinkGoesAtItsDeadline) {
 
 TEST(FaultPort, DuplicatesAreSecondMbufsWithTheSameBytes) {
   PoolGuard guard;
-  g_now = 0;
+  test::fake_now = 0;
   FaultProfile f;
   f.duplicate = 0.3;
   Rig rig(options({receive_all(f)}));
@@ -393,7 +388,7 @@ TEST(FaultPort, DuplicatesAreSecondMbufsWithTheSameBytes) {
 
 TEST(FaultPort, CorruptionFlipsOneByteOfTheFramePastItsLinkHeader) {
   PoolGuard guard;
-  g_now = 0;
+  test::fake_now = 0;
   FaultProfile f;
   f.corrupt = 0.5;
   Rig rig(options({receive_all(f)}));
@@ -437,7 +432,7 @@ TEST(FaultPort, CorruptionFlipsOneByteOfTheFramePastItsLinkHeader) {
 // them for the others.
 TEST(FaultPort, CorruptionNeverChangesBytesOthersShare) {
   PoolGuard guard;
-  g_now = 0;
+  test::fake_now = 0;
   FaultProfile f;
   f.corrupt = 0.9;
   Rig rig(options({receive_all(f)}));
@@ -476,7 +471,7 @@ TEST(FaultPort, CorruptionNeverChangesBytesOthersShare) {
 
 TEST(FaultPort, DelayAndJitterHoldFramesOnTheGivenClockInOrder) {
   PoolGuard guard;
-  g_now = 1'000'000;
+  test::fake_now = 1'000'000;
   FaultProfile f;
   f.delay_ns = 100'000;
   f.jitter_ns = 50'000;
@@ -485,26 +480,26 @@ TEST(FaultPort, DelayAndJitterHoldFramesOnTheGivenClockInOrder) {
   std::vector<std::pair<uint32_t, uint64_t>> out;  // id, time let out
   const auto collect = [&] {
     std::vector<rte_mbuf*> got = rig.receive();
-    for (rte_mbuf* m : got) out.emplace_back(frame_id(m), g_now);
+    for (rte_mbuf* m : got) out.emplace_back(frame_id(m), test::fake_now);
     free_all(got);
     // Whatever is still held is due later: the engine may sleep until then.
     if (rig.port->frames_held() > 0) {
-      EXPECT_GT(rig.port->held_until_ns(), g_now);
+      EXPECT_GT(rig.port->held_until_ns(), test::fake_now);
     } else {
       EXPECT_EQ(rig.port->held_until_ns(), UINT64_MAX);
     }
   };
   for (uint32_t i = 0; i < 300; ++i) {
     rig.arrive(i % 2 ? kA : kB, kSelf, i);
-    arrived.push_back(g_now);
+    arrived.push_back(test::fake_now);
     collect();
     if (i == 0) {
-      EXPECT_GE(rig.port->held_until_ns(), g_now + 100'000);
-      EXPECT_LE(rig.port->held_until_ns(), g_now + 150'000);
+      EXPECT_GE(rig.port->held_until_ns(), test::fake_now + 100'000);
+      EXPECT_LE(rig.port->held_until_ns(), test::fake_now + 150'000);
     }
-    g_now += 1'000;
+    test::fake_now += 1'000;
   }
-  for (; g_now < 2'000'000; g_now += 1'000) collect();
+  for (; test::fake_now < 2'000'000; test::fake_now += 1'000) collect();
   ASSERT_EQ(out.size(), 300u);
   uint32_t last[2] = {0, 0};
   bool first[2] = {true, true};
@@ -536,7 +531,7 @@ FaultProfile delay_of(uint64_t us) {
 // applied.
 TEST(FaultPort, RulesSelectTheLinkTheWayAndUnicastOrMulticast) {
   PoolGuard guard;
-  g_now = 0;
+  test::fake_now = 0;
   std::vector<FaultRule> rules;
   FaultRule r;
   r.way = FaultWay::Receive;
@@ -566,12 +561,12 @@ TEST(FaultPort, RulesSelectTheLinkTheWayAndUnicastOrMulticast) {
   std::map<uint32_t, uint64_t> rx_at, tx_at;
   rte_mbuf* out[3] = {make_frame(kB, kSelf, 6, 64), make_frame(kC, kSelf, 7, 64), make_frame(g, kSelf, 8, 64)};
   ASSERT_EQ(rig.port->tx_burst(0, out, 3), 3);  // to B: 400; to C and the group: none
-  for (; g_now <= 500'000; g_now += 10'000) {
+  for (; test::fake_now <= 500'000; test::fake_now += 10'000) {
     std::vector<rte_mbuf*> got = rig.receive();
-    for (rte_mbuf* m : got) rx_at[frame_id(m)] = g_now;
+    for (rte_mbuf* m : got) rx_at[frame_id(m)] = test::fake_now;
     free_all(got);
     got = rig.sent();
-    for (rte_mbuf* m : got) tx_at[frame_id(m)] = g_now;
+    for (rte_mbuf* m : got) tx_at[frame_id(m)] = test::fake_now;
     free_all(got);
   }
   EXPECT_EQ(rx_at, (std::map<uint32_t, uint64_t>{{1, 100'000}, {2, 300'000}, {3, 200'000}, {4, 0}, {5, 0}}));
@@ -586,7 +581,7 @@ TEST(FaultPort, RulesSelectTheLinkTheWayAndUnicastOrMulticast) {
 
 TEST(FaultPort, SendSideLosesAndDuplicatesWhatItSends) {
   PoolGuard guard;
-  g_now = 0;
+  test::fake_now = 0;
   FaultRule r;
   r.way = FaultWay::Send;
   r.faults.loss = 0.2;
@@ -614,7 +609,7 @@ TEST(FaultPort, SendSideLosesAndDuplicatesWhatItSends) {
 
 TEST(FaultPort, TakesOnlyWhatItCanHoldAndLosesNothingForIt) {
   PoolGuard guard;
-  g_now = 0;
+  test::fake_now = 0;
   FaultRule r;
   r.way = FaultWay::Receive;
   r.faults = delay_of(1000);
@@ -634,7 +629,7 @@ TEST(FaultPort, TakesOnlyWhatItCanHoldAndLosesNothingForIt) {
   pending.erase(pending.begin(), pending.begin() + took);
   std::vector<uint32_t> in, out;
   for (int turn = 0; turn < 100 && (in.size() < 200 || out.size() < 200); ++turn) {
-    g_now += 1'000'000;
+    test::fake_now += 1'000'000;
     std::vector<rte_mbuf*> got = rig.receive();
     for (rte_mbuf* m : got) in.push_back(frame_id(m));
     free_all(got);
@@ -657,7 +652,7 @@ TEST(FaultPort, TakesOnlyWhatItCanHoldAndLosesNothingForIt) {
 
 TEST(FaultPort, FreesEverythingItHoldsWhenDestroyed) {
   PoolGuard guard;
-  g_now = 0;
+  test::fake_now = 0;
   {
     FaultProfile f;
     f.reorder = 0.3;

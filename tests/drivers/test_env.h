@@ -39,6 +39,17 @@ inline uint32_t frame_id(const rte_mbuf* m) {
   return id;
 }
 
+// A locally administered MAC ending in `last`: the decorator tests' members.
+inline PeerAddress mac(uint8_t last) {
+  const uint8_t m[6] = {2, 0, 0, 0, 0, last};
+  return ethernet::to_peer(m);
+}
+
+// Virtual time for decorators that hold frames on a clock: tests set
+// fake_now, the port reads fake_clock.
+inline uint64_t fake_now = 0;
+inline uint64_t fake_clock() { return fake_now; }
+
 // Checks that every mbuf a test took went back to the pool.
 class PoolGuard {
  public:
