@@ -1,8 +1,9 @@
 // SIGINT, SIGTERM, SIGHUP and SIGPIPE (the reader of our output gone) noted
-// instead of ending the process, for as long as a StopSignals lives. A command that builds something outside itself (a
-// testbed of namespaces, member processes) checks between its steps and, when
-// told to stop, throws Stopped; the destructors of what it built undo it on
-// the way out, and main exits 128 + the signal, as the shell would report it.
+// instead of ending the process, for as long as a StopSignals lives. A
+// command that builds something outside itself (a testbed of namespaces,
+// member processes) checks between its steps and, when told to stop, throws
+// Stopped; the destructors of what it built undo it on the way out, and main
+// exits 128 + the signal, as the shell would report it.
 #pragma once
 
 #include <csignal>

@@ -11,8 +11,7 @@ BacklogPort::BacklogPort(std::unique_ptr<Port> inner, const std::vector<Frame>& 
     : ForwardingPort(std::move(inner)), by_lane_(in_.lanes()) {
   for (const Frame& f : backlog) {
     if (f.lane >= by_lane_.size()) {
-      for (const Frame& g : backlog) rte_pktmbuf_free(g.frame);
-      by_lane_.clear();
+      for (const Frame& g : backlog) rte_pktmbuf_free(g.frame);  // the destructor will not run
       throw std::invalid_argument("a backlog frame on lane " + std::to_string(f.lane) + " of a port with " +
                                   std::to_string(in_.lanes()) + " lanes");
     }

@@ -30,7 +30,6 @@ class BacklogPort final : public ForwardingPort {
   uint16_t rx_burst(uint16_t lane, rte_mbuf** frames, uint16_t max) override;
   // While frames wait, the polling core must not sleep.
   uint64_t held_until_ns() const override { return waiting_ > 0 ? 0 : in_.held_until_ns(); }
-  std::string name() const override { return in_.name(); }
 
   size_t waiting() const { return waiting_; }
 
