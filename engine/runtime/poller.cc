@@ -38,11 +38,18 @@ uint32_t Poller::turn(uint64_t& now) {
   // make system calls (af_packet's transmit carries the frame through the
   // kernel's network) lasts long, and a member's times - when it held a
   // message, when a timer is due - must not be stale by the turn.
+  // The reading after one task is the next one's (and the first, the
+  // cycle's start); the last is the turn's end.
   uint32_t work = 0;
-  note_cycle(now_ns());
-  for (PollTask* t : tasks_) work += t->poll_rx(now = now_ns());
-  for (PollTask* t : tasks_) work += t->poll_tx(now = now_ns());
-  if (tasks_.empty()) now = now_ns();
+  note_cycle(now = now_ns());
+  for (PollTask* t : tasks_) {
+    work += t->poll_rx(now);
+    now = now_ns();
+  }
+  for (PollTask* t : tasks_) {
+    work += t->poll_tx(now);
+    now = now_ns();
+  }
   iterations_.store(iterations_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   return work;
 }
