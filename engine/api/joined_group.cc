@@ -262,12 +262,8 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   // What a faster member sent while this one still ran its discovery, under
   // the decorators below: emulated distance, loss and faults meet those
   // frames as they meet every later one.
-  if (std::vector<engine::bootstrap::Bootstrap::EarlyFrame> early = boot->take_early_frames(); !early.empty()) {
-    std::vector<drivers::BacklogPort::Frame> backlog;
-    backlog.reserve(early.size());
-    for (const auto& f : early) backlog.push_back({f.frame, f.lane});
-    im.port = std::make_unique<drivers::BacklogPort>(std::move(im.port), backlog);
-  }
+  if (std::vector<engine::bootstrap::Bootstrap::EarlyFrame> early = boot->take_early_frames(); !early.empty())
+    im.port = std::make_unique<drivers::BacklogPort>(std::move(im.port), early);
   if (spec.emulate_latency) {
     // The sites' distance, on a testbed where they share a switch: hold each
     // peer's frames for the group file's latency from its site to ours.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "drivers/backlog/backlog_port.h"
 #include "drivers/port.h"
 #include "lanecast/group_spec.h"
 
@@ -54,12 +55,9 @@ class Bootstrap {
   virtual std::string steps() const { return {}; }
   // Frames of the group that came to the port while the exchange read it
   // (a member that finished first has begun the first operation), for the
-  // member's node to take as if they had come just now. The caller owns
-  // them; a second call returns none.
-  struct EarlyFrame {
-    rte_mbuf* frame;
-    uint16_t lane;
-  };
+  // member's port to hand up first (drivers/backlog/), as if they had come
+  // just now. The caller owns them; a second call returns none.
+  using EarlyFrame = drivers::BacklogPort::Frame;
   virtual std::vector<EarlyFrame> take_early_frames() { return {}; }
 };
 
