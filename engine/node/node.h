@@ -424,7 +424,8 @@ class Node final : public PollTask {
   bool stream_multicast_ = false;
   uint64_t stream_repair_ns_ = 0;
   bool streams_failed_ = false;
-  uint64_t streams_failed_ns_ = 0;    // when they failed: the parents are told for a while after
+  static constexpr uint64_t kNeverTold = UINT64_MAX;
+  uint64_t streams_first_told_ns_ = kNeverTold;  // since their failure: the parents are told for a while after
   uint64_t streams_told_ns_ = 0;      // the parents were told last
   std::atomic<uint8_t> stream_error_{0};
   std::atomic<bool> stream_evicted_{false};  // this member left a stream for being slow

@@ -246,9 +246,12 @@ void Node::pump_streams(uint64_t now) {
 // acknowledged has nothing in flight to time out on, and would wait for
 // this member's reports for ever - its publisher's last messages never
 // stable, and nobody told. Datagrams, so repeated every kRefreshNs for
-// kRefreshForNs, as reports are.
+// kRefreshForNs from the first telling, as reports are - from the first
+// telling, not the failure: a core that did not run for kRefreshForNs after
+// its streams failed (the stream fuzzer stalled one 97 ms) told nobody, and
+// the publisher waited on this member unaware.
 void Node::tell_parents(uint64_t now) {
-  if (now >= streams_failed_ns_ + kRefreshForNs) return;
+  if (streams_first_told_ns_ != kNeverTold && now >= streams_first_told_ns_ + kRefreshForNs) return;
   if (now >= streams_told_ns_ + kRefreshNs) {
     bool all = true;
     for (const uint16_t slot : streams_.open_slots()) {
@@ -259,6 +262,7 @@ void Node::tell_parents(uint64_t now) {
       stream_due_ns_ = now;
       return;
     }
+    if (streams_first_told_ns_ == kNeverTold) streams_first_told_ns_ = now;
     streams_told_ns_ = now;
   }
   stream_due_ns_ = std::min(stream_due_ns_, streams_told_ns_ + kRefreshNs);
@@ -272,8 +276,9 @@ void Node::tell_parents(uint64_t now) {
 void Node::fail_streams(uint64_t now, OpError err, Rank peer) {
   if (streams_failed_) return;
   streams_failed_ = true;
-  streams_failed_ns_ = now;
-  streams_told_ns_ = 0;  // the parents are told at the next turn (tell_parents)
+  streams_first_told_ns_ = kNeverTold;
+  streams_told_ns_ = 0;  // the parents are told at the next turn (tell_parents)...
+  stream_due_ns_ = now;  // ...which must come now, not at the core's next timer
   // In a group of processes a member whose streams stopped is lost to the
   // group for this epoch: every member hears it (failure notices) instead
   // of finding out at its own timeout.
