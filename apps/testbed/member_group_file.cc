@@ -1,36 +1,13 @@
 #include "apps/testbed/member_group_file.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <numeric>
 #include <sstream>
 
 #include "drivers/dpdk/af_packet_ring.h"
 
 namespace lanecast::apps::testbed {
-namespace {
 
-constexpr uint32_t kRingFrames = 512;  // as many as the af_packet PMD's default ring
-
-}  // namespace
-
-// The rules (DPDK 22.11 rte_eth_af_packet.c and the kernel's
-// packet_set_ring): the kernel writes a frame at offset 66 of a ring frame, so
-// framesz >= 66 + frame; framesz a multiple of 16, blocksz a multiple of the
-// page size and of framesz, framecnt a multiple of the frames per block.
-std::string af_packet_ring_devargs(uint32_t mtu) {
-  const uint64_t need = drivers::af_packet::kFrameOffset + uint64_t{mtu} + 14;
-  if (need <= drivers::af_packet::kDefaultFrameBytes) return "";
-  const uint64_t framesz = (need + 1023) / 1024 * 1024;
-  const long page_size = ::sysconf(_SC_PAGESIZE);
-  const uint64_t page = page_size > 0 ? static_cast<uint64_t>(page_size) : 4096;
-  const uint64_t blocksz = std::lcm(framesz, page);
-  const uint64_t per_block = blocksz / framesz;
-  const uint64_t framecnt = (kRingFrames + per_block - 1) / per_block * per_block;
-  return ",framesz=" + std::to_string(framesz) + ",blocksz=" + std::to_string(blocksz) +
-         ",framecnt=" + std::to_string(framecnt);
-}
+std::string af_packet_ring_devargs(uint32_t mtu) { return drivers::af_packet::ring_devargs(mtu); }
 
 std::string lane_devargs(uint32_t lane, uint32_t mtu, bool xdp) {
   const std::string iface = node_iface(lane);

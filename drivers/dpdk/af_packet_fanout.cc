@@ -15,7 +15,12 @@
 // here: the first socket of a group asks the kernel for an id no group of
 // the namespace uses (PACKET_FANOUT_FLAG_UNIQUEID, Linux 4.4), reads it back,
 // and the port's other sockets (one per queue pair) join that id. Every
-// other setsockopt passes through unchanged.
+// other setsockopt passes through unchanged. One process may open several
+// ports on one interface (a group per MPI communicator, each with its own
+// port): they ask for the same id, and each must get a group of its own -
+// joined, they would split the interface's frames between them instead of
+// each seeing every frame. af_packet_new_port() (af_packet_fanout.h), called
+// before each port's probe, forgets the ids of the ports before it.
 //
 // How the PMD's call reaches this function: with DPDK linked statically
 // (meson -Ddpdk_link=static, the default) the link wraps setsockopt
@@ -31,6 +36,8 @@
 #include <cstdint>
 #include <mutex>
 
+#include "drivers/dpdk/af_packet_fanout.h"
+
 namespace {
 
 int real_setsockopt(int fd, int level, int name, const void* value, socklen_t len) {
@@ -38,8 +45,8 @@ int real_setsockopt(int fd, int level, int name, const void* value, socklen_t le
 }
 
 // The ids the PMD asked for and the ones the kernel gave: a port's queue
-// pairs ask for one id, and must share the group the first one made. A
-// process opens a few ports, at set-up.
+// pairs ask for one id, and must share the group the first one made. Only
+// the port being opened is remembered (af_packet_new_port()).
 struct FanoutIds {
   static constexpr int kMax = 64;
   std::mutex lock;
@@ -78,6 +85,16 @@ int unique_fanout(int fd, uint32_t arg) {
 }
 
 }  // namespace
+
+namespace lanecast::drivers::af_packet {
+
+void new_port() {
+  FanoutIds& ids = fanout_ids();
+  std::lock_guard<std::mutex> hold(ids.lock);
+  ids.count = 0;
+}
+
+}  // namespace lanecast::drivers::af_packet
 
 extern "C" int __wrap_setsockopt(int fd, int level, int name, const void* value, socklen_t len) {
   if (level == SOL_PACKET && name == PACKET_FANOUT && value != nullptr && len == sizeof(uint32_t)) {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "drivers/dpdk/af_packet_fanout.h"
 #include "drivers/dpdk/af_packet_ring.h"
 #include "drivers/ethernet.h"
 #include "drivers/wake.h"
@@ -91,6 +92,7 @@ std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& devargs, const DpdkP
   uint16_t id;
   if (rte_eth_dev_get_port_by_name(name.c_str(), &id) == 0)
     throw std::runtime_error("dpdk port: " + name + " is already open");
+  af_packet::new_port();  // its sockets get fanout groups of their own
   const int rc = rte_dev_probe(devargs.c_str());
   if (rc < 0)
     throw std::runtime_error(err("dpdk port: cannot probe '" + devargs + "'", rc) +

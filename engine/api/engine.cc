@@ -3,7 +3,11 @@
 #include <rte_lcore.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "engine/runtime/eal.h"
 #include "lanecast/lanecast.h"
@@ -18,10 +22,43 @@ int poller_main(void* arg) {
 }
 
 
+bool never(const void*) { return false; }
+
 }  // namespace
+
+// EngineOptions::idle_look_us: a thread that drives the in-calls poller for
+// a few turns every interval. drive_until returns at once when an
+// application thread is driving (its call makes the progress then) or the
+// poller is parked (a group being joined or left).
+struct Engine::Looker {
+  Looker(engine::Poller& p, uint64_t every_us) : thread([this, &p, every_us] { run(p, every_us); }) {}
+  ~Looker() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    cv.notify_one();
+    thread.join();
+  }
+  void run(engine::Poller& p, uint64_t every_us) {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!cv.wait_for(lock, std::chrono::microseconds(every_us), [this] { return stop; })) {
+      lock.unlock();
+      p.drive_until(never, nullptr, 0);  // the last turns only: while they find work, a few
+      lock.lock();
+    }
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop = false;
+  std::thread thread;  // last: started once the rest is made
+};
 
 Engine::Engine(const EngineOptions& opts) : opts_(opts) {
   if (opts.memory_mb < 64) throw std::invalid_argument("engine: memory_mb must be at least 64");
+  if (opts.idle_look_us > 1'000'000)
+    throw std::invalid_argument("engine: idle_look_us must be 0 (off) .. 1000000 (1 s), not " +
+                                std::to_string(opts.idle_look_us));
   // By default one polling core per CPU but one, at least one and at most
   // two. The CPU left over carries the application's threads and the
   // kernel's work for kernel-backed ports; a poller that shares its CPU with
@@ -47,6 +84,7 @@ Engine::Engine(const EngineOptions& opts) : opts_(opts) {
   if (opts.idle_sleep_max_ns == 0) b.spin_ns = b.busy_spin_ns = UINT64_MAX;
   if (opts.progress_in_calls) {  // one poller, driven by the application's waits
     pollers_.push_back(std::make_unique<engine::Poller>(b, true));
+    if (opts.idle_look_us > 0) looker_ = std::make_unique<Looker>(*pollers_[0], opts.idle_look_us);
     return;
   }
   lcores_ = engine::eal_workers();
@@ -64,6 +102,7 @@ Engine::Engine(const EngineOptions& opts) : opts_(opts) {
 }
 
 Engine::~Engine() {
+  looker_.reset();
   for (auto& p : pollers_) p->stop();
   for (unsigned lc : lcores_) rte_eal_wait_lcore(lc);
 }

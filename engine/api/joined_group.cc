@@ -20,6 +20,7 @@
 #include "drivers/lanes/port_per_lane.h"
 #include "engine/group/fault_keys.h"
 #include "engine/group/fault_setup.h"
+#include "engine/bootstrap/exchange_bootstrap.h"
 #include "engine/bootstrap/pmix_bootstrap.h"
 #include "engine/bootstrap/static_bootstrap.h"
 #include "engine/bootstrap/wire_discovery.h"
@@ -75,8 +76,10 @@ void validate(const GroupSpec& s, Rank me) {
   if (on_verbs != 0)
     if (std::string why = engine::verbs_group_refusal(s.bootstrap, s.key != nullptr); !why.empty()) throw bad(why);
   if (!(s.port_rate_mbit >= 0) || !std::isfinite(s.port_rate_mbit)) throw bad("port rate must be >= 0 Mbit/s");
-  if (s.bootstrap != "static" && s.bootstrap != "discovery" && s.bootstrap != "pmix")
-    throw bad("bootstrap must be static, discovery or pmix, not '" + s.bootstrap + "'");
+  if (s.bootstrap != "static" && s.bootstrap != "discovery" && s.bootstrap != "pmix" && s.bootstrap != "exchange")
+    throw bad("bootstrap must be static, discovery, pmix or exchange, not '" + s.bootstrap + "'");
+  if (s.bootstrap == "exchange" && !s.exchange)
+    throw bad("bootstrap \"exchange\" needs GroupSpec::exchange, the function that carries the members' records");
   engine::check_faults(s.faults, static_cast<uint32_t>(s.members.size()), where);
 }
 
@@ -239,6 +242,8 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
     boot = engine::bootstrap::make_static_bootstrap(spec);
   } else if (spec.bootstrap == "discovery") {
     boot = engine::bootstrap::make_wire_discovery(keyed, *im.port, im.header_pool.get());
+  } else if (spec.bootstrap == "exchange") {
+    boot = engine::bootstrap::make_exchange_bootstrap(keyed);
   } else {
     boot = engine::bootstrap::make_pmix_bootstrap(keyed);
   }
@@ -348,29 +353,30 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
 // A member whose broadcasts are all done may still owe a peer an ack: if its
 // last one was lost, the peer sends again and must be answered, or it fails
 // the broadcast for a member that simply left. So a member leaves only once
-// nothing arrived for longer than the longest retransmission timeout (like
-// TCP's TIME-WAIT), and waits at most the peer timeout. An engine that
-// progresses in calls drives the member meanwhile: nothing else would answer.
+// nothing of its group arrived for longer than the longest retransmission
+// timeout (like TCP's TIME-WAIT) - at once when that was long ago - and
+// waits at most the peer timeout. An engine that progresses in calls drives
+// the member meanwhile: nothing else would answer.
 namespace {
 
 bool never(const void*) { return false; }
 
-void linger_until_quiet(const Member& m, engine::Poller& poller, double peer_timeout_ms) {
+void linger_until_quiet(const engine::Node& node, engine::Poller& poller, double peer_timeout_ms) {
   constexpr uint64_t kQuietNs = 250'000'000;  // > the channels' largest RTO (200 ms)
-  const uint64_t start = engine::now_ns();
-  const uint64_t give_up = start + static_cast<uint64_t>(peer_timeout_ms * 1e6);
-  uint64_t frames = node_counters(m).rx_frames.get(), since = start;
-  for (uint64_t now = start; now < give_up && now - since < kQuietNs; now = engine::now_ns()) {
-    if (poller.driven_in_calls()) {
-      poller.drive_until(never, nullptr, now + 10'000'000);
-    } else {
-      timespec ts{0, 10'000'000};
+  constexpr uint64_t kSliceNs = 10'000'000;
+  const uint64_t give_up = engine::now_ns() + static_cast<uint64_t>(peer_timeout_ms * 1e6);
+  // Frames that waited in the port while nobody drove it are heard first.
+  if (poller.driven_in_calls()) poller.drive_until(never, nullptr, 0);
+  for (uint64_t now = engine::now_ns(); now < give_up; now = engine::now_ns()) {
+    const uint64_t heard = node.last_heard_ns();  // 0: nothing ever came, nothing is owed
+    if (heard + kQuietNs <= now) return;
+    const uint64_t until = std::min(heard + kQuietNs, now + kSliceNs);
+    if (!poller.driven_in_calls()) {
+      const timespec ts{0, static_cast<long>(until - now)};
       nanosleep(&ts, nullptr);
-    }
-    const uint64_t f = node_counters(m).rx_frames.get();
-    if (f != frames) {
-      frames = f;
-      since = engine::now_ns();
+    } else if (!poller.drive_until(never, nullptr, until)) {
+      const timespec ts{0, 100'000};  // another thread drives it for now (EngineOptions::idle_look_us)
+      nanosleep(&ts, nullptr);
     }
   }
 }
@@ -379,7 +385,7 @@ void linger_until_quiet(const Member& m, engine::Poller& poller, double peer_tim
 
 Group::~Group() {
   if (engine_ == nullptr || !impl_) return;
-  if (impl_->poller != nullptr) linger_until_quiet(*member_, *impl_->poller, spec_.peer_timeout_ms);
+  if (impl_->poller != nullptr) linger_until_quiet(*impl_->node, *impl_->poller, spec_.peer_timeout_ms);
   if (impl_->poller != nullptr || !impl_->lane_io.empty()) {
     engine_->park_all();
     if (impl_->poller != nullptr) {

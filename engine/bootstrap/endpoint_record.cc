@@ -5,6 +5,9 @@ namespace {
 
 constexpr uint8_t kMagic[4] = {'L', 'C', 'E', 'P'};
 constexpr size_t kFixedBytes = 4 + 2 + 2 + 4 + 8 + 8;
+// The exchange bootstrap promises applications a bound (lanecast/group_spec.h).
+static_assert(kFixedBytes + kRecordMaxLanes * (1 + drivers::PeerAddress::kMaxBytes) <= kMaxEndpointRecordBytes,
+              "an endpoint record must fit kMaxEndpointRecordBytes");
 
 void put(std::vector<uint8_t>& out, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));

@@ -2,10 +2,10 @@
 
 #include <cstdio>
 #include <stdexcept>
-#include <variant>
 
 #include "engine/bootstrap/endpoint_record.h"
 #include "engine/bootstrap/pmix_session.h"
+#include "engine/bootstrap/record_table.h"
 #include "engine/runtime/clock.h"
 
 namespace lanecast::engine::bootstrap {
@@ -51,10 +51,10 @@ class PmixBootstrap final : public Bootstrap {
     steps_ += ", put + fence " + ms_since(t);
 
     t = now_ns();
-    EndpointTable table;
-    for (uint32_t r = 0; r < n; ++r) table.members.push_back(read_record(pmix, key, r, where));
-    refuse_shared_addresses(table, where);
-    table.epoch = epoch_of(spec_.id, table.members);
+    std::vector<std::optional<std::vector<uint8_t>>> records;
+    for (uint32_t r = 0; r < n; ++r) records.push_back(pmix.fetch(r, key));
+    EndpointTable table = table_from_records(
+        spec_, records, where, "put no endpoint under '" + key + "' (started with another group file, or not lanecast?)");
     steps_ += ", " + std::to_string(n) + " records " + ms_since(t);
     return table;
   }
@@ -62,38 +62,6 @@ class PmixBootstrap final : public Bootstrap {
   std::string steps() const override { return steps_; }
 
  private:
-  Endpoint read_record(const PmixSession& pmix, const std::string& key, uint32_t r, const std::string& where) const {
-    const std::string rank = "rank " + std::to_string(r);
-    const std::optional<std::vector<uint8_t>> bytes = pmix.fetch(r, key);
-    if (!bytes)
-      throw std::runtime_error(where + ": " + rank + " put no endpoint under '" + key +
-                               "' (started with another group file, or not lanecast?)");
-    auto decoded = decode_record(*bytes);
-    if (const std::string* bad = std::get_if<std::string>(&decoded))
-      throw std::runtime_error(where + ": " + rank + "'s endpoint record is unusable: " + *bad);
-    const EndpointRecord& rec = std::get<EndpointRecord>(decoded);
-    if (rec.endpoint.rank != r)
-      throw std::runtime_error(where + ": " + rank + "'s endpoint record says rank " +
-                               std::to_string(rec.endpoint.rank));
-    if (rec.spec_digest != digest_ || rec.endpoint.lanes.size() != spec_.lanes)
-      throw std::runtime_error(where + ": " + rank +
-                               " was started with other group settings (name, size, lanes, algorithm, segment, "
-                               "message limit, window or timeout differ)");
-    return rec.endpoint;
-  }
-
-  // Two members behind one port (two ranks started on one interface) would
-  // take each other's frames.
-  static void refuse_shared_addresses(const EndpointTable& t, const std::string& where) {
-    for (size_t a = 0; a < t.members.size(); ++a)
-      for (size_t b = a + 1; b < t.members.size(); ++b)
-        for (size_t l = 0; l < t.members[a].lanes.size(); ++l)
-          if (t.members[a].lanes[l] == t.members[b].lanes[l])
-            throw std::runtime_error(where + ": ranks " + std::to_string(a) + " and " + std::to_string(b) +
-                                     " have the same address " + format_address(t.members[a].lanes[l]) +
-                                     " on lane " + std::to_string(l) + " (one port for two members?)");
-  }
-
   GroupSpec spec_;
   uint64_t digest_;
   std::string steps_;

@@ -63,8 +63,8 @@ std::string verbs_group_refusal(const std::string& bootstrap, bool keyed) {
     return "this lanecast was built without the verbs port (install libibverbs-dev and librdmacm-dev, then "
            "meson setup --reconfigure -Dverbs=enabled)";
   if (bootstrap == "static")
-    return "a group of verbs lanes forms by bootstrap \"pmix\" or \"discovery\", not \"static\": queue pair "
-           "numbers exist only once the port is open, so no file can list them";
+    return "a group of verbs lanes forms by bootstrap \"pmix\", \"discovery\" or \"exchange\", not \"static\": "
+           "queue pair numbers exist only once the port is open, so no file can list them";
   if (bootstrap == "discovery" && keyed)
     return "a group with a key on verbs lanes forms by bootstrap \"pmix\": a hello's source queue pair is not under "
            "its seal on verbs, so a hello sent again from another queue pair could teach a forged address";

@@ -205,6 +205,10 @@ class Node final : public PollTask {
   const PeerCounters& peer_counters(algos::Rank r) const { return peer_counters_[r]; }
 
   const NodeCounters& counters() const { return counters_; }
+  // When the last frame of this group from a member came (engine clock; 0:
+  // none yet). Any thread: a member leaving its group waits until this is
+  // longer ago than any peer would wait to send again.
+  uint64_t last_heard_ns() const { return last_heard_ns_.load(std::memory_order_relaxed); }
   const NodeConfig& config() const { return cfg_; }
   algos::Rank rank() const { return cfg_.rank; }
   const drivers::PortCaps& port_caps() const { return caps_; }
@@ -410,6 +414,7 @@ class Node final : public PollTask {
   // When each peer's last frame of this epoch came (0: never). Read only
   // when a broadcast fails for want of progress (quietest_peer).
   std::unique_ptr<uint64_t[]> heard_ns_;
+  std::atomic<uint64_t> last_heard_ns_{0};  // the latest of them (last_heard_ns())
   algos::Rank quietest_peer(uint64_t now, uint64_t* silent_ns) const;
   // Streams: their states are streams_'s, their publishers publishers_'s,
   // where their messages go delivery_'s (below); what the node keeps is

@@ -62,6 +62,7 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
   // source addresses can be forged on the segment, tags cannot.
   if (auth_ != nullptr && !open_sealed(m, p)) return;
   heard_ns_[p.src] = std::max<uint64_t>(now, 1);
+  last_heard_ns_.store(heard_ns_[p.src], std::memory_order_relaxed);
   if (fail_stop_.broken() && p.type != wire::FrameType::Failed) {
     // Whoever still sends has not heard: tell it (again), take nothing.
     fail_stop_.sent_after_broken(p.src, now);

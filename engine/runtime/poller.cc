@@ -80,20 +80,25 @@ void Poller::back_off(uint64_t now, uint64_t limit_ns) {
 
 bool Poller::drive_until(bool (*done)(const void*), const void* arg, uint64_t deadline_ns) {
   if (driving_.exchange(true, std::memory_order_acquire)) return false;
+  if (park_requested_.load(std::memory_order_acquire)) {  // park() is waiting for the loop: leave it
+    driving_.store(false, std::memory_order_release);
+    return false;
+  }
   thread_local bool slack_set = false;  // as run(): naps are short
   if (!slack_set) slack_set = prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0) == 0;
   // The caller's wait is work: it starts the spin that precedes a sleep.
   last_work_ns_ = now_ns();
   last_turn_ns_ = 0;  // between calls nobody drives it: not a stall
   uint64_t now = last_work_ns_;
-  while (!done(arg) && now < deadline_ns) {
+  const auto parking = [this] { return park_requested_.load(std::memory_order_relaxed); };
+  while (!done(arg) && now < deadline_ns && !parking()) {
     if (turn(now) > 0) last_work_ns_ = now;
     else if (!done(arg)) back_off(now, deadline_ns);
   }
   // What became due with the completion (an ack asked for at once, a frame
   // the pacer now allows) leaves before the caller does: between calls
   // nothing moves.
-  for (int i = 0; i < kFlushTurns && turn(now) > 0; ++i) {
+  for (int i = 0; i < kFlushTurns && !parking() && turn(now) > 0; ++i) {
   }
   driving_.store(false, std::memory_order_release);
   return true;
@@ -147,7 +152,17 @@ bool Poller::idle_wait(uint64_t now, uint64_t limit_ns) {
 }
 
 void Poller::park() {
-  if (in_calls_) return;  // no loop of its own; nobody is in a call (park's contract)
+  if (in_calls_) {
+    // No loop of its own: parked means no thread drives it. A driving
+    // thread sees the request at its next turn and leaves (its wait goes
+    // on sleeping, and drives again after unpark()).
+    park_requested_.store(true, std::memory_order_release);
+    while (driving_.exchange(true, std::memory_order_acquire)) {
+      timespec ts{0, 20'000};
+      nanosleep(&ts, nullptr);
+    }
+    return;
+  }
   int expected = kRun;
   state_.compare_exchange_strong(expected, kParkRequested, std::memory_order_acq_rel);
   // A sleeping core must see the request now, not at its next timer.
@@ -160,7 +175,11 @@ void Poller::park() {
 }
 
 void Poller::unpark() {
-  if (in_calls_) return;
+  if (in_calls_) {
+    park_requested_.store(false, std::memory_order_release);
+    driving_.store(false, std::memory_order_release);
+    return;
+  }
   int expected = kParked;
   state_.compare_exchange_strong(expected, kRun, std::memory_order_acq_rel);
   expected = kParkRequested;  // parked before run() ever looked

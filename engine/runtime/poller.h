@@ -77,9 +77,10 @@ class Poller {
   bool drive_until(bool (*done)(const void*), const void* arg, uint64_t deadline_ns);
   bool driven_in_calls() const { return in_calls_; }
 
-  // Control (any thread). park() returns once the loop is parked. A poller
-  // driven in calls is always parked between calls (the caller of park()
-  // makes sure no other thread is inside one).
+  // Control (any thread). park() returns once the loop is parked: for a
+  // poller driven in calls, once no thread drives it (a thread inside
+  // drive_until leaves it at its next turn, returning false as when another
+  // thread drives) and none can until unpark().
   void park();
   void unpark();
   void stop();
@@ -123,7 +124,8 @@ class Poller {
 
   BackoffOptions backoff_;
   const bool in_calls_;
-  std::atomic<bool> driving_{false};  // an application thread is in drive_until
+  std::atomic<bool> driving_{false};  // an application thread is in drive_until (or park() holds it)
+  std::atomic<bool> park_requested_{false};  // driven in calls: park() waits for the driver to leave
   std::vector<PollTask*> tasks_;
   drivers::Waker waker_;
   std::atomic<int> state_{kRun};

@@ -6,8 +6,11 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -175,6 +178,20 @@ struct MemberSpec {
   uint32_t site = 0;  // members of one site share a switch (index into site_latency_us)
 };
 
+// The "exchange" bootstrap: the application moves the members' endpoint
+// records between its processes itself - an MPI library's allgather, a job
+// launcher's store - and lanecast needs no group file addresses, wire
+// discovery or PMIx. Engine::join calls it once, on the joining thread, with
+// this member's record (at most kMaxEndpointRecordBytes); it returns every
+// member's record, indexed by rank, as each member passed it. It is
+// collective: every member of the group calls it once per join. It may
+// throw (an exception leaves join unchanged: the join fails with it). The
+// records come from other processes: lanecast checks every byte of them
+// (a malformed, missing or foreign record fails the join naming the rank).
+using EndpointExchange =
+    std::function<std::vector<std::vector<std::byte>>(std::span<const std::byte> mine)>;
+inline constexpr size_t kMaxEndpointRecordBytes = 256;
+
 struct GroupSpec {
   std::string name;      // for messages
   uint32_t id = 1;       // carried by every frame: groups sharing a segment stay apart
@@ -182,8 +199,10 @@ struct GroupSpec {
   // are dropped and counted (rx_wrong_epoch). 0: the bootstrap picks it (the
   // static bootstrap cannot: give it).
   uint32_t epoch = 0;
-  std::string bootstrap = "static";  // "static", "discovery" or "pmix"
+  std::string bootstrap = "static";  // "static", "discovery", "pmix" or "exchange"
   double bootstrap_timeout_ms = 10'000;
+  // bootstrap "exchange": how the records travel (above). Not in group files.
+  EndpointExchange exchange;
   std::vector<MemberSpec> members;   // indexed by rank, ranks 0..n-1
   uint16_t lanes = 1;
   std::string algo = "auto";

@@ -40,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "lanecast/counters.h"
 #include "lanecast/group_spec.h"
 
 namespace lanecast {
@@ -114,6 +115,14 @@ struct EngineOptions {
   // than the group's peer timeout looks silent to its peers. polling_cores
   // is then ignored.
   bool progress_in_calls = false;
+  // With progress_in_calls: while no application thread is inside a call,
+  // a thread of the engine looks at its members this often - a few turns
+  // of the loop while they find work: an ack owed, a frame to send again,
+  // early frames of the next broadcast - so a process busy elsewhere
+  // (computing, or blocked in another library's call) still answers its
+  // peers, and a peer that waits on it never waits for ever. 0: never
+  // (nothing moves between calls). At most 1 s.
+  uint64_t idle_look_us = 0;
 };
 
 struct FabricOptions {
@@ -341,54 +350,6 @@ class Member {
   uint64_t streams_opened_ = 0;  // bit i: stream i opened (indices below 64)
 };
 
-struct FabricCounters {
-  uint64_t switched = 0, lost = 0, queue_drops = 0, unknown_destination = 0;
-  uint64_t replicated = 0;  // extra copies of multicast frames
-  uint64_t not_joined = 0;  // multicast copies not made: the port had not joined the group
-  uint64_t pool_drops = 0;  // copies not made: mempool empty
-};
-
-// What GroupOptions::faults (GroupSpec::faults) did to a member's frames one
-// way, by kind.
-struct FaultCounters {
-  uint64_t lost = 0;               // lost at random
-  uint64_t burst_lost = 0;         // lost in Gilbert-Elliott bursts
-  uint64_t reordered = 0;          // held back, let out after later frames
-  uint64_t duplicated = 0;         // a second copy made
-  uint64_t corrupted_header = 0;   // a byte of lanecast's header flipped
-  uint64_t corrupted_payload = 0;  // a byte past it flipped
-  uint64_t delayed = 0;            // held for a delay (and jitter)
-  uint64_t no_buffer = 0;          // a duplicate or corrupted copy not made: its pool was empty
-};
-
-// A member's port as it counts itself (the PMD's rte_eth_stats, or the ring
-// port's own counters on the fabric).
-struct PortCounters {
-  uint64_t rx_frames = 0, tx_frames = 0;
-  uint64_t tx_full = 0;      // frames the port did not take at once
-  uint64_t rx_missed = 0;    // the device or kernel ring had no room
-  uint64_t rx_errors = 0, tx_errors = 0;
-  uint64_t rx_no_buffer = 0; // the rx mempool was empty
-  uint64_t rx_lost_emulated = 0;  // multicast frames dropped on purpose (GroupOptions::mcast_loss)
-  FaultCounters rx_faults, tx_faults;  // faults injected on purpose (GroupOptions::faults), per way
-};
-
-// What the group's ports can do, as the engine adapts to it.
-struct GroupCaps {
-  bool multicast = false;   // one frame per multicast (else emulated: one datagram per member)
-  bool tx_chained = true;   // zero-copy forwarding (else frames are flattened: a counted copy)
-  bool rx_wakeup = false;   // idle cores sleep until a frame arrives (else they nap)
-  uint32_t segment_bytes = 0;  // the segment in use
-  // Multicast asked for but emulated: why ("" when multicast is real or off).
-  std::string multicast_fallback;
-  std::string group_address;   // lane 0's, when multicast is real
-  // Every frame sealed with the group's key (docs/security.md), and the
-  // key's fingerprint ("" without a key).
-  bool sealed = false;
-  std::string key_fingerprint;
-  uint32_t stream_fanout = 0;  // each member's children in a stream's tree (StreamOptions::fanout, resolved)
-};
-
 // p members in this process, served by its polling cores, joined either by the
 // in-process fabric (DPDK ring ports and an emulated switch) or by one DPDK
 // port each (GroupOptions::ports).
@@ -509,17 +470,34 @@ class Engine {
   // The CPU each polling core is pinned to (an application thread that must
   // keep time - a replay - keeps off them).
   std::vector<int> poller_cpus() const;
+  // Whether this process can open a port on `lane` (DPDK devargs as a
+  // member's lanes name them, or verbs:DEVICE:PORT): opens it and closes it
+  // again. "" when it can, else why not - no such interface, a capability
+  // the port needs (af_packet: CAP_NET_RAW), a device DPDK refuses. For
+  // processes that must agree before a collective join (liblanecast-mpi).
+  std::string try_lane(const std::string& lane);
 
  private:
   friend class LocalGroup;
   friend class Group;
   void park_all();
   void unpark_all();
+  struct Looker;  // EngineOptions::idle_look_us's thread
   EngineOptions opts_;
   std::vector<std::unique_ptr<engine::Poller>> pollers_;
   std::vector<unsigned> lcores_;
   uint32_t next_group_id_ = 1;
+  std::unique_ptr<Looker> looker_;
 };
+
+// DPDK devargs for an af_packet port on the kernel interface `iface`, the
+// port's name made from `index` (each port a process opens needs a name of
+// its own: net_af_packet<index>), its receive ring sized for the
+// interface's MTU. Its frames pass the interface's queueing discipline (a tc
+// shaper sees them) unless `bypass_qdisc`. Throws std::invalid_argument for
+// a name no interface can have (empty, over 15 characters, or a character
+// outside letters, digits and "_.-@": devargs are split on ',' and '=').
+std::string af_packet_lane(const std::string& iface, uint32_t index, bool bypass_qdisc = false);
 
 // This process's rank as the PMIx launcher that started it numbered it
 // (mpirun, prterun, srun put PMIX_RANK in its environment, where PMIx_Init

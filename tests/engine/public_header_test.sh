@@ -6,7 +6,7 @@
 #
 # usage: public_header_test.sh SOURCE_ROOT
 root=${1:?usage: public_header_test.sh SOURCE_ROOT}
-public=(lanecast/lanecast.h lanecast/group_spec.h)
+public=(lanecast/lanecast.h lanecast/group_spec.h lanecast/counters.h)
 status=0
 for h in "${public[@]}"; do
   while IFS= read -r inc; do
