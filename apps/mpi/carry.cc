@@ -32,14 +32,18 @@ int fail(CommGroup& g, MPI_Comm comm, const std::string& why) {
 
 // The bytes through the group, in pieces of at most its message limit, the
 // next posted before the last is waited for (the engine starts it the
-// moment the last ends). "" or why it failed.
+// moment the last ends). Each piece is waited for as MPI_Bcast returns:
+// until this rank is done with its buffer (Completion::wait_local) - the
+// root need not wait for the acks of frames that left, a rank for the acks
+// of what it forwarded; the engine finishes them. "" or why it failed.
 std::string carry(Group& group, int root, std::byte* data, uint64_t bytes, uint64_t limit) {
   std::array<Completion, 2> in_flight;
   const uint64_t pieces = bytes == 0 ? 1 : (bytes + limit - 1) / limit;
   std::string why;
   const auto await = [&](Completion& c) {
-    const Status s = c.wait();
+    const Status s = c.wait_local();
     if (!s.ok() && why.empty()) why = s.message;
+    c = Completion();  // the outcome of what finishes later fails the next broadcast, if anything
   };
   try {
     for (uint64_t k = 0; k < pieces && why.empty(); ++k) {

@@ -118,31 +118,31 @@ namespace {
 struct AwaitedOp {
   const engine::CompletionBox* box;
   uint32_t op;
+  bool local;  // released (Completion::wait_local), not completed
+  bool came() const { return local ? box->released(op) : box->ready(op); }
 };
 
-bool op_done(const void* a) {
-  const auto* w = static_cast<const AwaitedOp*>(a);
-  return w->box->ready(w->op);
-}
+bool op_done(const void* a) { return static_cast<const AwaitedOp*>(a)->came(); }
 
-// Waits for `op` until deadline_ns (engine clock; UINT64_MAX: no limit). With
-// an engine that progresses in calls this thread drives the member's poller
-// meanwhile; while another thread drives it, this one sleeps on the box in
-// short slices and takes over when that thread leaves.
-bool await_op(engine::Node& node, uint32_t op, uint64_t deadline_ns) {
+// Waits for `op` - completed, or with `local` released - until deadline_ns
+// (engine clock; UINT64_MAX: no limit). With an engine that progresses in
+// calls this thread drives the member's poller meanwhile; while another
+// thread drives it, this one sleeps on the box in short slices and takes
+// over when that thread leaves.
+bool await_op(engine::Node& node, uint32_t op, uint64_t deadline_ns, bool local = false) {
   engine::CompletionBox& box = node.completions();
   engine::Poller* driver = node.driver();
   if (driver == nullptr) {
     const uint64_t now = engine::now_ns();
-    return box.wait(op, deadline_ns == UINT64_MAX ? UINT64_MAX : deadline_ns - std::min(deadline_ns, now));
+    return box.wait(op, deadline_ns == UINT64_MAX ? UINT64_MAX : deadline_ns - std::min(deadline_ns, now), local);
   }
-  const AwaitedOp w{&box, op};
+  const AwaitedOp w{&box, op, local};
   constexpr uint64_t kSliceNs = 100'000;
   for (;;) {
-    if (box.ready(op)) return true;
+    if (w.came()) return true;
     const uint64_t now = engine::now_ns();
     if (now >= deadline_ns) return false;
-    if (!driver->drive_until(op_done, &w, deadline_ns)) box.wait(op, std::min(kSliceNs, deadline_ns - now));
+    if (!driver->drive_until(op_done, &w, deadline_ns)) box.wait(op, std::min(kSliceNs, deadline_ns - now), local);
   }
 }
 
@@ -155,7 +155,7 @@ bool Completion::ready() {
   // Progress in calls: a look is a turn of the loop (drive_until's last turns
   // run even past its deadline).
   if (engine::Poller* driver = member_->node_->driver(); driver != nullptr && !box.ready(op_)) {
-    const AwaitedOp w{&box, op_};
+    const AwaitedOp w{&box, op_, false};
     driver->drive_until(op_done, &w, 0);
   }
   if (!box.ready(op_)) return false;
@@ -177,6 +177,17 @@ Status Completion::wait() {
   await_op(*member_->node_, op_, UINT64_MAX);
   ready();
   return status_;
+}
+
+Status Completion::wait_local() {
+  if (done_) return status_;
+  if (member_ == nullptr) return Status{ErrorKind::Internal, "empty completion"};
+  await_op(*member_->node_, op_, UINT64_MAX, /*local=*/true);
+  if (member_->node_->completions().ready(op_)) {
+    ready();
+    return status_;
+  }
+  return Status{};
 }
 
 std::optional<Status> Completion::wait_for(std::chrono::nanoseconds timeout) {

@@ -35,30 +35,45 @@ constexpr uint64_t kSpinNs = 5'000;
 void CompletionBox::publish(const CompletionRecord& rec) {
   records_[rec.op % kSlots] = rec;
   completed_.store(rec.op, std::memory_order_seq_cst);
-  if (waiters_.load(std::memory_order_seq_cst) != 0) futex_wake_all(completed_);
+  released_.store(rec.op, std::memory_order_seq_cst);
+  if (waiters_.load(std::memory_order_seq_cst) != 0) {
+    futex_wake_all(completed_);
+    futex_wake_all(released_);
+  }
+}
+
+void CompletionBox::release(uint32_t op) {
+  released_.store(op, std::memory_order_seq_cst);
+  if (waiters_.load(std::memory_order_seq_cst) != 0) futex_wake_all(released_);
 }
 
 bool CompletionBox::ready(uint32_t op) const {
   return !reliable::seq_before(completed_.load(std::memory_order_acquire), op);
 }
 
-bool CompletionBox::wait(uint32_t op, uint64_t timeout_ns) {
-  if (ready(op)) return true;
+bool CompletionBox::released(uint32_t op) const {
+  return !reliable::seq_before(released_.load(std::memory_order_acquire), op);
+}
+
+bool CompletionBox::wait(uint32_t op, uint64_t timeout_ns, bool local) {
+  std::atomic<uint32_t>& word = local ? released_ : completed_;
+  const auto came = [&] { return !reliable::seq_before(word.load(std::memory_order_seq_cst), op); };
+  if (came()) return true;
   const uint64_t start = now_ns();
   const uint64_t end = timeout_ns == UINT64_MAX || UINT64_MAX - start < timeout_ns ? UINT64_MAX : start + timeout_ns;
   while (now_ns() - start < kSpinNs) {
-    if (ready(op)) return true;
+    if (came()) return true;
     rte_pause();
   }
   waiters_.fetch_add(1, std::memory_order_seq_cst);
   bool done;
   for (;;) {
-    const uint32_t seen = completed_.load(std::memory_order_seq_cst);
+    const uint32_t seen = word.load(std::memory_order_seq_cst);
     done = !reliable::seq_before(seen, op);
     if (done) break;
     const uint64_t now = now_ns();
     if (now >= end) break;
-    futex_wait(completed_, seen, end == UINT64_MAX ? UINT64_MAX : end - now);
+    futex_wait(word, seen, end == UINT64_MAX ? UINT64_MAX : end - now);
   }
   waiters_.fetch_sub(1, std::memory_order_seq_cst);
   return done;

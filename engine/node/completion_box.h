@@ -25,22 +25,28 @@ class CompletionBox {
  public:
   static constexpr uint32_t kSlots = 64;
 
-  // Core side: operations in order.
+  // Core side: operations in order. publish() also releases the operation.
   void publish(const CompletionRecord& rec);
+  // The member is done with operation `op`'s buffer before it completes
+  // (Node::buffer_done): the application may leave it (Completion::wait_local).
+  void release(uint32_t op);
 
   // Application side.
   // Whether operation `op` (posted) has completed.
   bool ready(uint32_t op) const;
+  // Whether it was released (or completed).
+  bool released(uint32_t op) const;
   // Its outcome. Precondition: ready(op), and the slot not reused since.
   const CompletionRecord& record(uint32_t op) const { return records_[op % kSlots]; }
-  // Sleeps until ready(op) or `timeout_ns` passed (UINT64_MAX: no limit);
-  // returns ready(op).
-  bool wait(uint32_t op, uint64_t timeout_ns);
+  // Sleeps until ready(op) - with `local`, released(op) - or `timeout_ns`
+  // passed (UINT64_MAX: no limit); returns whether it came.
+  bool wait(uint32_t op, uint64_t timeout_ns, bool local = false);
   uint32_t completed() const { return completed_.load(std::memory_order_acquire); }
 
  private:
   std::array<CompletionRecord, kSlots> records_{};
   alignas(64) std::atomic<uint32_t> completed_{0};  // the last completed operation
+  std::atomic<uint32_t> released_{0};                // the last released (or completed) operation
   alignas(64) std::atomic<uint32_t> waiters_{0};
 };
 

@@ -279,6 +279,10 @@ uint32_t Node::poll_tx(uint64_t now) {
   pump(now);
   const uint32_t work = tx_lanes_.flush(port_);
   if (op_.active) check_done(now);
+  if (op_.active && !op_.released && buffer_done()) {
+    op_.released = true;
+    box_.release(op_.sub.op);
+  }
   return work;
 }
 
@@ -352,6 +356,8 @@ void Node::try_start(uint64_t now) {
   op_.active = true;
   const bool root = sub.root == cfg_.rank;
   op_.held = root ? op_.plan->segments() : 0;
+  op_.copied_out = 0;
+  op_.released = false;
   op_.start_ns = now;
   op_.held_ns = root || op_.plan->segments() == 0 ? now : 0;
   op_.last_rx_ns = now;

@@ -233,6 +233,8 @@ class Node final : public PollTask {
     std::optional<algos::Plan> plan;
     algos::MachinePtr machine;  // built in machine_arena_: nothing allocated per broadcast
     uint32_t held = 0;
+    uint32_t copied_out = 0;  // root: segments copied out of the application's buffer
+    bool released = false;    // buffer_done() was published (CompletionBox::release)
     uint64_t start_ns = 0;
     uint64_t held_ns = 0;     // when this member held every segment
     uint64_t last_rx_ns = 0;
@@ -279,6 +281,11 @@ class Node final : public PollTask {
 
   // tx path (node_tx.cc)
   bool materialize(algos::SegmentIndex seg);  // root: copy a segment into a frame buffer
+  // The running broadcast needs the application no more: every segment
+  // copied into its buffer (the root's: out of it), every frame this member
+  // owes so far handed to the port. What is left - acks, resends, answers
+  // to a repair request - the engine does alone.
+  bool buffer_done() const;
   rte_mbuf* build_data(const drivers::PeerAddress& to, algos::SegmentIndex seg, uint32_t seq, uint16_t lane,
                        uint16_t flags, wire::FrameType type = wire::FrameType::Data);
   rte_mbuf* build_signal(const Channel& c, uint32_t tag, uint32_t seq, uint16_t flags);

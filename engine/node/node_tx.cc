@@ -108,7 +108,14 @@ bool Node::materialize(SegmentIndex seg) {
   }
   store_.keep(seg, SegmentStore::Entry{m, crc, seal});
   counters_.root_copy_bytes.add(s.length);
+  ++op_.copied_out;
   return true;
+}
+
+bool Node::buffer_done() const {
+  const uint32_t segments = op_.plan->segments();
+  const bool copied = op_.sub.root == cfg_.rank ? op_.copied_out == segments : op_.held == segments;
+  return copied && channels_.owed() == stream_owed_ && multicasts_.empty() && !tx_lanes_.pending();
 }
 
 // ---------------------------------------------------------------- sending

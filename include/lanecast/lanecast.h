@@ -206,6 +206,18 @@ class Completion {
   Status wait();
   // As wait(), for at most `timeout`: no value if it has not finished by then.
   std::optional<Status> wait_for(std::chrono::nanoseconds timeout);
+  // Blocks until this member no longer needs the application for the
+  // broadcast: the buffer holds the message (the root's has been copied
+  // out) and every frame the member owes so far went to its port - where an
+  // MPI rank leaves MPI_Bcast. The buffer is the application's again; the
+  // broadcast goes on in the engine (acks, resends, answers to a repair) -
+  // driven by the polling cores, or by later calls and idle looks
+  // (EngineOptions) - until it finishes, and the member's next broadcast
+  // starts after that. Returns the outcome when it already finished (a
+  // failure among them), else ok: a failure after this point fails the
+  // group's next broadcast (its members are processes, fail-stop) or shows
+  // in a later wait().
+  Status wait_local();
   // Polling-core timestamps of this member's part, in ns (after ready()):
   // started, held the whole message, finished (held and acknowledged).
   uint64_t start_ns() const { return start_ns_; }
