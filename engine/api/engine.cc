@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "engine/runtime/clock.h"
 #include "engine/runtime/eal.h"
 #include "lanecast/lanecast.h"
 #include "engine/runtime/poller.h"
@@ -27,9 +28,12 @@ bool never(const void*) { return false; }
 }  // namespace
 
 // EngineOptions::idle_look_us: a thread that drives the in-calls poller for
-// a few turns every interval. drive_until returns at once when an
-// application thread is driving (its call makes the progress then) or the
-// poller is parked (a group being joined or left).
+// a few turns once the members went that long without one. While the
+// application calls in often (a loop of broadcasts) it only sleeps: a look
+// then would take the poller from a thread about to wait on it (which then
+// sleeps a slice, engine/api/member.cc) and its wake-ups would take CPU from
+// the ranks that share it. drive_until returns at once when an application
+// thread is driving or the poller is parked (a group being joined or left).
 struct Engine::Looker {
   Looker(engine::Poller& p, uint64_t every_us) : thread([this, &p, every_us] { run(p, every_us); }) {}
   ~Looker() {
@@ -41,11 +45,19 @@ struct Engine::Looker {
     thread.join();
   }
   void run(engine::Poller& p, uint64_t every_us) {
+    const uint64_t every = every_us * 1000;
+    uint64_t nap = every;
     std::unique_lock<std::mutex> lock(mu);
-    while (!cv.wait_for(lock, std::chrono::microseconds(every_us), [this] { return stop; })) {
+    while (!cv.wait_for(lock, std::chrono::nanoseconds(nap), [this] { return stop; })) {
+      const uint64_t now = engine::now_ns(), last = p.last_driven_ns();
+      if (last + every > now) {  // a call drove the members lately
+        nap = last + every - now;
+        continue;
+      }
       lock.unlock();
       p.drive_until(never, nullptr, 0);  // the last turns only: while they find work, a few
       lock.lock();
+      nap = every;
     }
   }
   std::mutex mu;

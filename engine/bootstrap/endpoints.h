@@ -1,7 +1,8 @@
 // A group's endpoint table: every member's link addresses, the same in every
 // member's process once a bootstrap has run, and the epoch they agreed on.
-// Three bootstraps fill it (docs/groups.md): static (from the group file),
-// discovery (hellos on the wire) and PMIx (a job launcher's key-value store).
+// Four bootstraps fill it (docs/groups.md): static (from the group file),
+// discovery (hellos on the wire), PMIx (a job launcher's key-value store)
+// and exchange (the application's own collective: MPI's allgather).
 #pragma once
 
 #include <cstdint>

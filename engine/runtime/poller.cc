@@ -100,6 +100,7 @@ bool Poller::drive_until(bool (*done)(const void*), const void* arg, uint64_t de
   // nothing moves.
   for (int i = 0; i < kFlushTurns && !parking() && turn(now) > 0; ++i) {
   }
+  last_driven_ns_.store(now, std::memory_order_relaxed);
   driving_.store(false, std::memory_order_release);
   return true;
 }

@@ -76,6 +76,9 @@ class Poller {
   // polling, when another thread is driving it.
   bool drive_until(bool (*done)(const void*), const void* arg, uint64_t deadline_ns);
   bool driven_in_calls() const { return in_calls_; }
+  // When a drive_until last ended (engine clock; 0: never): how long the
+  // members have gone without a turn.
+  uint64_t last_driven_ns() const { return last_driven_ns_.load(std::memory_order_relaxed); }
 
   // Control (any thread). park() returns once the loop is parked: for a
   // poller driven in calls, once no thread drives it (a thread inside
@@ -126,6 +129,7 @@ class Poller {
   const bool in_calls_;
   std::atomic<bool> driving_{false};  // an application thread is in drive_until (or park() holds it)
   std::atomic<bool> park_requested_{false};  // driven in calls: park() waits for the driver to leave
+  std::atomic<uint64_t> last_driven_ns_{0};
   std::vector<PollTask*> tasks_;
   drivers::Waker waker_;
   std::atomic<int> state_{kRun};

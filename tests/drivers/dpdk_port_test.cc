@@ -6,8 +6,16 @@
 #include <rte_dev.h>
 #include <rte_eth_ring.h>
 #include <rte_ring.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <set>
 #include <stdexcept>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -173,6 +181,61 @@ TEST(DpdkPort, OpenProbesAndCloseRemovesTheDevice) {
     rte_mbuf* tx = make_frame(ethernet::broadcast(), p->address(), 1);
     ASSERT_NE(tx, nullptr);
     EXPECT_EQ(p->tx_burst(0, &tx, 1), 1);  // the null PMD frees it
+  }
+  EXPECT_EQ(guard.now(), guard.start());
+}
+
+// Two af_packet ports of one process on one interface (liblanecast-mpi: a
+// group per communicator, each with its own port) each see every frame. The
+// PMD asks the kernel to join its sockets to a fanout group named by pid and
+// interface; both ports would ask for the same one and split the frames
+// between them (drivers/dpdk/af_packet_fanout.cc gives each port its own).
+// In a network namespace of the test's own, on its loopback.
+TEST(DpdkPort, TwoAfPacketPortsOnOneInterfaceEachSeeEveryFrame) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: a network namespace of its own, and af_packet's CAP_NET_RAW";
+  ASSERT_EQ(unshare(CLONE_NEWNET), 0) << "unshare(CLONE_NEWNET)";
+  {
+    const int s = socket(AF_INET, SOCK_DGRAM, 0);
+    ifreq ifr{};
+    std::strcpy(ifr.ifr_name, "lo");
+    ifr.ifr_flags = IFF_UP;
+    ASSERT_EQ(ioctl(s, SIOCSIFFLAGS, &ifr), 0) << "lo up";
+    close(s);
+  }
+  PoolGuard guard;
+  {
+    DpdkPortOptions o;
+    o.rx_pool = pool();
+    o.rx_wakeup = false;
+    std::unique_ptr<DpdkPort> a = DpdkPort::open("net_af_packet31,iface=lo", o);
+    std::unique_ptr<DpdkPort> b = DpdkPort::open("net_af_packet32,iface=lo", o);
+    constexpr uint32_t kFrames = 64;
+    for (uint32_t id = 0; id < kFrames; ++id) {
+      rte_mbuf* m = make_frame(ethernet::broadcast(), ethernet::node_mac(9, 0), 1000 + id);
+      ASSERT_NE(m, nullptr);
+      ASSERT_EQ(a->tx_burst(0, &m, 1), 1);
+    }
+    // Each port: the ids it received (a port sees a frame as it leaves and as
+    // lo hands it back, or only the latter: at least once is what counts).
+    std::set<uint32_t> seen[2];
+    DpdkPort* ports[2] = {a.get(), b.get()};
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while ((seen[0].size() < kFrames || seen[1].size() < kFrames) && std::chrono::steady_clock::now() < until) {
+      for (int p = 0; p < 2; ++p) {
+        rte_mbuf* got[32];
+        const uint16_t n = ports[p]->rx_burst(0, got, 32);
+        for (uint16_t i = 0; i < n; ++i) {
+          if (got[i]->pkt_len >= ethernet::kHeaderBytes + 4) {
+            const uint32_t id = frame_id(got[i]);
+            if (id >= 1000 && id < 1000 + kFrames) seen[p].insert(id);
+          }
+          rte_pktmbuf_free(got[i]);
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(seen[0].size(), kFrames) << "the first port missed frames";
+    EXPECT_EQ(seen[1].size(), kFrames) << "the second port missed frames: the two share a fanout group?";
   }
   EXPECT_EQ(guard.now(), guard.start());
 }
