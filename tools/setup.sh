@@ -14,6 +14,7 @@ packages=(
   libboost-dev libgtest-dev     # Boost.Lockfree; GoogleTest
   libtomlplusplus-dev           # toml++: group files (config/groups/)
   libpmix-dev openmpi-bin       # the PMIx bootstrap; mpirun for its test (tests/net/pmix_test.sh)
+  libopenmpi-dev libmpich-dev mpich  # liblanecast-mpi for each MPI (apps/mpi/); mpicc and mpirun/hydra for tests/mpi
   libpcap-dev                   # lanecast replay and record (pcap, pcapng)
   libsodium-dev                 # groups with a key: frame seals (AES-256-GCM), key derivation
   nlohmann-json3-dev            # every --json the commands print

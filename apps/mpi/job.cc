@@ -118,7 +118,7 @@ void Job::start(int provided) {
     return;
   }
   PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm_group, &comm_keyval_, nullptr);
-  enabled_ = true;
+  enabled_ = carried_ = true;
   stats_.enabled.store(1, std::memory_order_relaxed);
 }
 
@@ -135,6 +135,7 @@ std::string Job::try_start(const std::vector<HostAddresses>& everyone) {
   eo.progress_in_calls = true;  // one thread per rank, as MPI's own progress
   eo.idle_look_us = settings_.look_us;
   eo.yield_when_idle = true;  // ranks share CPUs with each other and with MPI's progress
+  eo.log_level = host_.log_level;
   eo.memory_mb = host_.memory_mb != 0 ? host_.memory_mb : static_cast<uint32_t>(memory_mb_for(choice.candidates[0]));
   try {
     engine_ = std::make_unique<Engine>(eo);
@@ -182,7 +183,7 @@ void Job::finish() {
   groups_.clear();
   engine_.reset();
   key_.reset();
-  if (host_.stats) say(stats_.line(world_size_, describe_lanes(lanes_)));
+  if (host_.stats) say(stats_.line(world_size_, carried_ ? describe_lanes(lanes_) : ""));
 }
 
 }  // namespace lanecast::mpi

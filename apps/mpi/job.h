@@ -74,6 +74,7 @@ class Job {
   JobSettings settings_;
   HostSettings host_;
   bool started_ = false, finished_ = false, enabled_ = false;
+  bool carried_ = false;  // enabled until finish()
   int world_rank_ = 0, world_size_ = 1;
   std::unique_ptr<Engine> engine_;
   std::shared_ptr<const AuthKey> key_;

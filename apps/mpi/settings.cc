@@ -91,6 +91,14 @@ HostSettings read_host_settings() {
   HostSettings h;
   try {
     if (const char* v = env("LANECAST_MPI_STATS")) h.stats = yes_no(v, "LANECAST_MPI_STATS");
+    if (const char* v = env("LANECAST_MPI_LOG")) {
+      const std::string_view l = v;
+      if (l != "emergency" && l != "alert" && l != "critical" && l != "error" && l != "warning" && l != "notice" &&
+          l != "info" && l != "debug")
+        throw apps::UsageError("LANECAST_MPI_LOG: '" + std::string(l) +
+                               "' is not a level (emergency, alert, critical, error, warning, notice, info, debug)");
+      h.log_level = v;
+    }
     if (const char* v = env("LANECAST_MPI_LANES")) h.lanes = v;
     if (const char* v = env("LANECAST_MPI_IFACE")) h.ifaces = v;
     if (const char* v = env("LANECAST_MPI_GROUP_FILE")) h.group_file = v;

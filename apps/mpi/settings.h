@@ -49,6 +49,9 @@ struct HostSettings {
   uint32_t memory_mb = 0;     // LANECAST_MPI_MEMORY_MB: the engine's memory (0: from the message limit)
   uint32_t groups = 4;        // LANECAST_MPI_GROUPS: communicators with a group at once the memory is sized for
   bool stats = false;         // LANECAST_MPI_STATS: one line of counters on stderr at MPI_Finalize
+  // LANECAST_MPI_LOG: DPDK's log level. Its errors are lanecast-mpi's to
+  // tell (one line, naming the cause): DPDK's own lines only on request.
+  std::string log_level = "critical";
   std::string error;          // what did not parse ("" when all did)
 };
 

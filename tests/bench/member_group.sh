@@ -5,8 +5,8 @@
 # Functions only; nothing runs when sourced.
 
 # The af_packet PMD's ring devargs for frames of MTU bytes (empty when its
-# defaults hold them; apps/testbed/member_group_file.cc computes the same for
-# bench --testbed: change both). The rules (DPDK 22.11 rte_eth_af_packet.c and the
+# defaults hold them; drivers/dpdk/af_packet_ring.h computes the same for
+# bench --testbed and liblanecast-mpi: change both). The rules (DPDK 22.11 rte_eth_af_packet.c and the
 # kernel's packet_set_ring): the kernel writes a frame at offset 66 of a ring
 # frame (drivers/dpdk/af_packet_ring.h), so framesz >= 66 + frame; framesz a
 # multiple of 16, blocksz a multiple of the page size and of framesz, framecnt

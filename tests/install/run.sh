@@ -2,12 +2,14 @@
 # lanecast as a user installs it: `meson install` of BUILD into a staging
 # directory, then tests/install/ - an application with its own meson.build -
 # configured with pkg-config pointed at that copy, built and run:
-#   - the installed tree has the libraries, the three public headers and the
-#     two .pc files, and no header of lanecast's insides;
+#   - the installed tree has the libraries, the five public headers and the
+#     .pc files, and no header of lanecast's insides;
 #   - the example's compile commands carry no DPDK include path (the public
 #     API hides DPDK) and no path into the source tree;
 #   - broadcast_example runs broadcasts on 4 members with every byte
-#     checked; client_example is refused by a daemon that is not there.
+#     checked; client_example is refused by a daemon that is not there;
+#   - with liblanecast-mpi built: it and lanecast-mpi.pc are installed, and
+#     an MPI program linked with it (before MPI's library) runs.
 # Everything is made under one temporary directory, removed on exit.
 #
 # usage: tests/install/run.sh [BUILD]   (default: build)
@@ -28,7 +30,7 @@ for l in liblanecast.so liblanecast-client.so; do [[ -e $libdir/$l ]] || fail "n
 incdir=$(find "$work/stage" -type d -name lanecast -path '*/include/*' | head -1)
 [[ -n $incdir ]] || fail "no include/lanecast installed"
 headers=$(cd "$incdir" && ls)
-[[ $headers == $'client.h\ngroup_spec.h\nlanecast.h' ]] || fail "installed headers: $headers"
+[[ $headers == $'client.h\ncounters.h\ngroup_spec.h\nlanecast.h\nmpi.h' ]] || fail "installed headers: $headers"
 echo "# installed: $(cd "$work/stage" && find . -type f | sort | tr '\n' ' ')"
 
 export PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$work/stage
@@ -53,4 +55,17 @@ loaded=$(ldd "$work/example/broadcast_example" | grep liblanecast || true)
 "$work/example/broadcast_example" || fail "broadcast_example"
 mkdir "$work/no-daemon"
 "$work/example/client_example" "$work/no-daemon" || fail "client_example"
+
+# liblanecast-mpi, where the build made it (Open MPI found): its library and
+# .pc installed, and an MPI program linked with it before MPI's own.
+if [[ -e $build/apps/mpi/liblanecast-mpi.so ]]; then
+  [[ -e $libdir/liblanecast-mpi.so && -f $pcdir/lanecast-mpi.pc ]] || fail "liblanecast-mpi.so or lanecast-mpi.pc not installed"
+  if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
+    # shellcheck disable=SC2046
+    mpicc.openmpi -o "$work/mpi_linked_example" tests/install/mpi_linked_example.c \
+      $(pkg-config --cflags --libs lanecast-mpi) || fail "mpi_linked_example does not build"
+    ldd "$work/mpi_linked_example" | grep -q "$libdir/liblanecast-mpi.so" || fail "mpi_linked_example does not load the staged liblanecast-mpi.so"
+    mpirun.openmpi --allow-run-as-root -np 1 "$work/mpi_linked_example" || fail "mpi_linked_example"
+  fi
+fi
 echo "install: ok"

@@ -16,7 +16,9 @@
  *   freeing          odd ranks free their half while the even ranks still
  *                    broadcast on theirs; the rest is left for MPI_Finalize
  *
- * usage: mpirun ... bcast_check [quick]   (quick: sizes up to 64 KiB only)
+ * usage: mpirun ... bcast_check [quick] [multiple]
+ *   quick: sizes up to 64 KiB only; multiple: MPI_Init_thread asking for
+ *   MPI_THREAD_MULTIPLE
  * prints "bcast_check: rank R calls N bytes B ok" (or "... FAILED" lines);
  * exit status 0 when every byte matched on this rank. */
 #include <mpi.h>
@@ -133,8 +135,17 @@ static void datatypes(int n, int root) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  const int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+  int quick = 0, multiple = 0;
+  for (int a = 1; a < argc; ++a) {
+    quick |= strcmp(argv[a], "quick") == 0;
+    multiple |= strcmp(argv[a], "multiple") == 0;
+  }
+  if (multiple) {
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   int p;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
