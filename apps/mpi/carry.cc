@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -72,7 +73,8 @@ int bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
       size < 2 || root < 0 || root >= size)
     return to_mpi(buffer, count, type, root, comm, st.comm);
   MPI_Count type_size = 0;
-  if (PMPI_Type_size_x(type, &type_size) != MPI_SUCCESS || type_size < 0)
+  if (PMPI_Type_size_x(type, &type_size) != MPI_SUCCESS || type_size < 0 ||
+      (count > 0 && static_cast<uint64_t>(type_size) > UINT64_MAX / static_cast<uint64_t>(count)))
     return to_mpi(buffer, count, type, root, comm, st.comm);
   const auto bytes = static_cast<uint64_t>(count) * static_cast<uint64_t>(type_size);
   if (bytes < job.settings().min_bytes) return to_mpi(buffer, count, type, root, comm, st.small);
@@ -99,6 +101,9 @@ int bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   if (!layout.in_place && rank != root)
     if (const int rc = unpack(data, bytes, buffer, count, type, comm); rc != MPI_SUCCESS)
       return fail(g, comm, "MPI_Unpack into this rank's datatype failed (" + std::to_string(rc) + ")");
+  // A packed broadcast's scratch is kept for the next one, up to a size.
+  constexpr uint64_t kScratchKept = 64u << 20;
+  if (job.scratch().size() > kScratchKept) std::vector<std::byte>().swap(job.scratch());
   Stats::add(st.carried);
   Stats::add(st.carried_bytes, bytes);
   return MPI_SUCCESS;

@@ -50,10 +50,12 @@ std::vector<std::vector<std::byte>> records_of(const std::vector<Slot>& all) {
   return records;
 }
 
+// "MPI_COMM_WORLD (8 ranks)", or "a communicator of 4 ranks" when it has no name.
 std::string name_of(MPI_Comm comm, int size) {
   char name[MPI_MAX_OBJECT_NAME] = {};
   int len = 0;
-  if (PMPI_Comm_get_name(comm, name, &len) == MPI_SUCCESS && len > 0) return std::string(name, static_cast<size_t>(len));
+  if (PMPI_Comm_get_name(comm, name, &len) == MPI_SUCCESS && len > 0 && len < MPI_MAX_OBJECT_NAME)
+    return std::string(name, static_cast<size_t>(len)) + " (" + std::to_string(size) + " ranks)";
   return "a communicator of " + std::to_string(size) + " ranks";
 }
 
@@ -68,7 +70,9 @@ void form(CommGroup& g, MPI_Comm comm, int size) {
   job.used_group_id(id);
 
   GroupSpec spec = group_spec_of(job.settings());
-  spec.name = g.name;
+  // The same on every rank (it is part of the settings' digest): a
+  // communicator's name is each rank's own (MPI_Comm_set_name is local).
+  spec.name = "mpi group " + std::to_string(id);
   spec.id = id;
   spec.key = job.key();
   const std::vector<std::string> lanes = job.lanes_for_group();
@@ -107,9 +111,13 @@ void form(CommGroup& g, MPI_Comm comm, int size) {
   g.group.reset();  // a peer could not join: nothing was sent on it
   g.refused = true;
   Stats::add(job.stats().refused);
-  if (rank == first_failed)
-    say(g.name + " (" + std::to_string(size) + " ranks): no lanecast group, its broadcasts go to MPI: rank " +
-        std::to_string(rank) + ": " + failure);
+  if (rank == first_failed) {
+    // The engine's advice names its own option; the library's are these.
+    const bool memory = failure.find("memory_mb") != std::string::npos;
+    say(g.name + ": no lanecast group, its broadcasts go to MPI: rank " +
+        std::to_string(rank) + ": " + failure +
+        (memory ? " - LANECAST_MPI_GROUPS or LANECAST_MPI_MEMORY_MB size it for more groups at once" : ""));
+  }
 }
 
 }  // namespace

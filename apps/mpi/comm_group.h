@@ -25,7 +25,7 @@ namespace lanecast::mpi {
 
 struct CommGroup {
   std::unique_ptr<Group> group;
-  std::string name;      // "MPI_COMM_WORLD", or "a communicator of 4 ranks"
+  std::string name;      // "MPI_COMM_WORLD (8 ranks)", or "a communicator of 4 ranks"
   bool refused = false;  // it could not form: the communicator's broadcasts go to MPI
   bool broken = false;   // a broadcast failed on it: every later one fails too (the error handler is called)
 };

@@ -115,13 +115,15 @@ struct EngineOptions {
   // than the group's peer timeout looks silent to its peers. polling_cores
   // is then ignored.
   bool progress_in_calls = false;
-  // With progress_in_calls: while no application thread is inside a call,
-  // a thread of the engine looks at its members this often - a few turns
-  // of the loop while they find work: an ack owed, a frame to send again,
-  // early frames of the next broadcast - so a process busy elsewhere
+  // With progress_in_calls: once the members have gone this long without
+  // a turn (no application thread called in), a thread of the engine looks
+  // at them - a few turns of the loop while they find work: an ack owed, a
+  // frame to send again, early frames of the next broadcast - and again
+  // each interval while nobody calls in. So a process busy elsewhere
   // (computing, or blocked in another library's call) still answers its
-  // peers, and a peer that waits on it never waits for ever. 0: never
-  // (nothing moves between calls). At most 1 s.
+  // peers, and a peer that waits on it never waits for ever; a process
+  // that calls in often is never looked at. 0: never (nothing moves
+  // between calls). At most 1 s.
   uint64_t idle_look_us = 0;
 };
 

@@ -124,7 +124,7 @@ for ((repeat = 1; repeat <= repeats; repeat++)); do
   done
   ompi ompi+lanecast "$shim_ompi"
   mpich mpich:default 600
-  ((mpich_links)) && mpich mpich:links 600 MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self UCX_NET_DEVICES=v0
+  ((mpich_links)) && mpich mpich:links 240 MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self UCX_NET_DEVICES=v0
   mpich mpich+lanecast 600 LD_PRELOAD="$shim_mpich"
   # lanecast's own members on the same testbed: bench's osu figure is held_us.
   if run_members "$lanecast" "$tag" "$nodes" "$work/group.toml" "$work" --algo auto --sizes "$sizes" \

@@ -18,6 +18,10 @@
 #               same calls to MPI (rank 0's settings are the job's)
 #   off         LANECAST_MPI=off: all to MPI, nothing said
 #   multiple    MPI_THREAD_MULTIPLE: all to MPI, one notice
+#   many        (Open MPI) tests/mpi/many_comms.c: 40 communicators alive at
+#               once, more than a process can give groups: those that cannot
+#               form fall back alike on every rank, one warning each, every
+#               byte right
 #
 # usage: mpi_shim_test.sh LANECAST SHIM_OPENMPI|none SHIM_MPICH|none [NODES]
 set -u
@@ -53,11 +57,11 @@ fail() {
 # LD_PRELOAD and LANECAST_MPI_STATS=1 in its environment, and $all_env
 # (VAR=VALUE words); rank 0 also $rank0_env; rank 3 runs under $rank3_wrap
 # (a command prefix) when set. Output in $work/LABEL.out.
-all_env="" rank0_env="" rank3_wrap=""
+all_env="" rank0_env="" rank3_wrap="" program=bcast_check
 run_job() {  # FLAVOUR LABEL ARGS...
   local flavour=$1 label=$2 i app=()
   shift 2
-  local prog=$work/bcast_check.$flavour shim=${shims[$flavour]}
+  local prog=$work/$program.$flavour shim=${shims[$flavour]}
   for ((i = 0; i < nodes; i++)); do
     ((i)) && app+=(:)
     if [[ $flavour == openmpi ]]; then app+=(-np 1); else app+=(-n 1); fi
@@ -142,6 +146,8 @@ for flavour in openmpi mpich; do
   "${compilers[$flavour]}" -O2 -Wall -Werror -o "$work/bcast_check.$flavour" "$here/bcast_check.c" ||
     { fail "$flavour: bcast_check does not compile"; continue; }
   chmod 755 "$work/bcast_check.$flavour"
+  "${compilers[$flavour]}" -O2 -Wall -Werror -o "$work/many_comms.$flavour" "$here/many_comms.c" ||
+    { fail "$flavour: many_comms does not compile"; continue; }
   ran=$((ran + 1))
 
   label=$flavour.carried
@@ -184,6 +190,27 @@ for flavour in openmpi mpich; do
   check_counts "$label" "$nodes" fallback:off
   check_said "$label" 1 "MPI_THREAD_MULTIPLE: .*every MPI_Bcast of this job goes to MPI$"
 
+  if [[ $flavour == openmpi ]]; then
+    label=$flavour.many
+    program=many_comms all_env="LANECAST_MPI_MAX_MESSAGE=64K"
+    run_job "$flavour" "$label" || fail "$label: the job failed"
+    program=bcast_check all_env=""
+    [[ $(grep -c "^many_comms: rank [0-9]* calls 80 ok$" "$work/$label.out") == "$nodes" ]] ||
+      fail "$label: not every rank made its 80 broadcasts with every byte right"
+    # Every rank formed and refused the same communicators, and carried or
+    # passed each call accordingly.
+    counts=$(sed -n 's/.*: carried \([0-9]*\) .*fell back \([0-9]*\) .*no group \([0-9]*\)); groups \([0-9]*\) formed, \([0-9]*\) refused.*/\1 \2 \3 \4 \5/p' "$work/$label.out" | sort -u)
+    read -r carried fell no_group formed refused <<<"$counts"
+    if [[ $(grep -c . <<<"$counts") != 1 ]]; then
+      fail "$label: the ranks disagree (carried, fell back, no group, formed, refused): $(tr '\n' ';' <<<"$counts")"
+    elif ((carried + fell != 80 || fell != no_group || formed + refused != 40 || formed == 0 || refused == 0)); then
+      fail "$label: carried $carried, fell back $fell ($no_group no group), $formed formed, $refused refused of 40"
+    fi
+    warned=$(grep -c "no lanecast group, its broadcasts go to MPI" "$work/$label.out")
+    [[ $warned == "${refused:-x}" ]] || fail "$label: $warned warnings for $refused communicators refused"
+    echo "# $label: $formed of 40 communicators formed a group, $refused went to MPI; $(grep -m1 "no lanecast group" "$work/$label.out")"
+  fi
+
   # The whole job as nobody, in one namespace: no CAP_NET_RAW anywhere.
   label=$flavour.non_root
   if [[ $flavour == openmpi ]]; then
@@ -199,7 +226,7 @@ for flavour in openmpi mpich; do
   check_counts "$label" 4 fallback:off
   check_said "$label" 1 "^lanecast-mpi: rank 0 cannot carry broadcasts: .*CAP_NET_RAW.*\(4 of 4 ranks cannot\); every MPI_Bcast of this job goes to MPI$"
   echo "# $label: $(grep "cannot carry" "$work/$label.out")"
-  ((status)) && for l in carried no_raw min_bytes off multiple non_root; do show "$flavour.$l"; done
+  ((status)) && for l in carried no_raw min_bytes off multiple many non_root; do [[ -f $work/$flavour.$l.out ]] && show "$flavour.$l"; done
 done
 ((ran)) || { echo "SKIP: no liblanecast-mpi built (no MPI found)"; exit 77; }
 ((status == 0)) && echo "mpi shim: ok ($ran MPI(s), $nodes ranks)"
