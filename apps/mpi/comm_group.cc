@@ -135,6 +135,19 @@ CommGroup& group_of(MPI_Comm comm, int size) {
   return *g;
 }
 
+std::string group_counters(const CommGroup& g) {
+  std::string out = g.name + ":";
+  if (!g.group) return out + " no group";
+  for (const auto& [name, value] : g.group->member().counters())
+    if (value != 0) out += " " + name + "=" + std::to_string(value);
+  out += "; joined in: " + g.group->join_steps();
+  const PortCounters p = g.group->port_counters();
+  out += "; port rx_frames=" + std::to_string(p.rx_frames) + " tx_frames=" + std::to_string(p.tx_frames) +
+         " rx_missed=" + std::to_string(p.rx_missed) + " tx_full=" + std::to_string(p.tx_full) +
+         " rx_no_buffer=" + std::to_string(p.rx_no_buffer);
+  return out;
+}
+
 void leave(CommGroup& g) {
   g.group.reset();
   Job::get().remove(&g);

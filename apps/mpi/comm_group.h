@@ -35,6 +35,9 @@ struct CommGroup {
 CommGroup& group_of(MPI_Comm comm, int size);
 // Leaves the group (lingering until its peers are quiet); the record stays.
 void leave(CommGroup& g);
+// "MPI_COMM_WORLD (8 ranks): rx_frames=1200 ...; port rx_frames=... rx_missed=...":
+// the member's counters that are not zero, and its port's.
+std::string group_counters(const CommGroup& g);
 // The attribute's delete callback (MPI_Comm_delete_attr_function).
 int delete_comm_group(MPI_Comm comm, int keyval, void* value, void* extra);
 

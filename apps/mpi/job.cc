@@ -179,6 +179,8 @@ void Job::finish() {
   enabled_ = false;
   stats_.enabled.store(0, std::memory_order_relaxed);
   const std::unordered_set<CommGroup*> alive = groups_;
+  if (host_.stats >= 2)
+    for (CommGroup* g : alive) say("rank " + std::to_string(world_rank_) + ": " + group_counters(*g));
   for (CommGroup* g : alive) leave(*g);
   groups_.clear();
   engine_.reset();

@@ -90,7 +90,10 @@ JobSettings read_job_settings() {
 HostSettings read_host_settings() {
   HostSettings h;
   try {
-    if (const char* v = env("LANECAST_MPI_STATS")) h.stats = yes_no(v, "LANECAST_MPI_STATS");
+    if (const char* v = env("LANECAST_MPI_STATS")) {
+      const std::string_view l = v;
+      h.stats = l == "2" ? 2 : yes_no(v, "LANECAST_MPI_STATS (0, 1 or 2)") ? 1 : 0;
+    }
     if (const char* v = env("LANECAST_MPI_LOG")) {
       const std::string_view l = v;
       if (l != "emergency" && l != "alert" && l != "critical" && l != "error" && l != "warning" && l != "notice" &&

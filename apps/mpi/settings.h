@@ -48,7 +48,10 @@ struct HostSettings {
   bool bypass_qdisc = false;  // LANECAST_MPI_QDISC_BYPASS: af_packet lanes skip the interface's qdisc
   uint32_t memory_mb = 0;     // LANECAST_MPI_MEMORY_MB: the engine's memory (0: from the message limit)
   uint32_t groups = 4;        // LANECAST_MPI_GROUPS: communicators with a group at once the memory is sized for
-  bool stats = false;         // LANECAST_MPI_STATS: one line of counters on stderr at MPI_Finalize
+  // LANECAST_MPI_STATS: 1, one line of counters on stderr at MPI_Finalize;
+  // 2, also a line per group alive then with its member's counters (drops
+  // by reason, resends, timeouts) and its port's.
+  int stats = 0;
   // LANECAST_MPI_LOG: DPDK's log level. Its errors are lanecast-mpi's to
   // tell (one line, naming the cause): DPDK's own lines only on request.
   std::string log_level = "critical";

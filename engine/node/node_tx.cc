@@ -183,7 +183,7 @@ void Node::pump_datagrams(uint64_t now) {
     // virtual rank 1 - must not overtake the multicasts it closes.
     datagram_blocked_lanes_ = 1u << g.lane;
     if (caps_.multicast) {
-      if (!tx_lanes_.room(g.lane, frame, now)) return;
+      if (!tx_lanes_.room(g.lane, frame, now, /*datagram=*/true)) return;
       rte_mbuf* m = build_data(group_addrs_[g.lane], g.segment, 0, g.lane, 0, wire::FrameType::Datagram);
       if (m == nullptr) return;
       tx_lanes_.push(g.lane, m);
@@ -191,7 +191,7 @@ void Node::pump_datagrams(uint64_t now) {
       g.next_rank = cfg_.nodes;
     }
     while (g.next_rank < cfg_.nodes) {
-      if (!tx_lanes_.room(g.lane, frame, now)) return;
+      if (!tx_lanes_.room(g.lane, frame, now, /*datagram=*/true)) return;
       rte_mbuf* m = build_data(addrs_[g.next_rank], g.segment, 0, g.lane, 0, wire::FrameType::Datagram);
       if (m == nullptr) return;
       tx_lanes_.push(g.lane, m);
@@ -281,7 +281,9 @@ bool Node::send_ack(Channel& c, uint64_t now) {
 void Node::adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, uint64_t now) {
   reliable::RateControl& rc = rates_[lane];
   const uint64_t before = rc.rate_bps();
-  rc.on_sent(tx_lanes_.take_sent_bytes(lane));
+  uint64_t datagram_bytes = 0;
+  const uint64_t sent = tx_lanes_.take_sent_bytes(lane, &datagram_bytes);
+  rc.on_sent(sent, datagram_bytes);
   rc.on_acked(r.newly_bytes);
   // First: a timeout this ack shows spurious gives its cut back before the
   // ack's delay sample is judged.

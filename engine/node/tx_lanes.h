@@ -62,11 +62,13 @@ class TxLanes {
   // Room for one frame of `frame_bytes` on `lane` now: the lane's batch is
   // not full and its pacer allows it (and is charged). When the pacer says
   // no, paced_until() says when it will say yes.
-  bool room(uint16_t lane, uint32_t frame_bytes, uint64_t now) {
+  // `datagram`: a frame no ack will cover (a multicast copy).
+  bool room(uint16_t lane, uint32_t frame_bytes, uint64_t now, bool datagram = false) {
     if (q_[lane].count == kCap) return false;
     const uint32_t bytes = std::max<uint32_t>(frame_bytes, 60) + pace_overhead_;  // Ethernet pads to 60
     if (pacers_[lane].take(now, bytes)) {
       sent_bytes_[lane] += bytes;
+      if (datagram) datagram_bytes_[lane] += bytes;
       return true;
     }
     const uint64_t at = pacers_[lane].ready_at(now, bytes);
@@ -76,9 +78,11 @@ class TxLanes {
   }
   // Bytes `lane`'s pacer let go since the last call (a rate controller
   // raises only a rate that is in use).
-  uint64_t take_sent_bytes(uint16_t lane) {
+  uint64_t take_sent_bytes(uint16_t lane, uint64_t* datagram_bytes = nullptr) {
     const uint64_t n = sent_bytes_[lane];
     sent_bytes_[lane] = 0;
+    if (datagram_bytes != nullptr) *datagram_bytes = datagram_bytes_[lane];
+    datagram_bytes_[lane] = 0;
     return n;
   }
   // A frame for `lane`, after room() said yes.
@@ -119,6 +123,7 @@ class TxLanes {
   auth::FrameAuth* auth_ = nullptr;
   uint64_t paced_until_ = 0;
   uint64_t sent_bytes_[kMaxLanes] = {};  // take_sent_bytes()
+  uint64_t datagram_bytes_[kMaxLanes] = {};  // ... of them datagrams
   uint64_t fixed_burst_ = 0, min_burst_ = 0, max_burst_ = UINT64_MAX;
   Queue q_[kMaxLanes];
   Pacer pacers_[kMaxLanes];

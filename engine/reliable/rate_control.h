@@ -82,7 +82,12 @@ class RateControl {
   // the sender (five to seven times the link's on the shaped testbed, a
   // pacer that still held frames back at each burst's end) floods the path
   // the moment the window opens (RFC 7661's point for TCP's window).
-  void on_sent(uint64_t bytes) { round_sent_ += bytes; }
+  // `unacked`: of them, the bytes of datagrams (multicast copies), which no
+  // ack will ever cover.
+  void on_sent(uint64_t bytes, uint64_t unacked = 0) {
+    round_sent_ += bytes;
+    round_unacked_ += unacked;
+  }
   // Bytes an ack newly acknowledged: what the path delivered (standing()).
   void on_acked(uint64_t bytes) { round_acked_ += bytes; }
   // A channel of the lane had frames to send and its window was full: acks,
@@ -297,9 +302,14 @@ class RateControl {
   // startup the same way, pacing under the delivery rate until the queue it
   // made is gone; Cardwell et al. 2016) - and the climb after it aims no
   // higher: the rate slow start reached was never the path's.
+  // What the acks delivered says nothing of the path when most of what the
+  // lane sent were datagrams no ack covers (mcast_chain's multicasts: a root
+  // whose acks came for its few signals left slow start at the floor, 10
+  // Mbit/s, and climbed a step per broadcast); the quarter's cut stands.
   void drain_overshoot(uint64_t now_ns) {
     const auto delivered = static_cast<uint64_t>(delivered_bps(now_ns));
     if (delivered == 0 || delivered >= rate_bps_) return;  // no acks to go by, or under them already
+    if (round_unacked_ * 2 > round_sent_) return;
     rate_bps_ = delivered;
     last_cut_from_bps_ = delivered;
   }
@@ -371,6 +381,7 @@ class RateControl {
     rate_bps_ = std::clamp(rate_bps_, p_.floor_bps, p_.ceiling_bps);
     prev_delay_ns_ = round_delay_ns_;
     round_sent_ = 0;
+    round_unacked_ = 0;
     round_acked_ = 0;
     window_full_ = false;
     round_start_ns_ = now_ns;
@@ -397,6 +408,7 @@ class RateControl {
   bool held_ = false;                            // the last round over the target waited (falling())
   uint64_t last_cut_from_bps_ = 0;               // the rate before the last cut (delay or loss)
   uint64_t round_sent_ = 0, round_start_ns_ = 0;  // bytes sent this round (on_sent), since when
+  uint64_t round_unacked_ = 0;                    // ... of them datagrams
   uint64_t loss_round_end_ns_ = 0;
   static constexpr uint32_t kSentRounds = 8;
   double recent_sent_bps_[kSentRounds] = {};  // what the last rounds sent, bits/s (follow_acks())

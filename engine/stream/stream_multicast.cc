@@ -53,7 +53,7 @@ void Node::multicast_batches(StreamState& s, uint64_t now) {
       ++s.multicast_next;
       continue;
     }
-    if (!tx_lanes_.room(0, link_bytes_ + hdr_data_ + b.len, now)) return;  // the pacer says when
+    if (!tx_lanes_.room(0, link_bytes_ + hdr_data_ + b.len, now, /*datagram=*/true)) return;  // the pacer says when
     rte_mbuf* m = build_batch_frame(group_addrs_[0], s, b, 0, 0, 0, wire::FrameType::Datagram);
     if (m == nullptr) return;  // no header buffer: next turn
     tx_lanes_.push(0, m);

@@ -227,6 +227,36 @@ TEST(RateControl, OneLateRoundDoesNotEndSlowStart) {
   EXPECT_GE(rc.rate_bps(), 8 * before) << "still doubling";
 }
 
+// A lane that sends mostly datagrams (mcast_chain's multicasts, a stream's
+// multicast batches) hears acks for a sliver of its bytes: the cut that ends
+// slow start cannot go by what the acks delivered - it took mcast_chain's
+// root to the floor (10 Mbit/s) at the first queue - and cuts a quarter.
+TEST(RateControl, SlowStartOfALaneOfDatagramsEndsByAQuarterNotAtItsAcks) {
+  for (const bool datagrams : {false, true}) {
+    RateControl rc(params(10'000'000'000));
+    uint64_t now = 0;
+    // Every ack covers a fiftieth of what went out: the rest were
+    // datagrams, or (the case the cut is for) never got through.
+    const auto sample_with = [&](uint64_t rtt_ns) {
+      const uint64_t sent = rc.rate_bps() / 8 * 50 * kUs / kS;
+      rc.on_sent(sent, datagrams ? sent - sent / 50 : 0);
+      rc.on_acked(sent / 50);
+      rc.on_rtt(rtt_ns, now);
+      now += 50 * kUs;
+    };
+    while (rc.rate_bps() < 800'000'000) sample_with(300 * kUs);
+    const uint64_t peak = rc.rate_bps();
+    while (rc.slow_start()) {  // the queue shows: rounds of 3 ms (the first waits)
+      sample_with(300 * kUs + 3 * kMs);
+      ASSERT_LT(now, kS);
+    }
+    if (datagrams)
+      EXPECT_GE(rc.rate_bps(), peak / 2) << "a lane of datagrams left slow start at what its acks covered";
+    else
+      EXPECT_LE(rc.rate_bps(), peak / 10) << "a lane of acknowledged frames goes down to what the acks delivered";
+  }
+}
+
 // Against the link model, the waits keep the link busier: the troughs of
 // the saw stay nearer the capacity, and the base is still seen (the queue
 // empties), so the delay stays short.
