@@ -97,18 +97,24 @@ Layout layout_of(MPI_Datatype type, MPI_Count count) {
   return l;
 }
 
-int pack(const void* buf, MPI_Count count, MPI_Datatype type, std::byte* out, uint64_t bytes, MPI_Comm comm) {
+namespace {
+
+// The elements in pieces of at most INT_MAX bytes (MPI_Pack takes int
+// sizes): move(first element's offset, elements, packed offset, bytes)
+// returns MPI's code and the position MPI reached in the piece. MPI_SUCCESS,
+// MPI's error, or MPI_ERR_TRUNCATE when the packed form is not `bytes` long.
+template <class Move>
+int in_pieces(MPI_Count count, MPI_Datatype type, uint64_t bytes, Move&& move) {
   const Shape s = shape_of(type);
   if (s.size > INT_MAX) return MPI_ERR_TYPE;
   const MPI_Count step = per_piece(s.size);
   uint64_t done = 0;
   for (MPI_Count first = 0; first < count; first += step) {
     const MPI_Count n = std::min(step, count - first);
-    const void* from = static_cast<const char*>(buf) + first * s.extent;
     const auto piece = static_cast<int>(n * s.size);
     if (done + static_cast<uint64_t>(piece) > bytes) return MPI_ERR_TRUNCATE;
     int position = 0;
-    const int rc = PMPI_Pack(from, static_cast<int>(n), type, out + done, piece, &position, comm);
+    const int rc = move(first * s.extent, static_cast<int>(n), done, piece, &position);
     if (rc != MPI_SUCCESS) return rc;
     if (position != piece) return MPI_ERR_TRUNCATE;
     done += static_cast<uint64_t>(piece);
@@ -116,24 +122,19 @@ int pack(const void* buf, MPI_Count count, MPI_Datatype type, std::byte* out, ui
   return done == bytes ? MPI_SUCCESS : MPI_ERR_TRUNCATE;
 }
 
+}  // namespace
+
+int pack(const void* buf, MPI_Count count, MPI_Datatype type, std::byte* out, uint64_t bytes, MPI_Comm comm) {
+  return in_pieces(count, type, bytes, [&](MPI_Aint at, int n, uint64_t done, int piece, int* position) {
+    return PMPI_Pack(static_cast<const char*>(buf) + at, n, type, out + done, piece, position, comm);
+  });
+}
+
 int unpack(const std::byte* in, uint64_t bytes, void* buf, MPI_Count count, MPI_Datatype type, MPI_Comm comm) {
-  const Shape s = shape_of(type);
-  if (s.size > INT_MAX) return MPI_ERR_TYPE;
-  const MPI_Count step = per_piece(s.size);
-  uint64_t done = 0;
-  for (MPI_Count first = 0; first < count; first += step) {
-    const MPI_Count n = std::min(step, count - first);
-    void* to = static_cast<char*>(buf) + first * s.extent;
-    const auto piece = static_cast<int>(n * s.size);
-    if (done + static_cast<uint64_t>(piece) > bytes) return MPI_ERR_TRUNCATE;
-    int position = 0;
+  return in_pieces(count, type, bytes, [&](MPI_Aint at, int n, uint64_t done, int piece, int* position) {
     // MPI_Unpack's input is not const in MPI-2 headers.
-    const int rc = PMPI_Unpack(const_cast<std::byte*>(in + done), piece, &position, to, static_cast<int>(n), type, comm);
-    if (rc != MPI_SUCCESS) return rc;
-    if (position != piece) return MPI_ERR_TRUNCATE;
-    done += static_cast<uint64_t>(piece);
-  }
-  return done == bytes ? MPI_SUCCESS : MPI_ERR_TRUNCATE;
+    return PMPI_Unpack(const_cast<std::byte*>(in + done), piece, position, static_cast<char*>(buf) + at, n, type, comm);
+  });
 }
 
 }  // namespace lanecast::mpi

@@ -303,7 +303,7 @@ class Member {
   std::string resolve(std::string_view algo, uint64_t size) const;
   Rank rank() const;
   // This member's counters, by name (frames, bytes, retransmissions, drops
-  // by reason...): the ones that are not zero.
+  // by reason...): every one, zeros too (a metrics scrape wants them all).
   std::vector<std::pair<std::string, uint64_t>> counters() const;
 
   // Streams (docs/streams.md). Opens this member's stream `index` (each

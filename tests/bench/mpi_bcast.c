@@ -10,6 +10,12 @@
  * osu figure misses the ranks' skew - a rank that left the barrier late times
  * only the end of a broadcast that started without it - and the span does not.
  *
+ * The barrier is MPI_Barrier, or with MPI_BCAST_BARRIER=bcast in the
+ * environment a 1-byte MPI_Bcast rooted at each rank in turn - the barrier
+ * `lanecast bench` makes of its own broadcasts (apps/bench/group_exchange.cc),
+ * so that a run through liblanecast-mpi and lanecast's own bench leave the
+ * barrier alike (tests/bench/mpi_shim.sh).
+ *
  * usage: mpirun ... mpi_bcast ITERS WARMUP SIZE [SIZE ...]   (sizes in bytes)
  * prints: "mpi size=S iters=K avg_us=A min_us=M MBps=B span_us=P verified=yes|NO" per size
  */
@@ -71,6 +77,8 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const int iters = atoi(argv[1]), warmup = atoi(argv[2]);
+  const char* barrier = getenv("MPI_BCAST_BARRIER");
+  const int bcast_barrier = barrier != NULL && strcmp(barrier, "bcast") == 0;
   uint64_t max = 1;
   for (int a = 3; a < argc; ++a)
     if (strtoull(argv[a], NULL, 10) > max) max = strtoull(argv[a], NULL, 10);
@@ -86,7 +94,12 @@ int main(int argc, char** argv) {
     for (int it = 0; it < warmup + iters; ++it) {
       if (rank == 0) fill(buf, size, it);
       else memset(buf, 0xEE, size);
-      MPI_Barrier(MPI_COMM_WORLD);
+      if (bcast_barrier) {
+        static char token;
+        for (int r = 0; r < nprocs; ++r) MPI_Bcast(&token, 1, MPI_CHAR, r, MPI_COMM_WORLD);
+      } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+      }
       const double t0 = MPI_Wtime(), entry = host_us();
       MPI_Bcast(buf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
       const double us = (MPI_Wtime() - t0) * 1e6, exit_us = host_us();
