@@ -112,7 +112,7 @@ check_counts() {  # LABEL RANKS EXPECT
 # each matching PATTERN (an ERE).
 check_said() {  # LABEL WANT PATTERN
   local said n
-  said=$(grep "lanecast-mpi:" "$work/$1.out" | grep -v ": carried [0-9]" || true)
+  said=$(grep "lanecast-mpi:" "$work/$1.out" | grep -v ": carried [0-9]" | grep -v " joined in: " || true)
   n=$(grep -c . <<<"$said" || true)
   [[ -z $said ]] && n=0
   if [[ $n != "$2" ]]; then
@@ -151,11 +151,15 @@ for flavour in openmpi mpich; do
   ran=$((ran + 1))
 
   label=$flavour.carried
+  all_env="LANECAST_MPI_STATS=2"  # also each group alive at MPI_Finalize: MPI_COMM_WORLD and the dup
   run_job "$flavour" "$label" || fail "$label: the job failed"
+  all_env=""
   check_counts "$label" "$nodes" carried
   check_said "$label" 0 ""
   formed=$(grep -c "groups 4 formed, 0 refused; lanes af_packet on v0$" "$work/$label.out")
   [[ $formed == "$nodes" ]] || fail "$label: $formed of $nodes ranks formed their 4 groups on af_packet"
+  alive=$(grep -cE "^lanecast-mpi: rank [0-9]+: (MPI_COMM_WORLD \\($nodes ranks\\)|a communicator of $nodes ranks): rx_frames=[1-9].* joined in: pools" "$work/$label.out")
+  [[ $alive == $((2 * nodes)) ]] || fail "$label: $alive lines of groups' counters at MPI_Finalize, not $((2 * nodes))"
   echo "# $label: $(grep -c " ok$" "$work/$label.out") ranks ok; $(grep "^lanecast-mpi: rank 0 " "$work/$label.out")"
 
   label=$flavour.no_raw
