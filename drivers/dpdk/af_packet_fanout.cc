@@ -20,7 +20,9 @@
 // port): they ask for the same id, and each must get a group of its own -
 // joined, they would split the interface's frames between them instead of
 // each seeing every frame. af_packet_new_port() (af_packet_fanout.h), called
-// before each port's probe, forgets the ids of the ports before it.
+// before each port's probe, forgets the ids of the ports before it. The
+// sockets that asked are remembered for the port too (port_sockets()): the
+// port puts its receive filter on them, which the PMD has no devarg for.
 //
 // How the PMD's call reaches this function: with DPDK linked statically
 // (meson -Ddpdk_link=static, the default) the link wraps setsockopt
@@ -53,6 +55,8 @@ struct FanoutIds {
   uint16_t asked[kMax] = {};
   uint16_t given[kMax] = {};
   int count = 0;
+  int sockets[kMax] = {};  // every socket that asked, of the port being opened
+  int socket_count = 0;
 };
 FanoutIds& fanout_ids() {
   static FanoutIds ids;
@@ -64,6 +68,7 @@ int unique_fanout(int fd, uint32_t arg) {
   const uint32_t type_flags = arg >> 16;
   FanoutIds& ids = fanout_ids();
   std::lock_guard<std::mutex> hold(ids.lock);
+  if (ids.socket_count < FanoutIds::kMax) ids.sockets[ids.socket_count++] = fd;
   for (int i = 0; i < ids.count; ++i) {
     if (ids.asked[i] != asked) continue;
     const uint32_t join = (type_flags << 16) | ids.given[i];
@@ -92,6 +97,13 @@ void new_port() {
   FanoutIds& ids = fanout_ids();
   std::lock_guard<std::mutex> hold(ids.lock);
   ids.count = 0;
+  ids.socket_count = 0;
+}
+
+std::vector<int> port_sockets() {
+  FanoutIds& ids = fanout_ids();
+  std::lock_guard<std::mutex> hold(ids.lock);
+  return std::vector<int>(ids.sockets, ids.sockets + ids.socket_count);
 }
 
 }  // namespace lanecast::drivers::af_packet

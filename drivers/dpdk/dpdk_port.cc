@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "drivers/dpdk/af_packet_fanout.h"
+#include "drivers/dpdk/kernel_rx_filter.h"
 #include "drivers/dpdk/af_packet_ring.h"
 #include "drivers/ethernet.h"
 #include "drivers/wake.h"
@@ -105,6 +106,8 @@ std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& devargs, const DpdkP
     auto port = std::make_unique<DpdkPort>(id, with_mtu, /*detach_on_close=*/true);
     if (kernel_pmd(devargs) != nullptr) port->iface_ = devarg(devargs, "iface");
     if (o.rx_wakeup) port->open_wakeup(devargs);
+    if (devargs.rfind("net_af_packet", 0) == 0) port->rx_sockets_ = af_packet::port_sockets();
+    port->refresh_rx_filter();
     return port;
   } catch (...) {
     rte_eth_dev_info info;
@@ -300,12 +303,14 @@ std::string DpdkPort::join_group(uint16_t lane, const PeerAddress& group) {
     why = program_device_list();
   }
   if (!why.empty()) groups_.remove(group);
+  else refresh_rx_filter();
   return why;
 }
 
 void DpdkPort::leave_group(uint16_t lane, const PeerAddress& group) {
   (void)lane;
   if (!groups_.remove(group)) return;  // others still joined it, or it never was
+  refresh_rx_filter();
   if (kernel_mc_ != nullptr) {
     kernel_mc_->leave(group);
   } else if (iface_.empty()) {
@@ -334,6 +339,20 @@ std::string DpdkPort::program_device_list() {
 }
 
 bool DpdkPort::is_from(const uint8_t* hdr, const PeerAddress& peer) const { return ethernet::is_from(hdr, peer); }
+
+void DpdkPort::refresh_rx_filter() {
+  if (rx_sockets_.empty() && wakeup_ == nullptr) return;
+  std::vector<PeerAddress> accept = groups_.list();
+  accept.push_back(mac_);
+  accept.push_back(ethernet::broadcast());
+  // The whole frame for the PMD's rings; a byte for the wake-up socket,
+  // which only needs to turn readable. A filter that does not attach leaves
+  // the socket taking every frame, as before: the engine's checks still
+  // refuse what is not this port's, at a cost in CPU, not in correctness.
+  const auto rings = rx_filter_program(accept, ethernet::kEtherType, 0x40000);
+  for (int fd : rx_sockets_) attach_rx_filter(fd, rings);
+  if (wakeup_ != nullptr) attach_rx_filter(wakeup_->fd(), rx_filter_program(accept, ethernet::kEtherType, 1));
+}
 
 void DpdkPort::attach_waker(Waker* w) {
   detach_waker();

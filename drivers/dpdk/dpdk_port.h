@@ -116,6 +116,9 @@ class DpdkPort final : public Port {
   void open_wakeup(const std::string& devargs);
   // Programs the device's multicast list to groups_ ("" or why not).
   std::string program_device_list();
+  // af_packet: the kernel's filter on the PMD's sockets and the wake-up
+  // socket, to this port's MAC, broadcast and groups_ (kernel_rx_filter.h).
+  void refresh_rx_filter();
 
   uint16_t port_id_;
   uint16_t lanes_;
@@ -129,6 +132,7 @@ class DpdkPort final : public Port {
   std::unique_ptr<PacketWakeup> wakeup_;
   std::string iface_;                         // kernel-interface PMDs: the interface
   std::unique_ptr<KernelMulticast> kernel_mc_;  // opened at the first join
+  std::vector<int> rx_sockets_;               // af_packet: the PMD's sockets (af_packet_fanout.h)
   GroupFilter groups_;
   bool allmulticast_set_ = false;             // we turned allmulticast on (off again on close)
   Waker* waker_ = nullptr;
