@@ -67,13 +67,15 @@ write_member_group() {  # FILE NAME ID NODES LANES RATE MTU MAX_MESSAGE
 
 # `lanecast bench --config FILE --rank I ARGS...` in every node's namespace at
 # once, output in OUT_DIR/rankI.out; returns nonzero (and prints the member's
-# output) if any member failed.
+# output) if any member failed. Rank I runs on node I, or on node
+# $first_node + I when the caller sets first_node (two_jobs.sh: a second job
+# on nodes of its own).
 run_members() {  # LANECAST TESTBED_NAME NODES FILE OUT_DIR ARGS...
-  local lanecast=$1 tb=$2 nodes=$3 file=$4 out=$5 i rc=0
+  local lanecast=$1 tb=$2 nodes=$3 file=$4 out=$5 i rc=0 first=${first_node:-0}
   shift 5
   local started=()
   for ((i = 0; i < nodes; i++)); do
-    timeout 1800 ip netns exec "${tb}n$i" "$lanecast" bench --config "$file" --rank "$i" --yield-when-idle "$@" \
+    timeout 1800 ip netns exec "${tb}n$((first + i))" "$lanecast" bench --config "$file" --rank "$i" --yield-when-idle "$@" \
       >"$out/rank$i.out" 2>&1 &
     started+=($!)
   done
