@@ -48,33 +48,38 @@ PY
 }
 # "N passed, N failed" (", N skipped" when some were).
 line() { echo "$1 passed, $2 failed$( (($3)) && echo ", $3 skipped")"; }
-# The security suite may not skip: a test that skips where a tool is missing
+# Security tests may not skip: a test that skips where a tool is missing
 # would let the suite pass without trying the attack. Prints each skipped
-# security test of the logs and fails when there is one (tools/setup.sh
+# test of suite security, or whose program is in tests/security/ (such as
+# forged_frames in suite net), and fails when there is one (tools/setup.sh
 # installs what they need; run as root).
-security_skips() {
-  python3 - "$@" <<'PY'
-import json, sys
+security_skips() {  # BUILD_DIR LOG...
+  local dir=$1
+  shift
+  meson introspect "$dir" --tests | python3 -c '
+import json, os, sys
+security = {t["name"] for t in json.load(sys.stdin)
+            if any(s.split(":")[-1] == "security" for s in t["suite"])
+            or any("/tests/security/" in os.path.normpath(c) for c in t["cmd"])}
 skipped = []
 for path in sys.argv[1:]:
     for line in open(path):
         line = line.strip()
-        if not line:
-            continue
-        t = json.loads(line)
-        if t.get("result") == "SKIP" and any(s.split(":")[-1] == "security" for s in t.get("suite", [])):
-            skipped.append(t.get("name", "?"))
+        if line:
+            t = json.loads(line)
+            if t.get("result") == "SKIP" and t.get("name") in security:
+                skipped.append(t["name"])
 for name in skipped:
-    print(f"security test skipped: {name} (a security test must run: as root, with tools/setup.sh's packages)")
+    print(f"security test skipped: {name} (a security test must run: as root, with tools/setup.sh\x27s packages)")
 sys.exit(1 if skipped else 0)
-PY
+' "$@"
 }
 
 status=0
 meson test -C build --print-errorlogs --num-processes 1 "$@" || status=1
 # meson's own summary, restated in the plain form CI reads.
 read -r passed failed skipped < <(count build/meson-logs/testlog.json)
-security_skips build/meson-logs/testlog.json || status=1
+security_skips build build/meson-logs/testlog.json || status=1
 total=("$passed" "$failed" "$skipped")
 if ((sanitize == 0 && static == 0)) && [[ -z $fuzz_seconds ]]; then
   line "$passed" "$failed" "$skipped"
@@ -112,7 +117,7 @@ if ((sanitize)); then
     meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 1 --timeout-multiplier 3 \
     --suite algos || asan_status=1
   read -r p f s < <(count build-asan/meson-logs/testlog-engine.json build-asan/meson-logs/testlog.json)
-  security_skips build-asan/meson-logs/testlog-engine.json || asan_status=1
+  security_skips build-asan build-asan/meson-logs/testlog-engine.json || asan_status=1
   echo "asan+ubsan: $(line "$p" "$f" "$s")"
   add "$p" "$f" "$s"
   ((asan_status == 0)) || status=1
