@@ -197,6 +197,11 @@ class Node final : public PollTask {
     return streams_.mirror(i);
   }
   size_t stream_slots() const { return streams_.size(); }
+  // This member's seals in a group with a key (null without one). The
+  // member's own core seals with it; a fuzzer playing a member that holds
+  // the key seals its frames with it too, so their counters continue the
+  // member's and every receiver's window takes them.
+  auth::FrameAuth* frame_auth() { return auth_.get(); }
   // Frames to and from each member (both lanes): data and streams' batches
   // sent (first transmissions), sent again, and accepted.
   struct PeerCounters {

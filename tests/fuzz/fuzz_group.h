@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "drivers/fabric/fabric.h"
+#include "engine/auth/epoch_keys.h"
 #include "engine/runtime/eal.h"
 #include "engine/node/node.h"
 #include "tests/engine/port_decorator.h"
@@ -125,6 +126,14 @@ inline engine::NodeConfig small_group_config(uint64_t peer_timeout_ns) {
   c.rtt.max_rto_ns = 2'000'000;
   c.ack_delay_ns = 50'000;
   return c;
+}
+
+// The epoch's keys of a group with a key (made once per process: a fuzzer
+// runs thousands of inputs a second).
+inline const std::shared_ptr<const engine::auth::EpochKeys>& group_keys() {
+  static const auto keys = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_epoch_keys(
+      *AuthKey::from_hex(std::string(64, 'c'), "fuzz group"), kNodeGroup, kNodeEpoch));
+  return keys;
 }
 
 // A member's port that keeps a copy of every frame it hands to the fabric

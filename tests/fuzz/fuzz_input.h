@@ -98,7 +98,13 @@ inline uint8_t node_record_to(uint32_t rank) { return static_cast<uint8_t>((rank
 //            binary (else a chain), bits 2-4 ranks 0, 1, 2 take messages
 //            in a handler (else from the delivery ring), bit 5 a fail-stop
 //            group, bit 6 streams over multicast (the star tree; reports
-//            carry what a member holds and its first gap)
+//            carry what a member holds and its first gap), bit 7 a group
+//            with a key, the input playing a member that holds it: every
+//            frame sealed as the member it comes from would seal it (the
+//            member's own counters), payloads sealed as their publisher
+//            would - so they reach the stream layer through the keyed
+//            receive path; kStreamBadCrc spoils the payload's seal instead
+//            of its CRC, and a frame sent again unchanged is a replay
 //   then records, until the input ends:
 //   byte     kind (bits 0-2, kStream*) and its flags (bits 3-7)
 //   byte     then: bits 0-2 switch rounds to run (each to the next timer
@@ -143,7 +149,7 @@ inline uint8_t node_record_to(uint32_t rank) { return static_cast<uint8_t>((rank
 //            messages from the ring (else takes them again)
 //   others   no fields
 inline constexpr uint8_t kStreamThreeMembers = 1, kStreamBinaryTree = 2, kStreamHandler0 = 4, kStreamFailStop = 32,
-                         kStreamMulticast = 64;
+                         kStreamMulticast = 64, kStreamKeyed = 128;
 inline constexpr uint8_t kStreamBatch = 0, kStreamReport = 1, kStreamResend = 2, kStreamPublish = 3, kStreamDrain = 4;
 inline constexpr uint8_t kStreamKindMask = 7;
 inline constexpr uint8_t kStreamNotParent = 8, kStreamBadCrc = 16, kStreamAbandoned = 32, kStreamSeqAhead = 64,

@@ -491,6 +491,19 @@ std::vector<std::pair<std::string, Bytes>> stream_seeds() {
                                                          sreport(0, 0, true, -2, 0x31), sstep(kStreamWait | 3)})});
   s.push_back({"mcast_real_ring_full", stream_input(mcast3, {sdrain(2, true), spublish(3000), spublish(3000),
                                                              spublish(3000), sstep(kStreamWait | 2), sdrain(2, false)})});
+  // A group with a key, the input a member that holds it: batches and
+  // pieces through the keyed receive path, a spoiled payload seal, the very
+  // frame again (a replay) and a fresh copy, reports, and over multicast.
+  s.push_back({"keyed_pieces", stream_input(chain3 | kStreamKeyed, pieces)});
+  s.push_back({"keyed_bad_seal", stream_input(chain2 | kStreamKeyed, {sbatch({.flags = kStreamBadCrc}, {{}}),
+                                                                     sbatch({.offset = -1}, {{}})})});
+  s.push_back({"keyed_replay", stream_input(chain2 | kStreamKeyed, {sbatch({}, {{}}), sresend(0, false), spublish(300)})});
+  s.push_back({"keyed_resend_fresh", stream_input(chain3 | kStreamKeyed, {sbatch({}, {{}}), sresend(0, true)})});
+  s.push_back({"keyed_reports", stream_input(chain3 | kStreamKeyed, {sbatch({}, {{}}), sreport(1, 0, false, 0, 2),
+                                                                      sreport(0, 0, true, 0, 1, 0, 7)})});
+  s.push_back({"keyed_mcast", stream_input(mcast3 | kStreamKeyed, {sbatch({.flags = kStreamDatagram}, {{}}),
+                                                                    sbatch({.offset = 1, .flags = kStreamDatagram | kStreamBadCrc}, {{}}),
+                                                                    spublish(300, 2), sreport(0, 0, true, -1, 0x31)})});
   return s;
 }
 

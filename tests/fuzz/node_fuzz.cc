@@ -33,7 +33,6 @@
 #include <vector>
 
 #include "drivers/ethernet.h"
-#include "engine/auth/epoch_keys.h"
 #include "tests/fuzz/fuzz_group.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/heap_frame.h"
@@ -64,14 +63,6 @@ constexpr size_t kTapFrames = 256;      // frames each member's tap keeps for re
 // cumulative ack passes the sender's next seq, and the sender rejects every
 // ack after it. (With a key such frames never open: the check is always on.)
 bool g_recovery = false;
-
-// The epoch's keys of a group with a key (made once: a fuzzer runs
-// thousands of inputs a second).
-const std::shared_ptr<const engine::auth::EpochKeys>& group_keys() {
-  static const auto keys = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_epoch_keys(
-      *AuthKey::from_hex(std::string(64, 'c'), "node_fuzz"), kNodeGroup, kNodeEpoch));
-  return keys;
-}
 
 // One broadcast's buffers and who has posted it.
 struct Broadcast {

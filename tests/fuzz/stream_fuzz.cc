@@ -15,6 +15,10 @@
 //     forged one the length and time stamp a first piece's head announced,
 //     and that piece's bytes first; a stream's messages never add up to more
 //     bytes than its batches carried;
+//   - in a group with a key (the input plays a member that holds it), a
+//     frame sealed as its member seals it always opens (no rx_bad_tag, no
+//     rx_unsealed), and payload seals refused never outnumber the frames
+//     whose seal the input spoiled;
 //   - the group stays responsive: real messages published after the frames
 //     reach every member within bounded virtual time, or each member that
 //     lacks them says why (its streams failed, naming a member), or the
@@ -33,6 +37,7 @@
 
 #include "algos/topology/stream_tree.h"
 #include "drivers/ethernet.h"
+#include "engine/auth/frame_auth.h"
 #include "engine/stream/batch_format.h"
 #include "ipc/delivery_reader.h"
 #include "ipc/record_ring.h"
@@ -70,6 +75,7 @@ engine::NodeConfig config(uint8_t scenario) {
   c.streams.delivery_bytes = 8192;  // the ring fills when the application stops taking
   c.streams.streams_per_member = kStreams;
   c.streams.report_us = 20;
+  if (scenario & kStreamKeyed) c.auth = group_keys();
   return c;
 }
 
@@ -129,6 +135,8 @@ struct ForgedStream {
 struct SentFrame {
   uint32_t port;
   uint32_t src, to;
+  wire::FrameType type;
+  bool spoiled;  // its payload's seal (a group with a key)
   Bytes bytes;
 };
 
@@ -199,6 +207,25 @@ class Run {
     for (uint32_t r = 0; r < g_.members(); ++r)
       says_why("rank " + std::to_string(r) + "'s streams", g_.node(r).stream_error(), g_.node(r).stream_error_peer());
     says_why("the publisher's stream", static_cast<engine::OpError>(pub_->error.load()), pub_->error_peer.load());
+    if (keyed()) check_seals();
+  }
+
+  // Every frame the input sealed as its member seals them opens; a payload
+  // seal is refused only where the input spoiled it.
+  void check_seals() {
+    uint64_t bad_tag = 0, unsealed = 0, bad_payload = 0;
+    for (uint32_t r = 0; r < g_.members(); ++r) {
+      const auto& c = g_.node(r).counters();
+      bad_tag += c.rx_bad_tag.get();
+      unsealed += c.rx_unsealed.get();
+      bad_payload += c.rx_bad_payload_seal.get();
+    }
+    if (bad_tag != 0 || unsealed != 0)
+      die("a frame sealed as its member seals it did not open: rx_bad_tag " + std::to_string(bad_tag) +
+          ", rx_unsealed " + std::to_string(unsealed));
+    if (bad_payload > spoiled_sent_)
+      die("payload seals refused: " + std::to_string(bad_payload) + ", only " + std::to_string(spoiled_sent_) +
+          " frames carried a spoiled one");
   }
 
   // A failure names the member it blames (a fail-stop group's may not know).
@@ -309,15 +336,24 @@ class Run {
     b.offset = number;  // the first message's number: the receiver counts for itself
     b.total_len = count;
     b.payload_len = static_cast<uint32_t>(pay.size());
-    b.payload_crc = engine::crc32c(0, pay.data(), pay.size()) ^ ((kind & kStreamBadCrc) ? 1u : 0u);
+    // With a key the payload's seal stands in for its CRC (0 on the wire).
+    b.payload_crc = keyed() ? 0 : engine::crc32c(0, pay.data(), pay.size()) ^ ((kind & kStreamBadCrc) ? 1u : 0u);
     b.segment_bytes = kNodeSegment - ((f[0] & kStreamBadSegment) ? 1 : 0);
     b.lane = kStreamLane;
-    const uint16_t flags = wire::kFlagStream | (abandoned ? wire::kFlagAbandoned : 0);
-    Bytes frame(eth::kHeaderBytes + wire::kDataHeaderBytes + pay.size());
+    const uint16_t flags = wire::kFlagStream | (abandoned ? wire::kFlagAbandoned : 0) | sealed_flag();
+    const wire::FrameType type = datagram ? wire::FrameType::Datagram : wire::FrameType::Data;
+    const uint32_t seals = keyed() ? wire::seal_bytes(type) : 0;
+    Bytes frame(eth::kHeaderBytes + wire::kDataHeaderBytes + seals + pay.size());
     eth::write_header(frame.data(), g_.fabric().address(to), g_.fabric().address(from.rank));
-    wire::write_data(frame.data() + eth::kHeaderBytes, {kNodeGroup, kNodeEpoch, from.rank}, b, flags,
-                     datagram ? wire::FrameType::Datagram : wire::FrameType::Data);
-    std::copy(pay.begin(), pay.end(), frame.begin() + eth::kHeaderBytes + wire::kDataHeaderBytes);
+    wire::write_data(frame.data() + eth::kHeaderBytes, {kNodeGroup, kNodeEpoch, from.rank}, b, flags, type);
+    std::copy(pay.begin(), pay.end(), frame.begin() + eth::kHeaderBytes + wire::kDataHeaderBytes + seals);
+    const bool spoiled = keyed() && (kind & kStreamBadCrc);
+    if (keyed()) {
+      wire::Seal ps = g_.node(p).frame_auth()->seal_payload(pay.data(), b.payload_len);
+      if (spoiled) ps.tag[0] ^= 1;
+      wire::write_payload_seal(frame.data() + eth::kHeaderBytes, ps);
+      seal_frame(frame, from.rank, type);
+    }
 
     if (b.op == kForgedStream) {
       if (!pay.empty()) s.note_payload(number, b.payload_len);
@@ -325,7 +361,7 @@ class Run {
       // Only a batch near the stream's end moves it: one far ahead probes the window.
       if (offset >= 0 && offset < 64 && !(f[3] & kStreamFarBatch)) s.next = std::max(s.next, number + 1);
     }
-    send(from.port, from.rank, to, std::move(frame));
+    send(SentFrame{from.port, from.rank, to, type, spoiled, std::move(frame)});
   }
 
   void report(uint8_t kind, const uint8_t* f) {
@@ -351,11 +387,13 @@ class Run {
     b.total_len = b.offset;  // what it holds (read over multicast)
     b.seq = f[2] >> 4;       // its first gap
     b.segment_bytes = kNodeSegment;
-    const uint16_t flags = wire::kFlagStream | ((kind & kStreamNoSignal) ? 0 : wire::kFlagSignal);
-    Bytes frame(eth::kHeaderBytes + wire::kDataHeaderBytes);
+    const uint16_t flags = wire::kFlagStream | ((kind & kStreamNoSignal) ? 0 : wire::kFlagSignal) | sealed_flag();
+    Bytes frame(eth::kHeaderBytes + wire::kDataHeaderBytes + (keyed() ? wire::seal_bytes(wire::FrameType::Datagram) : 0));
     eth::write_header(frame.data(), g_.fabric().address(to), g_.fabric().address(src));
     wire::write_data(frame.data() + eth::kHeaderBytes, {kNodeGroup, kNodeEpoch, src}, b, flags,
                      wire::FrameType::Datagram);
+    // A report carries no payload: its payload seal is empty, as a member's.
+    if (keyed()) seal_frame(frame, src, wire::FrameType::Datagram);
     g_.send(src, kStreamLane, frame);
   }
 
@@ -368,13 +406,25 @@ class Run {
       uint8_t* lc = f.bytes.data() + eth::kHeaderBytes;
       detail::put32(lc + sizeof(wire::FrameHeader) + offsetof(wire::DataBody, seq), fresh++);
       fix_header_crc(lc, f.bytes.size() - eth::kHeaderBytes);
+      if (keyed()) seal_frame(f.bytes, f.src, f.type);  // a new frame: a new counter
     }
-    g_.send(f.port, kStreamLane, f.bytes);
+    // Else the very frame again: with a key, a replay its receiver refuses.
+    if (g_.send(f.port, kStreamLane, f.bytes) && f.spoiled) ++spoiled_sent_;
   }
 
-  void send(uint32_t port, uint32_t src, uint32_t to, Bytes frame) {
-    g_.send(port, kStreamLane, frame);
-    sent_.push_back(SentFrame{port, src, to, std::move(frame)});
+  void send(SentFrame f) {
+    if (g_.send(f.port, kStreamLane, f.bytes) && f.spoiled) ++spoiled_sent_;
+    sent_.push_back(std::move(f));
+  }
+
+  // --- a group with a key: the input holds it
+
+  bool keyed() const { return (scenario_ & kStreamKeyed) != 0; }
+  uint16_t sealed_flag() const { return keyed() ? wire::kFlagSealed : 0; }
+  // Seals a frame as member `rank` seals those it sends: its own counter, so
+  // every receiver's window takes it as the member's next.
+  void seal_frame(Bytes& frame, uint32_t rank, wire::FrameType type) {
+    g_.node(rank).frame_auth()->seal_frame(frame.data(), eth::kHeaderBytes, wire::frame_seal_at(type));
   }
 
   // --- the real stream (rank 0's stream 0)
@@ -477,6 +527,7 @@ class Run {
   uint32_t fresh_[kMaxMembers][kMaxMembers] = {};  // the next sequence number of each channel (src, to) on lane 1
   ForgedStream forged_[kMaxMembers];
   std::vector<SentFrame> sent_;
+  uint64_t spoiled_sent_ = 0;  // frames handed to the fabric with a spoiled payload seal
   stream::PublisherShared* pub_ = nullptr;  // owned by rank 0's node
   stream::RecordRing pub_ring_;
   std::vector<uint32_t> lengths_;  // of the real messages, by sequence number
