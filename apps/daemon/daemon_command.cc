@@ -62,9 +62,11 @@ OptionTable make_table(DaemonConfig& c) {
          [&](std::string_view v) { c.config = std::string(v); }});
   t.add({"rank", "R", "", "this daemon's rank in the group (a pmix group: the launcher's, if left out)",
          [&](std::string_view v) { c.rank = static_cast<uint32_t>(parse_uint(v, "--rank", 1023)); }});
-  t.add({"dir", "DIR", "/dev/shm/lanecast-GROUP-rRANK",
+  t.add({"dir", "DIR", "/run/lanecast/GROUP-rRANK",
          "where applications find the daemon: its control.sock and the stats file (clients' memory is in memfds). "
-         "Made if absent; an existing one must be a directory of the daemon's user that nobody else may write to",
+         "Made if absent; an existing one must be a directory of the daemon's user that nobody else may write to. "
+         "The default is under /run, where no ordinary user can take the name first (a root daemon makes "
+         "/run/lanecast; the systemd unit's RuntimeDirectory= makes it for its user)",
          [&](std::string_view v) { c.dir = std::string(v); }});
   t.add({"cores", "C", "auto", "polling cores of the member (default: one per usable CPU but one, 1..2)",
          [&](std::string_view v) { c.cores = static_cast<uint32_t>(parse_uint(v, "--cores", 64)); }});
@@ -141,7 +143,9 @@ const char* kUsage =
     "memfd over the socket (no files in DIR but control.sock and stats); ring sizes,\n"
     "all clients' memory and the time to say hello are bounded; a client whose\n"
     "memory makes no sense is cut off. DIR must be the daemon user's own directory,\n"
-    "writable by nobody else; nothing found at a path it writes is followed.\n"
+    "writable by nobody else; nothing found at a path it writes is followed. Clients\n"
+    "talk only to a daemon of root, their own user or the user they trust\n"
+    "(LANECAST_DAEMON_USER): the uid behind the socket, not DIR's owner.\n"
     "\n";
 
 
@@ -262,7 +266,7 @@ int daemon_main(int argc, char** argv) {
   if (!c.udp_out.empty()) udp_out = daemon::parse_udp_endpoint(c.udp_out, "--udp-out");
   const daemon::AccessPolicy access(c.allow_group);
   const GroupMember who = load_group_for(c.config, c.rank, 0, 1);
-  if (c.dir.empty()) c.dir = "/dev/shm/lanecast-" + who.spec.name + "-r" + std::to_string(who.rank);
+  if (c.dir.empty()) c.dir = daemon::default_daemon_dir(who.spec.name, who.rank);
 
   // Every path the daemon writes is checked before the member starts: a
   // refusal costs nothing and says what is wrong (safe_files.h).
