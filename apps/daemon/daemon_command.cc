@@ -92,7 +92,8 @@ OptionTable make_table(DaemonConfig& c) {
   t.add({"stats-interval", "MS", "1000", "how often the stats file and the Prometheus file are written",
          [&](std::string_view v) { c.stats_interval_ms = parse_double(v, "--stats-interval", 10, 3'600'000); }});
   t.add({"evict-after", "MS", "2000",
-         "a subscriber whose ring stays full this long is evicted (told so) instead of holding the stream back",
+         "a subscriber whose ring stays full this long, or that takes nothing from it this long while messages wait, "
+         "is evicted (told so; its slot and memory freed) instead of holding the stream back",
          [&](std::string_view v) {
            c.clients.evict_after_ns = static_cast<uint64_t>(parse_double(v, "--evict-after", 1, 3'600'000) * 1e6);
          }});
@@ -102,6 +103,10 @@ OptionTable make_table(DaemonConfig& c) {
          [&](std::string_view v) { c.clients.delivery_bytes = parse_size(v, "--delivery-ring"); }});
   t.add({"max-clients", "N", "64", "connections served at once (answered or waiting for their hello)",
          [&](std::string_view v) { c.clients.max_clients = static_cast<uint32_t>(parse_uint(v, "--max-clients", 4096)); }});
+  t.add({"max-clients-per-user", "N", "16", "of those, the most one user (uid) may hold, so no user takes every slot",
+         [&](std::string_view v) {
+           c.clients.max_clients_per_user = static_cast<uint32_t>(parse_uint(v, "--max-clients-per-user", 4096));
+         }});
   t.add({"max-ring", "BYTES", "64M", "the largest ring an application may ask for (each of its two)",
          [&](std::string_view v) { c.clients.max_ring = parse_size(v, "--max-ring"); }});
   t.add({"max-client-memory", "BYTES", "1G",
@@ -195,7 +200,10 @@ std::vector<daemon::Metric> collect(const Engine& engine, Group& g, const Publis
   for (size_t r = 1; r < cc.refused.size(); ++r)
     m.push_back({"lanecast_clients_refused_by_reason", {{"reason", ipc::kRefusalNames[r]}}, cc.refused[r], true,
                  "connections refused, by reason (ipc/protocol.h)"});
-  m.push_back({"lanecast_clients_evicted", {}, cc.evictions, true, "subscribers evicted for staying full"});
+  m.push_back({"lanecast_clients_evicted", {}, cc.evictions, true, "subscribers evicted, all reasons"});
+  for (size_t r = 0; r < cc.evicted.size(); ++r)
+    m.push_back({"lanecast_clients_evicted_by_reason", {{"reason", daemon::kEvictionNames[r]}}, cc.evicted[r], true,
+                 "subscribers evicted: their ring stayed full, or they took nothing from it while messages waited"});
   uint64_t cut = 0;
   for (size_t r = 0; r < cc.cut_off.size(); ++r) {
     cut += cc.cut_off[r];
