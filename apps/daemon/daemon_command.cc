@@ -45,6 +45,7 @@ struct DaemonConfig {
   uint32_t cores = 0;
   bool yield_when_idle = false;
   std::string udp_in, udp_out;
+  std::string udp_in_from = daemon::kDefaultUdpSenders;
   int udp_ttl = 1;
   std::string prometheus;
   uint32_t metrics_port = 0;
@@ -74,8 +75,13 @@ OptionTable make_table(DaemonConfig& c) {
          [&](std::string_view) { c.yield_when_idle = true; }});
   t.add({"udp-in", "ADDR:PORT[@IF]", "",
          "a UDP feed: every datagram to ADDR:PORT (a multicast group is joined on the interface with address IF) "
-         "is published on this member's stream",
+         "is published on this member's stream - from the senders --udp-in-from names only",
          [&](std::string_view v) { c.udp_in = std::string(v); }});
+  t.add({"udp-in-from", "ADDR[/BITS][:PORT],...", daemon::kDefaultUdpSenders,
+         "the senders --udp-in takes datagrams from (any: everyone); the feed's datagrams are published as this "
+         "member's own, sealed in a keyed group, so the default is this host's loopback only. Others are dropped "
+         "and counted (lanecast_udp_in_refused{reason=\"sender_address\"|\"sender_port\"})",
+         [&](std::string_view v) { c.udp_in_from = std::string(v); }});
   t.add({"udp-out", "ADDR:PORT[@IF]", "",
          "every message the member delivers is sent as one datagram to ADDR:PORT (multicast: out of interface IF)",
          [&](std::string_view v) { c.udp_out = std::string(v); }});
@@ -150,7 +156,8 @@ const char* kUsage =
     "memory makes no sense is cut off. DIR must be the daemon user's own directory,\n"
     "writable by nobody else; nothing found at a path it writes is followed. Clients\n"
     "talk only to a daemon of root, their own user or the user they trust\n"
-    "(LANECAST_DAEMON_USER): the uid behind the socket, not DIR's owner.\n"
+    "(LANECAST_DAEMON_USER): the uid behind the socket, not DIR's owner. The UDP feed\n"
+    "takes the senders --udp-in-from names only.\n"
     "\n";
 
 
@@ -234,6 +241,10 @@ std::vector<daemon::Metric> collect(const Engine& engine, Group& g, const Publis
     m.push_back({"lanecast_udp_in_kernel_drops", {}, u.kernel_drops, true, "feed datagrams the socket buffer lost"});
     m.push_back({"lanecast_udp_in_errors", {}, u.errors, true,
                  "feed datagrams the stream refused, and failed reads of the feed's socket"});
+    m.push_back({"lanecast_udp_in_refused", {{"reason", "sender_address"}}, u.refused_address, true,
+                 "feed datagrams dropped: from a sender --udp-in-from does not name"});
+    m.push_back({"lanecast_udp_in_refused", {{"reason", "sender_port"}}, u.refused_port, true,
+                 "feed datagrams dropped: from an address --udp-in-from names, another port"});
   }
   if (out != nullptr) {
     const auto& u = out->counters();
@@ -271,6 +282,8 @@ int daemon_main(int argc, char** argv) {
                      std::to_string(c.clients.max_ring) + ")");
   std::optional<daemon::UdpEndpoint> udp_in, udp_out;
   if (!c.udp_in.empty()) udp_in = daemon::parse_udp_endpoint(c.udp_in, "--udp-in");
+  const std::vector<daemon::UdpSender> udp_senders = daemon::parse_udp_senders(c.udp_in_from, "--udp-in-from");
+  if (table.given("udp-in-from") && !udp_in) throw UsageError("--udp-in-from applies to --udp-in");
   if (!c.udp_out.empty()) udp_out = daemon::parse_udp_endpoint(c.udp_out, "--udp-out");
   const daemon::AccessPolicy access(c.allow_group);
   const GroupMember who = load_group_for(c.config, c.rank, 0, 1);
@@ -299,7 +312,10 @@ int daemon_main(int argc, char** argv) {
   dir.open_to_group();
   std::unique_ptr<daemon::UdpSource> source;
   std::unique_ptr<daemon::UdpSink> sink;
-  if (udp_in) source = std::make_unique<daemon::UdpSource>(*udp_in, pub.max_message());
+  if (udp_in) {
+    source = std::make_unique<daemon::UdpSource>(*udp_in, pub.max_message(), udp_senders);
+    std::printf("lanecast daemon: the UDP feed takes datagrams from %s only (--udp-in-from)\n", c.udp_in_from.c_str());
+  }
   if (udp_out) sink = std::make_unique<daemon::UdpSink>(*udp_out, c.udp_ttl);
   std::unique_ptr<RecordSink> recorder;
   if (record_fd >= 0) {
