@@ -91,9 +91,10 @@ OptionTable make_table(DaemonConfig& c) {
          "(for node_exporter's textfile collector: a .prom file in its directory); written beside it and renamed "
          "over it, never through a link: a link, FIFO or another user's file at FILE is refused",
          [&](std::string_view v) { c.prometheus = std::string(v); }});
-  t.add({"metrics-port", "P", "0", "serve the same text on http://--metrics-addr:P/metrics (0: off)",
+  t.add({"metrics-port", "P", "0", "serve the same text on http://--metrics-addr:P/metrics (0: off); no "
+         "authentication: whoever reaches the address reads every counter",
          [&](std::string_view v) { c.metrics_port = static_cast<uint32_t>(parse_uint(v, "--metrics-port", 65535)); }});
-  t.add({"metrics-addr", "ADDR", "127.0.0.1", "the address /metrics listens on",
+  t.add({"metrics-addr", "ADDR", "127.0.0.1", "the address /metrics listens on (the default: this host only)",
          [&](std::string_view v) { c.metrics_addr = std::string(v); }});
   t.add({"stats-interval", "MS", "1000", "how often the stats file and the Prometheus file are written",
          [&](std::string_view v) { c.stats_interval_ms = parse_double(v, "--stats-interval", 10, 3'600'000); }});
@@ -157,7 +158,7 @@ const char* kUsage =
     "writable by nobody else; nothing found at a path it writes is followed. Clients\n"
     "talk only to a daemon of root, their own user or the user they trust\n"
     "(LANECAST_DAEMON_USER): the uid behind the socket, not DIR's owner. The UDP feed\n"
-    "takes the senders --udp-in-from names only.\n"
+    "takes the senders --udp-in-from names only; /metrics has no authentication.\n"
     "\n";
 
 
@@ -168,8 +169,8 @@ std::vector<daemon::Label> stream_labels(const Member::StreamStats& s) {
 // Every counter the daemon shows, by name (metrics.h).
 std::vector<daemon::Metric> collect(const Engine& engine, Group& g, const Publisher& pub,
                                     const daemon::ClientTable& clients, const daemon::UdpSource* in,
-                                    const daemon::UdpSink* out, const daemon::StatsFile& stats,
-                                    uint64_t prometheus_refused) {
+                                    const daemon::UdpSink* out, const daemon::MetricsServer* server,
+                                    const daemon::StatsFile& stats, uint64_t prometheus_refused) {
   std::vector<daemon::Metric> m;
   for (const auto& [name, v] : g.member().counters())
     m.push_back({"lanecast_" + name, {}, v, true, "the member's counter " + name + " (engine/node/node_counters.h)"});
@@ -252,6 +253,11 @@ std::vector<daemon::Metric> collect(const Engine& engine, Group& g, const Publis
     m.push_back({"lanecast_udp_out_bytes", {}, u.bytes, true, "bytes sent to the UDP sink"});
     m.push_back({"lanecast_udp_out_truncated", {}, u.truncated, true, "messages too large for one datagram (not sent)"});
     m.push_back({"lanecast_udp_out_errors", {}, u.errors, true, "messages the UDP sink could not send"});
+  }
+  if (server != nullptr) {
+    m.push_back({"lanecast_metrics_scrapes", {}, server->served(), true, "requests /metrics answered"});
+    m.push_back({"lanecast_metrics_connections_dropped", {}, server->dropped(), true,
+                 "connections to /metrics closed unanswered: no request within 2 s, or pushed out by newer ones"});
   }
   m.push_back({"lanecast_stats_entries_left_out", {}, stats.left_out(), false,
                "metrics the stats file had no room for at its last write (lanecast stat says so)"});
@@ -373,7 +379,8 @@ int daemon_main(int argc, char** argv) {
       ++work;
     }
     if (now >= next_stats) {
-      const auto metrics = collect(engine, *g, pub, clients, source.get(), sink.get(), stats, prometheus_refused);
+      const auto metrics =
+          collect(engine, *g, pub, clients, source.get(), sink.get(), server.get(), stats, prometheus_refused);
       stats.write(metrics, now);
       text = daemon::prometheus_text(metrics, who.spec.name, g->rank());
       write_prometheus(text);
@@ -398,7 +405,8 @@ int daemon_main(int argc, char** argv) {
   clients.stopping();
   recorder.reset();  // the capture complete on disk
   // Last counters, so a reader sees the end.
-  const auto metrics = collect(engine, *g, pub, clients, source.get(), sink.get(), stats, prometheus_refused);
+  const auto metrics =
+      collect(engine, *g, pub, clients, source.get(), sink.get(), server.get(), stats, prometheus_refused);
   stats.write(metrics, clock_ns());
   write_prometheus(daemon::prometheus_text(metrics, who.spec.name, g->rank()));
   std::printf("lanecast daemon: rank %u stopping (%s): published %" PRIu64 " messages (%" PRIu64
