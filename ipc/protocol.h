@@ -36,11 +36,13 @@ enum class Refusal : int32_t {
   RingSize,         // a ring outside kMinRing..--max-ring
   MemoryTotal,      // all clients' files together would pass --max-client-memory
   NoMemory,         // the memfd could not be made or filled (the host's memory)
+  TooManyForUser,   // the peer's uid holds --max-clients-per-user connections already
   kCount
 };
 inline constexpr std::array<const char*, static_cast<size_t>(Refusal::kCount)> kRefusalNames = {
     "none",     "too_many_clients", "credentials", "hello_timeout", "bad_hello",   "version",
-    "bad_role", "bad_name",         "ring_size",   "memory_total",  "no_memory"};
+    "bad_role", "bad_name",         "ring_size",   "memory_total",  "no_memory",
+    "too_many_for_user"};
 inline const char* refusal_name(Refusal r) {
   const auto i = static_cast<size_t>(r);
   return i < kRefusalNames.size() ? kRefusalNames[i] : "unknown";

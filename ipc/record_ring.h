@@ -153,6 +153,11 @@ class RecordRing {
     return used > cap_ ? 0 : cap_ - used;
   }
 
+  // The consumer's word for what it has taken, as it wrote it: to see that
+  // it moves, never to address anything.
+  uint64_t consumer_claim() const { return h_ == nullptr ? 0 : h_->tail.load(std::memory_order_acquire); }
+  uint64_t produced() const { return head_; }  // bytes this producer committed
+
   // --- consumer
   // The oldest record, or an empty view (data null) when there is none or
   // the ring is corrupt.

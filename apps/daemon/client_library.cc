@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
+#include "apps/daemon/daemon_identity.h"
 #include "engine/stream/back_off.h"
 #include "ipc/client_file.h"
 #include "ipc/fd_passing.h"
@@ -79,6 +81,11 @@ std::unique_ptr<Client> Client::connect(const ClientOptions& o) {
   if (c->fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
   if (::connect(c->fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
     throw std::runtime_error("no lanecast daemon at " + sock + ": " + std::strerror(errno));
+  // Who answers is checked before the hello: an impostor learns nothing,
+  // not even the client's name.
+  const char* env_user = std::getenv("LANECAST_DAEMON_USER");
+  const std::string trusted = !o.daemon_user.empty() ? o.daemon_user : env_user != nullptr ? env_user : "";
+  if (const std::string why = untrusted_daemon(c->fd, trusted, sock); !why.empty()) throw std::runtime_error(why);
   ipc::Hello h;
   h.role = static_cast<uint8_t>(o.role);  // the same values (above)
   h.publish_bytes = o.publish_bytes;

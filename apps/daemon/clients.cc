@@ -32,6 +32,8 @@ struct ClientTable::Local {
   ipc::DaemonView view;  // made from the daemon's layout; the daemon's positions live here
   uint64_t last_offer = 0;     // the last delivery it took
   uint64_t blocked_since = 0;  // its ring has been full since (0: not full)
+  uint64_t seen_claim = 0;     // the last consumer position it wrote, and when that last moved
+  uint64_t reading_ns = 0;
   uint64_t messages_in = 0, bytes_in = 0, messages_out = 0, bytes_out = 0;
   uint64_t too_large = 0, publish_failed = 0;
   bool publishes() const { return ready && ipc::publishes(role); }
@@ -84,6 +86,12 @@ void ClientTable::accept_new(uint64_t now_ns) {
                                                  [](const auto& x) { return !x->gone; })) > limits_.max_clients) {
       refuse(l, Refusal::TooManyClients,
              "the daemon serves " + std::to_string(limits_.max_clients) + " connections already (--max-clients)");
+    } else if (static_cast<size_t>(std::count_if(clients_.begin(), clients_.end(), [&](const auto& x) {
+                 return !x->gone && x->cred.uid == l.cred.uid;
+               })) > limits_.max_clients_per_user) {
+      refuse(l, Refusal::TooManyForUser,
+             "uid " + std::to_string(l.cred.uid) + " holds " + std::to_string(limits_.max_clients_per_user) +
+                 " connections already (--max-clients-per-user)");
     }
   }
 }
@@ -154,6 +162,7 @@ void ClientTable::answer(Local& c) {
   c.mem = std::move(mem);
   c.ready = true;
   c.last_offer = offers_;  // it takes messages from the next one on
+  c.reading_ns = clock_ns();
   memory_ += lay->bytes;
   ++counters_.connected;
   if (!sent) hung_up(c);
@@ -215,6 +224,7 @@ uint32_t ClientTable::poll_control(uint64_t now_ns) {
       continue;
     }
     if (c.ready) c.view.header->heartbeat_ns.store(now_ns, std::memory_order_relaxed);
+    if (c.subscribes() && !c.evicted) watch_reading(c, now_ns);
   }
   std::vector<pollfd>& fds = pollfds_;  // kept: no allocation per poll once it has grown
   fds.clear();
@@ -291,11 +301,30 @@ void ClientTable::notify(Local& c, const ipc::Notice& n) {
   else ++counters_.notices_lost;
 }
 
-void ClientTable::evict(Local& c, uint64_t now_ns) {
+// A subscriber that leaves what waits in its ring untaken for evict_after
+// has stopped (a stopped process, a hung thread, a client that never
+// reads): it goes, whether or not its ring is full yet.
+void ClientTable::watch_reading(Local& c, uint64_t now_ns) {
+  const uint64_t claim = c.view.delivery.consumer_claim();
+  if (claim != c.seen_claim || claim == c.view.delivery.produced()) {
+    c.seen_claim = claim;
+    c.reading_ns = now_ns;
+  } else if (now_ns - c.reading_ns > limits_.evict_after_ns) {
+    evict(c, now_ns, Eviction::NotReading);
+  }
+}
+
+// The client learns it from its header and notice ring, which stay in its
+// own mapping, and from its socket's hang-up; its slot and memory are free
+// at the next poll.
+void ClientTable::evict(Local& c, uint64_t now_ns, Eviction why) {
   c.evicted = true;
   c.view.header->evicted.store(1, std::memory_order_release);
   notify(c, ipc::Notice{ipc::Notice::Evicted, UINT32_MAX, now_ns});
   ++counters_.evictions;
+  ++counters_.evicted[static_cast<size_t>(why)];
+  c.gone = true;
+  ::shutdown(c.fd, SHUT_RDWR);
 }
 
 bool ClientTable::deliver(const StreamMessage& m, uint64_t now_ns) {
@@ -315,7 +344,7 @@ bool ClientTable::deliver(const StreamMessage& m, uint64_t now_ns) {
         c.blocked_since = now_ns;
         ++counters_.full_waits;
       } else if (now_ns - c.blocked_since > limits_.evict_after_ns) {
-        evict(c, now_ns);
+        evict(c, now_ns, Eviction::RingFull);
         continue;
       }
       all = false;

@@ -10,10 +10,13 @@
 // through views that keep every size and the daemon's own positions in the
 // daemon's memory (ipc/record_ring.h). A client whose memory makes no
 // sense is cut off - its socket shut, its memory unmapped - and counted.
-// A subscriber that stays full longer than evict_after is evicted (the
-// stream is not held back by one slow application for ever); a client that
-// hangs up - exit, crash, kill -9 - is dropped once what it had committed
-// is published. Every refusal is counted under its reason.
+// A subscriber that stays full longer than evict_after, or that takes
+// nothing from its ring for that long while something waits there, is
+// evicted (the stream is not held back by one slow application for ever)
+// and its slot and memory reclaimed at once: it learns why from its own
+// mapping and its socket's hang-up. A client that hangs up - exit, crash,
+// kill -9 - is dropped once what it had committed is published. Every
+// refusal is counted under its reason.
 #pragma once
 
 #include <poll.h>
@@ -43,6 +46,7 @@ struct ClientLimits {
   uint64_t hello_timeout_ns = 2'000'000'000;
   uint64_t evict_after_ns = 2'000'000'000;
   uint32_t max_clients = 64;            // connections, answered or not
+  uint32_t max_clients_per_user = 16;   // of those, one uid's: no user holds every slot
 };
 
 // The smallest delivery ring that holds a message of `max_message` bytes
@@ -50,6 +54,12 @@ struct ClientLimits {
 inline uint64_t min_delivery_ring(uint64_t max_message) {
   return std::max<uint64_t>(ipc::kMinRing, 2 * ipc::RecordRing::footprint(sizeof(ipc::DeliveredHead) + max_message));
 }
+
+// Why a subscriber was evicted: its ring stayed full, or it took nothing
+// from it while something waited there.
+enum class Eviction : uint8_t { RingFull, NotReading, kCount };
+inline constexpr std::array<const char*, static_cast<size_t>(Eviction::kCount)> kEvictionNames = {"ring_full",
+                                                                                                  "not_reading"};
 
 // Why a connected client was cut off: which of its rings made no sense.
 enum class CutOff : uint8_t { PublishRing, DeliveryRing, NoticeRing, kCount };
@@ -69,6 +79,7 @@ struct ClientInfo {
 
 struct ClientTableCounters {
   uint64_t connected = 0, disconnected = 0, evictions = 0;
+  std::array<uint64_t, static_cast<size_t>(Eviction::kCount)> evicted{};  // evictions by reason
   uint64_t full_waits = 0;      // times a subscriber's full ring held delivery back
   std::array<uint64_t, static_cast<size_t>(ipc::Refusal::kCount)> refused{};
   std::array<uint64_t, static_cast<size_t>(CutOff::kCount)> cut_off{};
@@ -113,7 +124,8 @@ class ClientTable {
   void refuse(Local& c, ipc::Refusal why, const std::string& text);
   void hung_up(Local& c);
   void cut_off(Local& c, CutOff why);
-  void evict(Local& c, uint64_t now_ns);
+  void evict(Local& c, uint64_t now_ns, Eviction why);
+  void watch_reading(Local& c, uint64_t now_ns);
   void notify(Local& c, const ipc::Notice& n);
   void drop(size_t i);
 

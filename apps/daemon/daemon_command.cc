@@ -45,6 +45,7 @@ struct DaemonConfig {
   uint32_t cores = 0;
   bool yield_when_idle = false;
   std::string udp_in, udp_out;
+  std::string udp_in_from = daemon::kDefaultUdpSenders;
   int udp_ttl = 1;
   std::string prometheus;
   uint32_t metrics_port = 0;
@@ -62,9 +63,11 @@ OptionTable make_table(DaemonConfig& c) {
          [&](std::string_view v) { c.config = std::string(v); }});
   t.add({"rank", "R", "", "this daemon's rank in the group (a pmix group: the launcher's, if left out)",
          [&](std::string_view v) { c.rank = static_cast<uint32_t>(parse_uint(v, "--rank", 1023)); }});
-  t.add({"dir", "DIR", "/dev/shm/lanecast-GROUP-rRANK",
+  t.add({"dir", "DIR", "/run/lanecast/GROUP-rRANK",
          "where applications find the daemon: its control.sock and the stats file (clients' memory is in memfds). "
-         "Made if absent; an existing one must be a directory of the daemon's user that nobody else may write to",
+         "Made if absent; an existing one must be a directory of the daemon's user that nobody else may write to. "
+         "The default is under /run, where no ordinary user can take the name first (a root daemon makes "
+         "/run/lanecast; the systemd unit's RuntimeDirectory= makes it for its user)",
          [&](std::string_view v) { c.dir = std::string(v); }});
   t.add({"cores", "C", "auto", "polling cores of the member (default: one per usable CPU but one, 1..2)",
          [&](std::string_view v) { c.cores = static_cast<uint32_t>(parse_uint(v, "--cores", 64)); }});
@@ -72,8 +75,13 @@ OptionTable make_table(DaemonConfig& c) {
          [&](std::string_view) { c.yield_when_idle = true; }});
   t.add({"udp-in", "ADDR:PORT[@IF]", "",
          "a UDP feed: every datagram to ADDR:PORT (a multicast group is joined on the interface with address IF) "
-         "is published on this member's stream",
+         "is published on this member's stream - from the senders --udp-in-from names only",
          [&](std::string_view v) { c.udp_in = std::string(v); }});
+  t.add({"udp-in-from", "ADDR[/BITS][:PORT],...", daemon::kDefaultUdpSenders,
+         "the senders --udp-in takes datagrams from (any: everyone); the feed's datagrams are published as this "
+         "member's own, sealed in a keyed group, so the default is this host's loopback only. Others are dropped "
+         "and counted (lanecast_udp_in_refused{reason=\"sender_address\"|\"sender_port\"})",
+         [&](std::string_view v) { c.udp_in_from = std::string(v); }});
   t.add({"udp-out", "ADDR:PORT[@IF]", "",
          "every message the member delivers is sent as one datagram to ADDR:PORT (multicast: out of interface IF)",
          [&](std::string_view v) { c.udp_out = std::string(v); }});
@@ -83,14 +91,16 @@ OptionTable make_table(DaemonConfig& c) {
          "(for node_exporter's textfile collector: a .prom file in its directory); written beside it and renamed "
          "over it, never through a link: a link, FIFO or another user's file at FILE is refused",
          [&](std::string_view v) { c.prometheus = std::string(v); }});
-  t.add({"metrics-port", "P", "0", "serve the same text on http://--metrics-addr:P/metrics (0: off)",
+  t.add({"metrics-port", "P", "0", "serve the same text on http://--metrics-addr:P/metrics (0: off); no "
+         "authentication: whoever reaches the address reads every counter",
          [&](std::string_view v) { c.metrics_port = static_cast<uint32_t>(parse_uint(v, "--metrics-port", 65535)); }});
-  t.add({"metrics-addr", "ADDR", "127.0.0.1", "the address /metrics listens on",
+  t.add({"metrics-addr", "ADDR", "127.0.0.1", "the address /metrics listens on (the default: this host only)",
          [&](std::string_view v) { c.metrics_addr = std::string(v); }});
   t.add({"stats-interval", "MS", "1000", "how often the stats file and the Prometheus file are written",
          [&](std::string_view v) { c.stats_interval_ms = parse_double(v, "--stats-interval", 10, 3'600'000); }});
   t.add({"evict-after", "MS", "2000",
-         "a subscriber whose ring stays full this long is evicted (told so) instead of holding the stream back",
+         "a subscriber whose ring stays full this long, or that takes nothing from it this long while messages wait, "
+         "is evicted (told so; its slot and memory freed) instead of holding the stream back",
          [&](std::string_view v) {
            c.clients.evict_after_ns = static_cast<uint64_t>(parse_double(v, "--evict-after", 1, 3'600'000) * 1e6);
          }});
@@ -100,6 +110,10 @@ OptionTable make_table(DaemonConfig& c) {
          [&](std::string_view v) { c.clients.delivery_bytes = parse_size(v, "--delivery-ring"); }});
   t.add({"max-clients", "N", "64", "connections served at once (answered or waiting for their hello)",
          [&](std::string_view v) { c.clients.max_clients = static_cast<uint32_t>(parse_uint(v, "--max-clients", 4096)); }});
+  t.add({"max-clients-per-user", "N", "16", "of those, the most one user (uid) may hold, so no user takes every slot",
+         [&](std::string_view v) {
+           c.clients.max_clients_per_user = static_cast<uint32_t>(parse_uint(v, "--max-clients-per-user", 4096));
+         }});
   t.add({"max-ring", "BYTES", "64M", "the largest ring an application may ask for (each of its two)",
          [&](std::string_view v) { c.clients.max_ring = parse_size(v, "--max-ring"); }});
   t.add({"max-client-memory", "BYTES", "1G",
@@ -141,7 +155,10 @@ const char* kUsage =
     "memfd over the socket (no files in DIR but control.sock and stats); ring sizes,\n"
     "all clients' memory and the time to say hello are bounded; a client whose\n"
     "memory makes no sense is cut off. DIR must be the daemon user's own directory,\n"
-    "writable by nobody else; nothing found at a path it writes is followed.\n"
+    "writable by nobody else; nothing found at a path it writes is followed. Clients\n"
+    "talk only to a daemon of root, their own user or the user they trust\n"
+    "(LANECAST_DAEMON_USER): the uid behind the socket, not DIR's owner. The UDP feed\n"
+    "takes the senders --udp-in-from names only; /metrics has no authentication.\n"
     "\n";
 
 
@@ -152,8 +169,8 @@ std::vector<daemon::Label> stream_labels(const Member::StreamStats& s) {
 // Every counter the daemon shows, by name (metrics.h).
 std::vector<daemon::Metric> collect(const Engine& engine, Group& g, const Publisher& pub,
                                     const daemon::ClientTable& clients, const daemon::UdpSource* in,
-                                    const daemon::UdpSink* out, const daemon::StatsFile& stats,
-                                    uint64_t prometheus_refused) {
+                                    const daemon::UdpSink* out, const daemon::MetricsServer* server,
+                                    const daemon::StatsFile& stats, uint64_t prometheus_refused) {
   std::vector<daemon::Metric> m;
   for (const auto& [name, v] : g.member().counters())
     m.push_back({"lanecast_" + name, {}, v, true, "the member's counter " + name + " (engine/node/node_counters.h)"});
@@ -191,7 +208,10 @@ std::vector<daemon::Metric> collect(const Engine& engine, Group& g, const Publis
   for (size_t r = 1; r < cc.refused.size(); ++r)
     m.push_back({"lanecast_clients_refused_by_reason", {{"reason", ipc::kRefusalNames[r]}}, cc.refused[r], true,
                  "connections refused, by reason (ipc/protocol.h)"});
-  m.push_back({"lanecast_clients_evicted", {}, cc.evictions, true, "subscribers evicted for staying full"});
+  m.push_back({"lanecast_clients_evicted", {}, cc.evictions, true, "subscribers evicted, all reasons"});
+  for (size_t r = 0; r < cc.evicted.size(); ++r)
+    m.push_back({"lanecast_clients_evicted_by_reason", {{"reason", daemon::kEvictionNames[r]}}, cc.evicted[r], true,
+                 "subscribers evicted: their ring stayed full, or they took nothing from it while messages waited"});
   uint64_t cut = 0;
   for (size_t r = 0; r < cc.cut_off.size(); ++r) {
     cut += cc.cut_off[r];
@@ -222,6 +242,10 @@ std::vector<daemon::Metric> collect(const Engine& engine, Group& g, const Publis
     m.push_back({"lanecast_udp_in_kernel_drops", {}, u.kernel_drops, true, "feed datagrams the socket buffer lost"});
     m.push_back({"lanecast_udp_in_errors", {}, u.errors, true,
                  "feed datagrams the stream refused, and failed reads of the feed's socket"});
+    m.push_back({"lanecast_udp_in_refused", {{"reason", "sender_address"}}, u.refused_address, true,
+                 "feed datagrams dropped: from a sender --udp-in-from does not name"});
+    m.push_back({"lanecast_udp_in_refused", {{"reason", "sender_port"}}, u.refused_port, true,
+                 "feed datagrams dropped: from an address --udp-in-from names, another port"});
   }
   if (out != nullptr) {
     const auto& u = out->counters();
@@ -229,6 +253,11 @@ std::vector<daemon::Metric> collect(const Engine& engine, Group& g, const Publis
     m.push_back({"lanecast_udp_out_bytes", {}, u.bytes, true, "bytes sent to the UDP sink"});
     m.push_back({"lanecast_udp_out_truncated", {}, u.truncated, true, "messages too large for one datagram (not sent)"});
     m.push_back({"lanecast_udp_out_errors", {}, u.errors, true, "messages the UDP sink could not send"});
+  }
+  if (server != nullptr) {
+    m.push_back({"lanecast_metrics_scrapes", {}, server->served(), true, "requests /metrics answered"});
+    m.push_back({"lanecast_metrics_connections_dropped", {}, server->dropped(), true,
+                 "connections to /metrics closed unanswered: no request within 2 s, or pushed out by newer ones"});
   }
   m.push_back({"lanecast_stats_entries_left_out", {}, stats.left_out(), false,
                "metrics the stats file had no room for at its last write (lanecast stat says so)"});
@@ -259,10 +288,12 @@ int daemon_main(int argc, char** argv) {
                      std::to_string(c.clients.max_ring) + ")");
   std::optional<daemon::UdpEndpoint> udp_in, udp_out;
   if (!c.udp_in.empty()) udp_in = daemon::parse_udp_endpoint(c.udp_in, "--udp-in");
+  const std::vector<daemon::UdpSender> udp_senders = daemon::parse_udp_senders(c.udp_in_from, "--udp-in-from");
+  if (table.given("udp-in-from") && !udp_in) throw UsageError("--udp-in-from applies to --udp-in");
   if (!c.udp_out.empty()) udp_out = daemon::parse_udp_endpoint(c.udp_out, "--udp-out");
   const daemon::AccessPolicy access(c.allow_group);
   const GroupMember who = load_group_for(c.config, c.rank, 0, 1);
-  if (c.dir.empty()) c.dir = "/dev/shm/lanecast-" + who.spec.name + "-r" + std::to_string(who.rank);
+  if (c.dir.empty()) c.dir = daemon::default_daemon_dir(who.spec.name, who.rank);
 
   // Every path the daemon writes is checked before the member starts: a
   // refusal costs nothing and says what is wrong (safe_files.h).
@@ -287,7 +318,10 @@ int daemon_main(int argc, char** argv) {
   dir.open_to_group();
   std::unique_ptr<daemon::UdpSource> source;
   std::unique_ptr<daemon::UdpSink> sink;
-  if (udp_in) source = std::make_unique<daemon::UdpSource>(*udp_in, pub.max_message());
+  if (udp_in) {
+    source = std::make_unique<daemon::UdpSource>(*udp_in, pub.max_message(), udp_senders);
+    std::printf("lanecast daemon: the UDP feed takes datagrams from %s only (--udp-in-from)\n", c.udp_in_from.c_str());
+  }
   if (udp_out) sink = std::make_unique<daemon::UdpSink>(*udp_out, c.udp_ttl);
   std::unique_ptr<RecordSink> recorder;
   if (record_fd >= 0) {
@@ -345,7 +379,8 @@ int daemon_main(int argc, char** argv) {
       ++work;
     }
     if (now >= next_stats) {
-      const auto metrics = collect(engine, *g, pub, clients, source.get(), sink.get(), stats, prometheus_refused);
+      const auto metrics =
+          collect(engine, *g, pub, clients, source.get(), sink.get(), server.get(), stats, prometheus_refused);
       stats.write(metrics, now);
       text = daemon::prometheus_text(metrics, who.spec.name, g->rank());
       write_prometheus(text);
@@ -370,7 +405,8 @@ int daemon_main(int argc, char** argv) {
   clients.stopping();
   recorder.reset();  // the capture complete on disk
   // Last counters, so a reader sees the end.
-  const auto metrics = collect(engine, *g, pub, clients, source.get(), sink.get(), stats, prometheus_refused);
+  const auto metrics =
+      collect(engine, *g, pub, clients, source.get(), sink.get(), server.get(), stats, prometheus_refused);
   stats.write(metrics, clock_ns());
   write_prometheus(daemon::prometheus_text(metrics, who.spec.name, g->rank()));
   std::printf("lanecast daemon: rank %u stopping (%s): published %" PRIu64 " messages (%" PRIu64

@@ -53,6 +53,20 @@ void check_parents(const std::string& real_parent, const std::string& shown, uid
 
 }  // namespace
 
+std::string default_daemon_dir(const std::string& group, uint32_t rank) {
+  const bool plain = !group.empty() && group.size() <= 64 && group.front() != '.' &&
+                     group.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") ==
+                         std::string::npos;
+  if (!plain)
+    throw std::runtime_error("the group's name '" + group + "' cannot name the default --dir (/run/lanecast/GROUP-rRANK): "
+                             "it must be 1..64 letters, digits, '_', '-' and '.', not starting with '.'; give --dir");
+  const std::string base = "/run/lanecast";
+  if (::mkdir(base.c_str(), 0755) != 0 && errno != EEXIST)
+    throw std::runtime_error("the default --dir needs " + base + ", which this user cannot make (" +
+                             std::strerror(errno) + "): make it (systemd's RuntimeDirectory= does) or give --dir");
+  return base + "/" + group + "-r" + std::to_string(rank);
+}
+
 DaemonDir::DaemonDir(const std::string& path, const AccessPolicy& access) : access_(access) {
   std::string p = path;
   while (p.size() > 1 && p.back() == '/') p.pop_back();

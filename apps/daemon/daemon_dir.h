@@ -17,11 +17,23 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "apps/daemon/access_policy.h"
 
 namespace lanecast::daemon {
+
+// Where the daemon of `group`'s member `rank` listens when --dir is not
+// given: /run/lanecast/GROUP-rRANK. /run is root's and nobody else's, so no
+// ordinary user can make /run/lanecast or an entry in it before the daemon
+// (unlike /dev/shm or /tmp, where anyone can take a predictable name
+// first). A root daemon makes /run/lanecast (0755) if absent; another user's
+// needs it made for it (the systemd unit's RuntimeDirectory=). The group's
+// name must be letters, digits, '_', '-' and '.', not starting with '.', so
+// it names one entry and steers no path. Throws std::runtime_error saying
+// what is wrong.
+std::string default_daemon_dir(const std::string& group, uint32_t rank);
 
 class DaemonDir {
  public:

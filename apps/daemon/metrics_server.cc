@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 
@@ -44,7 +45,7 @@ MetricsServer::MetricsServer(const std::string& addr, uint16_t port) {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   const int one = 1;
   if (fd_ >= 0) ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (fd_ < 0 || ::bind(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 16) != 0) {
+  if (fd_ < 0 || ::bind(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, kBacklog) != 0) {
     const std::string why = std::strerror(errno);
     if (fd_ >= 0) ::close(fd_);
     throw std::runtime_error("cannot serve /metrics on " + addr + ":" + std::to_string(port) + ": " + why);
@@ -59,10 +60,20 @@ MetricsServer::~MetricsServer() {
 uint32_t MetricsServer::poll(const std::string& text) {
   uint32_t work = 0;
   const uint64_t now = clock_ns();
-  for (int i = 0; i < 16 && pending_.size() < 64; ++i) {
+  // pending_ is oldest first: a newcomer takes the place of the oldest, once
+  // that one has had kGraceNs to send its request; until then newcomers
+  // wait in the listening socket's backlog.
+  for (int i = 0; i < 64; ++i) {
+    const bool full = pending_.size() >= kMaxPending;
+    if (full && now < pending_.front().deadline_ns - kRequestDeadlineNs + kGraceNs) break;
     const int c = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (c < 0) break;
-    pending_.push_back(Pending{c, now + 2'000'000'000ull, {}});
+    if (full) {
+      ::close(pending_.front().fd);
+      pending_.erase(pending_.begin());
+      ++dropped_;
+    }
+    pending_.push_back(Pending{c, now + kRequestDeadlineNs, {}});
   }
   for (size_t i = 0; i < pending_.size();) {
     Pending& p = pending_[i];
@@ -75,10 +86,11 @@ uint32_t MetricsServer::poll(const std::string& text) {
       if (complete) {
         answer(p.fd, p.request, text);
         ++served_;
+      } else {
+        ++dropped_;
       }
       ::close(p.fd);
-      pending_[i] = pending_.back();
-      pending_.pop_back();
+      pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
       ++work;
       continue;
     }

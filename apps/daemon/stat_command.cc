@@ -34,7 +34,7 @@ const char* kStatUsage =
     "usage: lanecast stat --dir DIR [--once] [--interval S] [--count N] [--filter TEXT] [--all] [--json]\n"
     "\n"
     "Shows the counters of the `lanecast daemon` serving DIR (its --dir; by default\n"
-    "/dev/shm/lanecast-GROUP-rRANK): every counter that is not zero, its value and its\n"
+    "/run/lanecast/GROUP-rRANK): every counter that is not zero, its value and its\n"
     "rate per second since the last refresh, refreshed every S seconds until\n"
     "interrupted (or N times). The same counters are in the daemon's --prometheus file;\n"
     "when the stats file could not hold them all, a note line says how many are missing.\n"

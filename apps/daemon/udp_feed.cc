@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 namespace lanecast::daemon {
 
@@ -38,7 +39,8 @@ std::runtime_error sys_error(const std::string& what) { return std::runtime_erro
 
 }  // namespace
 
-UdpSource::UdpSource(const UdpEndpoint& e, uint64_t max_message) : max_message_(std::min<uint64_t>(max_message, 65535)) {
+UdpSource::UdpSource(const UdpEndpoint& e, uint64_t max_message, std::vector<UdpSender> senders)
+    : max_message_(std::min<uint64_t>(max_message, 65535)), senders_(std::move(senders)) {
   fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw sys_error("udp source: socket");
   const int one = 1;
@@ -87,6 +89,8 @@ uint32_t UdpSource::drain(Publisher& pub, uint32_t budget) {
         msgs_[i].msg_hdr.msg_control = ctrl_[i].data();
         msgs_[i].msg_hdr.msg_controllen = ctrl_[i].size();
         msgs_[i].msg_hdr.msg_flags = 0;
+        msgs_[i].msg_hdr.msg_name = &from_[i];
+        msgs_[i].msg_hdr.msg_namelen = sizeof from_[i];
       }
       const int n = ::recvmmsg(fd_, msgs_.data(), kBatch, MSG_DONTWAIT, nullptr);
       if (n <= 0) {
@@ -105,6 +109,15 @@ uint32_t UdpSource::drain(Publisher& pub, uint32_t budget) {
           }
     }
     const mmsghdr& m = msgs_[next_];
+    // Judged before anything else: a stranger's datagram is counted as his,
+    // whatever its size.
+    const SenderVerdict who = m.msg_hdr.msg_namelen == sizeof(sockaddr_in) ? judge_sender(senders_, from_[next_])
+                                                                            : SenderVerdict::Address;
+    if (who != SenderVerdict::Accept) {
+      ++(who == SenderVerdict::Port ? c_.refused_port : c_.refused_address);
+      ++next_;
+      continue;
+    }
     if ((m.msg_hdr.msg_flags & MSG_TRUNC) || m.msg_len > max_message_) {
       ++c_.truncated;
       ++next_;

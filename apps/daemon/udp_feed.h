@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/daemon/udp_senders.h"
 #include "lanecast/lanecast.h"
 
 namespace lanecast::daemon {
@@ -30,11 +31,14 @@ struct UdpCounters {
   uint64_t truncated = 0;      // larger than the stream takes: dropped
   uint64_t kernel_drops = 0;   // the socket's buffer overflowed (SO_RXQ_OVFL)
   uint64_t errors = 0;
+  uint64_t refused_address = 0;  // the feed's: a sender --udp-in-from does not name
+  uint64_t refused_port = 0;     // ... whose address it names, from another port
 };
 
 class UdpSource {
  public:
-  UdpSource(const UdpEndpoint& e, uint64_t max_message);
+  // Takes datagrams only from `senders` (udp_senders.h).
+  UdpSource(const UdpEndpoint& e, uint64_t max_message, std::vector<UdpSender> senders);
   ~UdpSource();
   UdpSource(const UdpSource&) = delete;
   UdpSource& operator=(const UdpSource&) = delete;
@@ -51,6 +55,8 @@ class UdpSource {
   std::vector<std::byte> bufs_;
   std::array<mmsghdr, kBatch> msgs_{};
   std::array<iovec, kBatch> iov_{};
+  std::array<sockaddr_in, kBatch> from_{};
+  std::vector<UdpSender> senders_;
   std::array<std::array<char, 64>, kBatch> ctrl_{};
   unsigned have_ = 0, next_ = 0;  // datagrams read, and the next to publish
   uint32_t last_ovfl_ = 0;

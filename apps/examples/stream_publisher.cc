@@ -2,8 +2,8 @@
 // without linking DPDK or the engine: only the client library
 // (include/lanecast/client.h) and shared memory.
 //
-//   stream_publisher --dir /dev/shm/lanecast-feed-r0 --id 1 --count 100000 [--size 64] [--rate 50000]
-//                    [--name NAME] [--ring BYTES]
+//   stream_publisher --dir /run/lanecast/feed-r0 --id 1 --count 100000 [--size 64] [--rate 50000]
+//                    [--name NAME] [--ring BYTES] [--daemon-user USER]
 //
 // Publishes `count` messages of `size` bytes (numbered, checkable by
 // stream_subscriber), at `rate` per second (0: as fast as the daemon takes
@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--dir") o.dir = v;
+    else if (k == "--daemon-user") o.daemon_user = v;
     else if (k == "--id") id = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10));
     else if (k == "--count") count = std::strtoull(v.c_str(), nullptr, 10);
     else if (k == "--size") size = std::strtoull(v.c_str(), nullptr, 10);
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
     else if (k == "--ring") o.publish_bytes = std::strtoull(v.c_str(), nullptr, 10);
     else {
       std::fprintf(stderr, "usage: stream_publisher --dir DIR --id N --count N [--size B] [--rate PER_S] [--name NAME] "
-                           "[--ring BYTES]\n");
+                           "[--ring BYTES] [--daemon-user USER]\n");
       return 2;
     }
   }

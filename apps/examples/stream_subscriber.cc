@@ -4,7 +4,7 @@
 // each with the bytes stream_publisher made.
 //
 //   stream_subscriber --dir DIR --members 3 --ids 1,2 --count 100000 [--timeout 60] [--name NAME]
-//                     [--ring BYTES] [--silent-after MS]
+//                     [--ring BYTES] [--silent-after MS] [--daemon-user USER]
 //
 // Exits 0 once it holds `count` messages from each (member, id) of the
 // lists, every one in order and intact; 1 on a gap, a duplicate, a bad
@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--dir") o.dir = v;
+    else if (k == "--daemon-user") o.daemon_user = v;
     else if (k == "--members") members = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10));
     else if (k == "--count") count = std::strtoull(v.c_str(), nullptr, 10);
     else if (k == "--timeout") timeout = std::strtod(v.c_str(), nullptr);
@@ -51,7 +52,7 @@ int main(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr, "usage: stream_subscriber --dir DIR --members N --ids A,B --count N [--timeout S] [--name NAME] "
-                           "[--ring BYTES] [--silent-after MS]\n");
+                           "[--ring BYTES] [--silent-after MS] [--daemon-user USER]\n");
       return 2;
     }
   }

@@ -2,15 +2,21 @@
 // file or the environment, and wiped when it goes. The file is checked as
 // an attacker would use it: opened without following a symbolic link, then
 // its owner and mode read from the descriptor opened (not from the path,
-// which could change between the check and the read).
+// which could change between the check and the read). The key's own pages
+// are kept out of core dumps and swap, and hex digits from the environment
+// are wiped there once read: a crash report, /proc/PID/environ or a child
+// process is no way to the key.
 #include <fcntl.h>
 #include <sodium.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <new>
 #include <stdexcept>
 
 #include "lanecast/group_spec.h"
@@ -31,7 +37,44 @@ int hex_digit(char c) {
 
 bool blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+size_t key_pages_bytes(size_t bytes) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return (bytes + page - 1) / page * page;
+}
+
+// The key read from LANECAST_GROUP_KEY: the variable is gone once read, and
+// later joins in this process take the same key.
+std::mutex env_key_mutex;
+std::shared_ptr<const AuthKey> env_key;
+
+// Overwrites the variable's value where it lies (the block /proc/PID/environ
+// shows, or the heap for one set later) and removes it.
+void wipe_environment_variable(const char* name) {
+  if (char* v = std::getenv(name); v != nullptr) sodium_memzero(v, std::strlen(v));
+  ::unsetenv(name);
+}
+
 }  // namespace
+
+void* AuthKey::operator new(size_t bytes) {
+  const size_t len = key_pages_bytes(bytes);
+  void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  // A dump must not carry the key; refused only by a kernel without the
+  // advice, and then the pages are still the key's alone.
+  (void)::madvise(p, len, MADV_DONTDUMP);
+  // Locked (never swapped out) where RLIMIT_MEMLOCK or CAP_IPC_LOCK allow;
+  // a process without either still runs.
+  (void)::mlock(p, len);
+  return p;
+}
+
+void AuthKey::operator delete(void* p) {
+  if (p == nullptr) return;
+  const size_t len = key_pages_bytes(sizeof(AuthKey));
+  ::munlock(p, len);
+  ::munmap(p, len);
+}
 
 std::shared_ptr<const AuthKey> AuthKey::from_hex(std::string_view hex, const std::string& what) {
   while (!hex.empty() && blank(hex.front())) hex.remove_prefix(1);
@@ -85,11 +128,24 @@ std::shared_ptr<const AuthKey> AuthKey::from_file(const std::string& path) {
 }
 
 std::shared_ptr<const AuthKey> AuthKey::from_environment() {
+  const std::lock_guard<std::mutex> lock(env_key_mutex);
   const char* hex = std::getenv("LANECAST_GROUP_KEY");
   const char* file = std::getenv("LANECAST_GROUP_KEY_FILE");
-  if (hex != nullptr && file != nullptr)
+  if ((hex != nullptr || env_key != nullptr) && file != nullptr)
     throw std::invalid_argument("both LANECAST_GROUP_KEY and LANECAST_GROUP_KEY_FILE are set: give one");
-  if (hex != nullptr) return from_hex(hex, "LANECAST_GROUP_KEY");
+  if (hex != nullptr) {
+    std::shared_ptr<const AuthKey> k;
+    try {
+      k = from_hex(hex, "LANECAST_GROUP_KEY");
+    } catch (...) {
+      wipe_environment_variable("LANECAST_GROUP_KEY");
+      throw;
+    }
+    wipe_environment_variable("LANECAST_GROUP_KEY");
+    env_key = k;
+    return k;
+  }
+  if (env_key != nullptr) return env_key;
   if (file != nullptr) return from_file(file);
   return nullptr;
 }

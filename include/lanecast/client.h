@@ -5,7 +5,7 @@
 // stream_subscriber.cc). This header names nothing of the library's
 // insides: the shared-memory format (ipc/) stays behind Client::Impl.
 //
-//   auto c = lanecast::daemon::Client::connect({"/dev/shm/lanecast-feed-r0", Role::Both});
+//   auto c = lanecast::daemon::Client::connect({"/run/lanecast/feed-r0", Role::Both});
 //   c->publish(bytes);                       // Ok, or WouldBlock: try again
 //   lanecast::daemon::Message m;
 //   while (c->next_for(m, 10ms)) use(m.data);
@@ -16,8 +16,9 @@
 // daemon's order, exactly once - unless the subscriber falls so far behind
 // that its daemon evicts it (evicted(); the daemon's --evict-after).
 //
-// The library checks what the daemon sends as the daemon checks what it
-// gets (ipc/): the memory it is handed must be a sealed memfd laid out as
+// The library checks who answers before it says anything: the daemon must
+// run as root, as this process's user or as ClientOptions::daemon_user.
+// It checks what the daemon sends as the daemon checks what it gets (ipc/): the memory it is handed must be a sealed memfd laid out as
 // its header's sizes say, and a ring that stops making sense closes the
 // client instead of sending it astray. The waits (next_for, publish_for)
 // watch the daemon: its socket hanging up (it died, even by SIGKILL) or its
@@ -49,6 +50,13 @@ struct ClientOptions {
   uint64_t publish_bytes = 0;  // ring sizes; 0: the daemon's defaults
   uint64_t delivery_bytes = 0;
   std::string name;            // shown by `lanecast stat`: at most 31 printable ASCII bytes
+  // Who may answer at dir/control.sock besides root and this process's own
+  // user: a user name or uid the daemon runs as (the systemd unit's
+  // `lanecast`). Empty: LANECAST_DAEMON_USER if set, else nobody more. The
+  // daemon's uid is taken from the socket (SO_PEERCRED) before anything is
+  // sent; whoever owns the directory counts for nothing, since anyone may
+  // have made it.
+  std::string daemon_user;
   // A daemon whose heartbeat is older than this is taken for hung (Closed::
   // DaemonSilent) while it stays so; 0: never. It beats every millisecond.
   std::chrono::nanoseconds daemon_silent_after = std::chrono::seconds(10);
@@ -77,8 +85,9 @@ const char* describe(Closed c);
 
 class Client {
  public:
-  // Throws std::runtime_error saying why (no daemon there, refused and why,
-  // a file that does not check out, ...).
+  // Throws std::runtime_error saying why (no daemon there, a daemon of a
+  // user this client does not trust, refused and why, a file that does not
+  // check out, ...).
   static std::unique_ptr<Client> connect(const ClientOptions& o);
   ~Client();
   Client(const Client&) = delete;

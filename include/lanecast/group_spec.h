@@ -21,8 +21,9 @@ namespace lanecast {
 // which the keys of each epoch are derived; with one, every frame carries a
 // tag and frames without a good one are dropped and counted. Never on a
 // command line: from a file only its owner may read, from the environment,
-// or from the application itself. Its bytes are wiped when the last
-// reference goes.
+// or from the application itself. Its bytes live on pages of their own that
+// are left out of core dumps (MADV_DONTDUMP) and locked in memory where the
+// process may lock them, and are wiped when the last reference goes.
 class AuthKey {
  public:
   static constexpr size_t kBytes = 32;
@@ -35,12 +36,18 @@ class AuthKey {
   // and what is wrong with it.
   static std::shared_ptr<const AuthKey> from_file(const std::string& path);
   // LANECAST_GROUP_KEY (the hex digits) or LANECAST_GROUP_KEY_FILE (a file
-  // as above); null when neither is set, an error when both are.
+  // as above); null when neither is set, an error when both are. The hex
+  // digits are wiped from the environment and unset as they are read (so
+  // /proc/PID/environ and child processes never hold them); the key read
+  // stays this process's answer from then on.
   static std::shared_ptr<const AuthKey> from_environment();
   // 32 fresh bytes from the kernel's random generator.
   static std::shared_ptr<const AuthKey> generate();
 
   ~AuthKey();
+  // Each key on pages of its own, out of core dumps, locked where allowed.
+  static void* operator new(size_t bytes);
+  static void operator delete(void* p);
   AuthKey(const AuthKey&) = delete;
   AuthKey& operator=(const AuthKey&) = delete;
   const std::array<uint8_t, kBytes>& bytes() const { return bytes_; }

@@ -220,6 +220,13 @@ expect 0 "--udp-in ADDR:PORT" daemon --help
 expect 2 "--config FILE is required" daemon
 expect 2 "--udp-in: '1.2.3' is not ADDR:PORT" daemon --config "$groups/static2.toml" --rank 0 --udp-in 1.2.3
 expect 2 "--udp-out: port '99999' is not 1..65535" daemon --config "$groups/static2.toml" --rank 0 --udp-out 239.1.1.1:99999
+expect 0 "loopback only.*\[default: 127\.0\.0\.0/8\]" daemon --help
+expect 0 "no user takes every slot \[default: 16\]" daemon --help
+expect 2 "--udp-in-from: '10.0.0.300' is not an IPv4 address" \
+  daemon --config "$groups/static2.toml" --rank 0 --udp-in 127.0.0.1:5000 --udp-in-from 10.0.0.300
+expect 2 "--udp-in-from: '10.0.0.0/33' is not ADDR\[/BITS\]\[:PORT\]" \
+  daemon --config "$groups/static2.toml" --rank 0 --udp-in 127.0.0.1:5000 --udp-in-from 10.0.0.1,10.0.0.0/33
+expect 2 "--udp-in-from applies to --udp-in" daemon --config "$groups/static2.toml" --rank 0 --udp-in-from any
 expect 2 "--pcap FILE is required" replay
 expect 2 "one at most" replay --pcap x --speed 2 --topspeed
 expect 2 "--speed" replay --pcap x --speed 0

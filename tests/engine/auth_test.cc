@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cinttypes>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -211,12 +213,24 @@ TEST_F(KeyFiles, TheEnvironmentGivesOneKeyOrNone) {
   unsetenv("LANECAST_GROUP_KEY");
   unsetenv("LANECAST_GROUP_KEY_FILE");
   EXPECT_EQ(AuthKey::from_environment(), nullptr);
+  // A file alone, before any hex digits were read.
+  setenv("LANECAST_GROUP_KEY_FILE", write("k", std::string(64, '3'), 0600).c_str(), 1);
+  EXPECT_EQ(AuthKey::from_environment()->hex(), std::string(64, '3'));
   setenv("LANECAST_GROUP_KEY", hex_.c_str(), 1);
-  EXPECT_EQ(AuthKey::from_environment()->hex(), hex_);
-  setenv("LANECAST_GROUP_KEY_FILE", write("k", hex_, 0600).c_str(), 1);
   EXPECT_THROW(AuthKey::from_environment(), std::invalid_argument);
   unsetenv("LANECAST_GROUP_KEY");
+  unsetenv("LANECAST_GROUP_KEY_FILE");
+  // The digits are wiped where they lay and unset once read; the key read
+  // stays the process's (a second join finds no variable, the same key).
+  setenv("LANECAST_GROUP_KEY", hex_.c_str(), 1);
+  const char* digits = getenv("LANECAST_GROUP_KEY");
+  ASSERT_NE(digits, nullptr);
   EXPECT_EQ(AuthKey::from_environment()->hex(), hex_);
+  EXPECT_EQ(getenv("LANECAST_GROUP_KEY"), nullptr);
+  EXPECT_EQ(AuthKey::from_environment()->hex(), hex_);
+  // Given both, still refused: the digits read earlier count as given.
+  setenv("LANECAST_GROUP_KEY_FILE", write("k4", hex_, 0600).c_str(), 1);
+  EXPECT_THROW(AuthKey::from_environment(), std::invalid_argument);
   unsetenv("LANECAST_GROUP_KEY_FILE");
   // A group spec's own key first, then its key file, then the environment.
   GroupSpec spec;
@@ -224,6 +238,29 @@ TEST_F(KeyFiles, TheEnvironmentGivesOneKeyOrNone) {
   EXPECT_EQ(resolve_key(spec)->hex(), std::string(64, '1'));
   spec.key = key_of('2');
   EXPECT_EQ(resolve_key(spec)->hex(), std::string(64, '2'));
+}
+
+// The VmFlags of the mapping of /proc/self/smaps that holds `p`.
+std::string vm_flags_of(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
+      inside = lo <= at && at < hi;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST(KeyMemory, AKeysPagesAreLeftOutOfCoreDumps) {
+  const auto k = AuthKey::generate();
+  const std::string flags = vm_flags_of(k->bytes().data());
+  ASSERT_FALSE(flags.empty());
+  EXPECT_NE(flags.find(" dd"), std::string::npos) << flags;
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ sed -i 's/^peer_timeout_ms = .*/peer_timeout_ms = 5000/' "$work/group.toml"
 for ((i = 0; i < nodes; i++)); do
   extra=()
   ((i == 0)) && extra=(--prometheus "$work/r0.prom" --metrics-port 19393)
-  ((i == 1)) && extra=(--udp-in 10.79.0.2:17001)
+  ((i == 1)) && extra=(--udp-in 10.79.0.2:17001 --udp-in-from 10.79.0.2)
   ((i == 2)) && extra=(--udp-out 10.79.0.3:17002 --record "$work/daemon2.pcap")
   ip netns exec "${tag}n$i" timeout 300 "$bin" daemon --config "$work/group.toml" --rank "$i" --dir "${dirs[i]}" \
     --yield-when-idle --stats-interval 200 "${extra[@]}" >"$work/daemon$i.out" 2>&1 &

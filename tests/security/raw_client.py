@@ -7,7 +7,14 @@ number (ipc::Refusal) and reason, or 'closed' when it hung up saying nothing.
   raw_client.py SOCKET silent N     N connections that never say hello
   raw_client.py SOCKET short        a hello of 10 bytes
   raw_client.py SOCKET version V    a well-formed hello of format V
+  raw_client.py SOCKET hold ROLE N S  N well-formed hellos (ROLE 1 publisher,
+                                    2 subscriber), each answer printed
+                                    ("0 welcomed" or the refusal); then,
+                                    reading nothing and mapping nothing,
+                                    "hung up" for each connection the daemon
+                                    closes within S seconds, "held" for the rest
 """
+import select
 import socket
 import struct
 import sys
@@ -54,6 +61,27 @@ def main():
         s = connect(path)
         s.send(HELLO.pack(int(sys.argv[3]), 3, 0, 0, b"raw"))
         print(answer(s))
+    elif mode == "hold":
+        role, n, wait = int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+        welcomed = []
+        for i in range(n):
+            s = connect(path)
+            s.send(HELLO.pack(2, role, 0, 0, b"holder%d" % i))
+            a = answer(s)
+            print("welcomed" if a.startswith("0 ") else a, flush=True)
+            if a.startswith("0 "):
+                welcomed.append(s)
+        # The memfd came with the welcome and was closed unread (recv takes
+        # no descriptors): a client that never maps or reads its memory.
+        deadline = time.monotonic() + wait
+        while welcomed and time.monotonic() < deadline:
+            ready, _, _ = select.select(welcomed, [], [], 0.1)
+            for s in ready:
+                if s.recv(64) == b"":
+                    print("hung up", flush=True)
+                    welcomed.remove(s)
+        for _ in welcomed:
+            print("held", flush=True)
     else:
         sys.exit("unknown mode " + mode)
 
