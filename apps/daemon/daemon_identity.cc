@@ -61,4 +61,18 @@ std::string untrusted_daemon(int fd, const std::string& trusted, const std::stri
          std::to_string(cred.uid) + " is the daemon's own user, name it in LANECAST_DAEMON_USER or --daemon-user";
 }
 
+std::string untrusted_file_owner(uid_t owner, const std::string& trusted, const std::string& path) {
+  const uid_t me = ::geteuid();
+  if (owner == 0 || owner == me) return "";
+  std::string also;
+  if (!trusted.empty()) {
+    const uid_t t = daemon_uid_of(trusted, "the trusted daemon user");
+    if (owner == t) return "";
+    also = " or the trusted daemon user " + named(t);
+  }
+  return "refusing " + path + ": it belongs to " + named(owner) + ", not to root, this user (" + named(me) + ")" +
+         also + " - not a daemon this user trusts. If uid " + std::to_string(owner) +
+         " is the daemon's own user, name it in LANECAST_DAEMON_USER or --daemon-user";
+}
+
 }  // namespace lanecast::daemon

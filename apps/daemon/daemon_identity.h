@@ -23,4 +23,10 @@ uid_t daemon_uid_of(const std::string& user, const std::string& what);
 // name or uid; empty: no one more); otherwise why not, naming its uid.
 std::string untrusted_daemon(int fd, const std::string& trusted, const std::string& socket_path);
 
+// The same rule for a file the daemon wrote (its stats, read by `lanecast
+// stat`): empty when `owner` is root, this process's effective user or
+// `trusted`; otherwise why not, naming the owner. An impostor that made DIR
+// first owns what it wrote there.
+std::string untrusted_file_owner(uid_t owner, const std::string& trusted, const std::string& path);
+
 }  // namespace lanecast::daemon

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "apps/daemon/daemon_identity.h"
+
 namespace lanecast::daemon {
 namespace {
 
@@ -107,13 +109,17 @@ void StatsFile::write(const std::vector<Metric>& ms, uint64_t now_ns) {
   h_->seq.store(h_->seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);  // even: done
 }
 
-StatsSnapshot read_stats(const std::string& path) {
+StatsSnapshot read_stats(const std::string& path, const std::string& trusted_owner) {
   const int f = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (f < 0) throw std::runtime_error("no stats at " + path + " (is the daemon running? its --dir?): " + std::strerror(errno));
   struct stat st{};
   if (::fstat(f, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) < kStatsFileBytes) {
     ::close(f);
     throw std::runtime_error(path + " is not a lanecast stats file of this version");
+  }
+  if (const std::string why = untrusted_file_owner(st.st_uid, trusted_owner, path); !why.empty()) {
+    ::close(f);
+    throw std::runtime_error(why);
   }
   void* map = ::mmap(nullptr, kStatsFileBytes, PROT_READ, MAP_SHARED, f, 0);
   ::close(f);

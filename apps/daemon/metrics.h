@@ -94,7 +94,9 @@ struct StatsSnapshot {
 };
 // A consistent copy of a stats file; throws std::runtime_error if there is
 // none (or `path` is not a regular file: a link there is not followed).
-StatsSnapshot read_stats(const std::string& path);
+// `trusted_owner`: the file must belong to root, this user or that user
+// (daemon_identity.h), or it is refused before it is read.
+StatsSnapshot read_stats(const std::string& path, const std::string& trusted_owner = "");
 // What a snapshot could not hold, for a person ("" when nothing was cut).
 std::string stats_cut_note(const StatsSnapshot& s);
 

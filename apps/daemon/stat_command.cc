@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <thread>
@@ -28,6 +29,7 @@ struct StatConfig {
   uint64_t count = 0;  // refreshes; 0: until interrupted
   std::string filter;
   bool json = false;  // one JSON object per refresh, one per line (JSON Lines)
+  std::string daemon_user;  // whose stats file is trusted beside root's and ours
 };
 
 const char* kStatUsage =
@@ -39,6 +41,9 @@ const char* kStatUsage =
     "interrupted (or N times). The same counters are in the daemon's --prometheus file;\n"
     "when the stats file could not hold them all, a note line says how many are missing.\n"
     "--json prints each refresh as one JSON object on one line (docs/json.md).\n"
+    "The stats file must belong to root, this user or --daemon-user (default\n"
+    "LANECAST_DAEMON_USER): whoever made DIR first owns what is in it, and an\n"
+    "impostor's counters are refused, not shown.\n"
     "\n";
 
 // Whether a counter is shown: not zero (unless --all) and its name holding
@@ -84,6 +89,8 @@ int stat_main(int argc, char** argv) {
   t.add({"filter", "TEXT", "", "only counters whose name contains TEXT",
          [&](std::string_view v) { c.filter = std::string(v); }});
   t.add({"json", "", "", "each refresh as one JSON object on one line", [&](std::string_view) { c.json = true; }});
+  t.add({"daemon-user", "USER", "", "the daemon's user, trusted beside root and this user (else LANECAST_DAEMON_USER)",
+         [&](std::string_view v) { c.daemon_user = std::string(v); }});
   if (t.parse(argc, argv, 1)) {
     std::fputs(kStatUsage, stdout);
     std::fputs(t.help().c_str(), stdout);
@@ -91,6 +98,8 @@ int stat_main(int argc, char** argv) {
   }
   if (c.dir.empty()) throw UsageError("--dir DIR is required: the daemon's directory (its --dir)");
   if (c.once) c.count = 1;
+  if (c.daemon_user.empty())
+    if (const char* u = std::getenv("LANECAST_DAEMON_USER"); u != nullptr) c.daemon_user = u;
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   StopSignals signals;
   std::map<std::string, uint64_t> last;
@@ -102,7 +111,7 @@ int stat_main(int argc, char** argv) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       if (StopSignals::received() != 0) break;
     }
-    const daemon::StatsSnapshot s = daemon::read_stats(c.dir + "/stats");
+    const daemon::StatsSnapshot s = daemon::read_stats(c.dir + "/stats", c.daemon_user);
     const uint64_t now = clock_ns();
     const double age_s = now > s.updated_ns ? static_cast<double>(now - s.updated_ns) / 1e9 : 0.0;
     const double dt = last_ns && s.updated_ns > last_ns ? static_cast<double>(s.updated_ns - last_ns) / 1e9 : 0;

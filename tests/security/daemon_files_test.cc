@@ -376,5 +376,29 @@ TEST(Metrics, WhatTheStatsFileCannotHoldIsSaid) {
   EXPECT_THROW(read_stats(s / "link"), std::runtime_error);
 }
 
+// An impostor that made the daemon's directory first wrote its stats file:
+// `lanecast stat` refuses it, naming the owner, unless that user is the
+// daemon user it was told to trust.
+TEST(Metrics, AStatsFileOfAnUntrustedUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: a file of another user";
+  Scratch s;
+  const int fd = ::open((s / "stats").c_str(), O_RDWR | O_CREAT | O_EXCL, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::posix_fallocate(fd, 0, kStatsFileBytes), 0);
+  StatsFile stats(fd, s / "stats", "g", 0, 1);
+  stats.write({{"lanecast_forged", {}, 1, true, ""}}, 1);
+  EXPECT_EQ(read_stats(s / "stats").entries.size(), 1u);  // root's own
+  constexpr uid_t kImpostor = 4243;
+  ASSERT_EQ(::chown((s / "stats").c_str(), kImpostor, kImpostor), 0);
+  try {
+    read_stats(s / "stats");
+    FAIL() << "an impostor's stats were read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("belongs to uid 4243"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_stats(s / "stats", "4243").entries.size(), 1u);  // the daemon user trusted
+  EXPECT_THROW(read_stats(s / "stats", "4244"), std::runtime_error);
+}
+
 }  // namespace
 }  // namespace lanecast::daemon
