@@ -68,8 +68,8 @@ bool g_recovery = false;
 // The epoch's keys of a group with a key (made once: a fuzzer runs
 // thousands of inputs a second).
 const std::shared_ptr<const engine::auth::EpochKeys>& group_keys() {
-  static const auto keys = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_epoch_keys(
-      *AuthKey::from_hex(std::string(64, 'c'), "node_fuzz"), kNodeGroup, kNodeEpoch));
+  static const auto keys = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_formation_keys(
+      *AuthKey::from_hex(std::string(64, 'c'), "node_fuzz"), kNodeGroup, kNodeEpoch, {}));
   return keys;
 }
 
