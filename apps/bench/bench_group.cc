@@ -117,6 +117,7 @@ int bench_group(const GroupBenchConfig& c) {
   Engine engine(member_engine_options(who, c.cores, c.yield_when_idle, c.progress_in_calls));
   auto g = engine.join(spec, who.rank);
   const bool printer = g->rank() == 0;
+  if (printer) notice_if_keyless(*g);  // one for the run, from the member that prints
   std::vector<BenchRow> rows;  // --json: what rank 0 prints at the end
   if (printer && !c.json) {
     const std::string progress = engine.progress_in_calls()

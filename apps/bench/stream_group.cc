@@ -47,6 +47,7 @@ int stream_group(const GroupBenchConfig& c) {
   const GroupMember who = load_group_for(c.config, c.rank, c.root, max_size);
   Engine engine(member_engine_options(who, c.cores, c.yield_when_idle, c.progress_in_calls));
   auto g = engine.join(who.spec, who.rank);
+  if (g->rank() == 0) notice_if_keyless(*g);  // one for the run, as bench_group
   Member& me = g->member();
   const bool publisher = g->rank() == c.root;
   Publisher pub;

@@ -1,6 +1,8 @@
 #include "apps/common/group_member.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 
 #include "apps/common/options.h"
 
@@ -56,6 +58,17 @@ EngineOptions member_engine_options(const GroupMember& who, uint32_t cores, bool
   const uint64_t pools = Group::memory_bytes(who.spec, who.rank);
   eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(128, ((pools + pools / 4) >> 20) + 96));
   return eo;
+}
+
+void notice_if_keyless(const Group& g) {
+  static std::atomic<bool> said{false};
+  if (g.caps().sealed || said.exchange(true)) return;
+  std::fprintf(stderr,
+               "lanecast: notice: group %s has no key: anyone on its network segment can forge its frames - "
+               "break its broadcasts, deliver bytes of its own, end its bootstraps (docs/security.md; "
+               "`lanecast key --new FILE`, then key_file in the group file)\n",
+               g.spec().name.c_str());
+  std::fflush(stderr);
 }
 
 bool parse_progress(std::string_view v) {

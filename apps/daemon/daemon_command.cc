@@ -306,6 +306,7 @@ int daemon_main(int argc, char** argv) {
   StopSignals signals;
   Engine engine(member_engine_options(who, c.cores, c.yield_when_idle, false));
   auto g = engine.join(who.spec, who.rank);
+  notice_if_keyless(*g);
   Member& me = g->member();
   Publisher pub = me.open_stream(0);
   if (const uint64_t need = daemon::min_delivery_ring(pub.max_message());

@@ -219,6 +219,7 @@ int run_main(int argc, char** argv) {
   const Clock::time_point t0 = Clock::now();
   auto g = engine.join(spec, who.rank);
   const Clock::time_point t_joined = Clock::now();
+  notice_if_keyless(*g);
   std::printf("# lanecast run: group %s, rank %u of %u, epoch %u, bootstrap %s in %.1f ms, segment %u B, %u polling core(s)\n",
               spec.name.c_str(), g->rank(), g->size(), g->epoch(), spec.bootstrap.c_str(), ms(t_joined - t0),
               g->caps().segment_bytes, engine.polling_cores());

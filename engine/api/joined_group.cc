@@ -308,8 +308,13 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   nc.pace_overhead_bytes = spec.port_overhead_bytes;
   nc.streams = engine::resolve_streams(spec.streams, spec.algo, n);
   nc.fail_stop = true;  // members are processes: one that goes silent is gone for this epoch
-  if (secret)
-    nc.auth = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_epoch_keys(*secret, spec.id, nc.epoch));
+  if (secret) {
+    // Keys of this formation: every member's incarnation is in them.
+    std::vector<uint64_t> lives;
+    for (const engine::bootstrap::Endpoint& e : im.table.members) lives.push_back(e.incarnation);
+    nc.auth = std::make_shared<const engine::auth::EpochKeys>(
+        engine::auth::derive_formation_keys(*secret, spec.id, nc.epoch, lives));
+  }
   engine::GroupShapeData shape = engine::shape_of(spec);
   nc.hypercube_order = std::move(shape.hypercube_order);
   nc.site_of_rank = std::move(shape.site_of_rank);

@@ -16,6 +16,7 @@
 #include "drivers/fabric/fabric.h"
 #include "drivers/loss/multicast_loss_port.h"
 #include "engine/auth/epoch_keys.h"
+#include "engine/bootstrap/endpoints.h"
 #include "engine/group/fault_keys.h"
 #include "engine/group/fault_setup.h"
 #include "engine/group/group_key.h"
@@ -213,7 +214,13 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   nc.algo_options.root_delay_ns = static_cast<uint64_t>(std::llround(o.mcast_root_delay_us * 1e3));
   nc.algo_options.sync_seed = o.mcast_sync_seed;
   nc.algo_options.nack_repair = o.mcast_repair_on_request;
-  if (o.key) nc.auth = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_epoch_keys(*o.key, gid, nc.epoch));
+  if (o.key) {
+    // The members share one life: one random value stands for every
+    // member's incarnation, so two groups of one epoch still differ.
+    const uint64_t life[1] = {engine::bootstrap::fresh_incarnation()};
+    nc.auth = std::make_shared<const engine::auth::EpochKeys>(
+        engine::auth::derive_formation_keys(*o.key, gid, nc.epoch, life));
+  }
   const engine::Pools pools{im.payload_pool.get(), im.header_pool.get()};
   const std::optional<algos::Algo> algo = o.algo == "auto" ? std::nullopt : algos::algo_by_name(o.algo);
   if (!o.auto_rules_file.empty()) im.rules = engine::load_rules(o.auto_rules_file);

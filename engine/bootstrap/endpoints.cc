@@ -88,4 +88,12 @@ uint32_t epoch_of(uint32_t group_id, const std::vector<Endpoint>& members) {
   return e != 0 ? e : 1;
 }
 
+uint64_t formation_of(uint32_t group_id, const std::vector<Endpoint>& members) {
+  Fnv f;
+  f.str("formation");
+  f.u64(group_id);
+  for (const Endpoint& e : members) f.u64(e.incarnation);
+  return f.h != 0 ? f.h : 1;
+}
+
 }  // namespace lanecast::engine::bootstrap

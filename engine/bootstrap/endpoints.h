@@ -43,6 +43,9 @@ uint64_t fresh_incarnation();
 // The epoch a discovered group takes: a hash of its id and its members'
 // incarnations, so it changes whenever any member restarts. Never 0.
 uint32_t epoch_of(uint32_t group_id, const std::vector<Endpoint>& members);
+// The same lives in 64 bits, for discovery's hellos: members start only once
+// every one of them heard this same formation. Never 0.
+uint64_t formation_of(uint32_t group_id, const std::vector<Endpoint>& members);
 
 // Fills the endpoint table from this member's own endpoint. Throws
 // std::runtime_error naming what is missing (ranks not heard, a mismatched

@@ -62,6 +62,7 @@ struct NodeCounters {
   Counter timers_deferred;    // turns due timers waited: arrivals unread, or the core stalled
   Counter tx_acks;
   Counter tx_abandoned;       // in-flight frames of a failed broadcast, re-sent empty
+  Counter tx_fillers;         // numbers the receiver lacks though an ack (forged) covered them, sent empty
   Counter tx_signals;         // machine signals, first transmissions
   Counter tx_datagrams;       // multicast frames (one per member when emulated)
   Counter tx_datagrams_dropped;  // multicasts beyond one per segment, not sent
@@ -155,6 +156,7 @@ struct NodeCounters {
     f("timers_deferred", timers_deferred.get());
     f("tx_acks", tx_acks.get());
     f("tx_abandoned", tx_abandoned.get());
+    f("tx_fillers", tx_fillers.get());
     f("tx_signals", tx_signals.get());
     f("tx_datagrams", tx_datagrams.get());
     f("tx_datagrams_dropped", tx_datagrams_dropped.get());

@@ -236,7 +236,11 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
       rte_pktmbuf_free(m);
       return;
     case reliable::RecvChannel::Check::OutOfWindow:
+      // In step a sender never sends past this window, so its frame here
+      // says the two ends differ (or it is forged): the ack tells the
+      // sender where this window is (send_channel.h: fillers).
       counters_.rx_out_of_window.add();
+      acks_.ack_now(channels_.id_of(c));
       rte_pktmbuf_free(m);
       return;
     case reliable::RecvChannel::Check::New:

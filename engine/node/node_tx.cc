@@ -133,6 +133,14 @@ void Node::pump_resends(uint64_t now) {
   channels_.send_resends([&](Channel& c) {
     const uint32_t frame = full_frame_bytes();
     while (c.tx.has_resend() && tx_lanes_.room(c.lane, frame, now)) {
+      if (c.tx.has_filler()) {  // numbers a forged ack took from the receiver (send_channel.h)
+        rte_mbuf* f = build_abandoned(c, c.tx.filler_front(), reliable::InFlight{});
+        if (f == nullptr) break;
+        counters_.tx_fillers.add();
+        c.tx.filler_done();
+        tx_lanes_.push(c.lane, f);
+        continue;
+      }
       const uint32_t seq = c.tx.resend_front();
       const reliable::InFlight& e = c.tx.entry(seq);
       rte_mbuf* m = nullptr;

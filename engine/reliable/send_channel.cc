@@ -77,7 +77,12 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
   }
   // An ack older than what we know (acks may overtake each other across
   // lanes of a switch) adds nothing; neither does one while idle.
-  if (slab_ == nullptr || seq_before(cum_ack, base_)) return r;
+  if (seq_before(cum_ack, base_)) {  // the receiver lacks what was acknowledged (or the ack is stale)
+    behind_ = true;
+    behind_cum_ = cum_ack;
+    return r;
+  }
+  if (slab_ == nullptr) return r;
 
   // The RTT sample is taken from the oldest frame this ack newly covers, as
   // RFC 7323 (3.4) has TCP echo the earliest unacknowledged segment's
@@ -158,6 +163,7 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
       }
     }
     last_progress_ns_ = timer_ns_ = now_ns;
+    behind_ = false;
   }
   on_acked(r.newly);
 
@@ -229,6 +235,12 @@ uint32_t SendChannel::on_timeout(uint64_t now_ns) {
     if (acked(s) || queued(s)) continue;
     queue_resend(s);
     ++n;
+  }
+  if (behind_ && !has_filler() && seq_before(behind_cum_, base_)) {
+    fill_from_ = behind_cum_;
+    fill_to_ = seq_distance(behind_cum_, base_) > kMaxWindow ? behind_cum_ + kMaxWindow : base_;
+    n += seq_distance(fill_from_, fill_to_);
+    behind_ = false;
   }
   rto_ns_ = std::min(rto_ns_ * 2, rtt_.max_rto_ns);
   timer_ns_ = now_ns;  // the timer restarts; the peer has still not answered

@@ -116,12 +116,27 @@ class SendChannel {
                    Arrival arrival = {});
 
   // --- frames to send again (holes, timeouts, abandoned frames), oldest first
-  bool has_resend() const { return slab_ != nullptr && slab_->resend_count > 0; }
+  bool has_resend() const { return slab_ != nullptr && (slab_->resend_count > 0 || has_filler()); }
   // The oldest frame to send again. Precondition: has_resend().
   uint32_t resend_front() const;
   const InFlight& entry(uint32_t seq) const { return slab_->entries[seq & mask_]; }
   // resend_front() went out again at now_ns.
   void resend_done(uint64_t now_ns);
+
+  // --- a receiver behind what was acknowledged
+  // An ack said the receiver still lacks frames below base_: frames an ack
+  // it never sent acknowledged (forged, in a group without a key), whose
+  // data is gone from here. Left so, the receiver's window would wait for
+  // them for ever and every later frame would fall outside it. When the
+  // timer fires with such an ack heard since the last progress, the
+  // channel sends those numbers again empty (fillers: abandoned frames the
+  // receiver acknowledges and drops), at most a window's worth a time, and
+  // the receiver's window moves on; the broadcast they carried fails there,
+  // named. A stale ack that overtook newer ones only draws duplicates.
+  // Fillers go before resend_front(), oldest first.
+  bool has_filler() const { return fill_from_ != fill_to_; }
+  uint32_t filler_front() const { return fill_from_; }
+  void filler_done() { ++fill_from_; }
 
   // --- the retransmission timer
   // When the timer fires: UINT64_MAX while nothing is in flight.
@@ -134,8 +149,9 @@ class SendChannel {
   // frames that had arrived (on the shaped testbed, a quarter of the link).
   uint64_t timeout_ns() const { return std::max(rto_ns_, std::min(2 * ack_gap_ns_, rtt_.max_rto_ns)); }
   // The timer fired: queue the oldest frames not known to have arrived (at
-  // most kTimeoutBurst), double the RTO (RFC 6298 5.5) and restart the timer.
-  // Returns how many were queued. The acks that end the silence may show the
+  // most kTimeoutBurst), and fillers for a receiver behind (above); double
+  // the RTO (RFC 6298 5.5) and restart the timer. Returns how many were
+  // queued. The acks that end the silence may show the
   // timeout spurious (AckResult::spurious_timeout).
   uint32_t on_timeout(uint64_t now_ns);
   uint64_t rto_ns() const { return rto_ns_; }
@@ -207,6 +223,11 @@ class SendChannel {
     episode_ = Episode::kNone;
   }
   uint64_t timer_ns_ = 0;  // when the retransmission timer last (re)started
+  // An ack behind base_ since the last progress, and its cumulative ack;
+  // fillers queued for [fill_from_, fill_to_).
+  bool behind_ = false;
+  uint32_t behind_cum_ = 0;
+  uint32_t fill_from_ = 0, fill_to_ = 0;
   // The longest gap between acks that acknowledged something new, forgotten
   // slowly (1/1024 of it per ack; about 700 acks halve it).
   uint64_t ack_gap_ns_ = 0;

@@ -82,6 +82,7 @@ void hello_to_wire(HelloBody& b) {
   b.incarnation = le(b.incarnation);
   b.spec_digest = le(b.spec_digest);
   b.sent_unix_ms = le(b.sent_unix_ms);
+  b.formation = le(b.formation);
   b.nodes = le(b.nodes);
   b.lanes = le(b.lanes);
   b.reserved = 0;

@@ -15,12 +15,13 @@ struct rte_mbuf;
 
 namespace lanecast::engine::wire {
 
-// Version 5: acks echo when the newest data frame arrived (a sender's
+// Version 6: hellos carry the formation the sender heard (every rank's
+// incarnation, hashed). Version 5: acks echo when the newest data frame arrived (a sender's
 // one-way delay). Version 4: sealed frames (kFlagSealed: a group key's tags) and the
 // sender's clock in hellos. Version 3: the group's epoch (incarnation) in
 // every frame. Version 2: datagram frames, the ack-now flag, acks per
 // (peer, lane).
-inline constexpr uint8_t kVersion = 5;
+inline constexpr uint8_t kVersion = 6;
 
 // Data frames go through a reliable channel (sequenced, acknowledged, sent
 // again until acknowledged); datagrams do not (no sequence number, never
@@ -119,17 +120,19 @@ static_assert(sizeof(AckBody) == 40);
 
 // A member announcing itself to its group (wire discovery): who it is, this
 // life of its process, what it was told the group is, and whether it has
-// heard every other rank yet.
+// heard every other rank yet - and which lives it heard, so that members
+// start only once all of them heard the same ones.
 struct HelloBody {
   uint64_t incarnation;   // random per process start: a restart is a new member
   uint64_t spec_digest;   // of the group settings every member must share
   uint64_t sent_unix_ms;  // the sender's wall clock: a sealed hello from long ago is a replay
+  uint64_t formation;     // with heard_all: every rank's incarnation as heard, hashed (formation_of)
   uint32_t nodes;         // the group's size as the sender knows it
   uint16_t lanes;
   uint8_t heard_all;      // 1: the sender has heard every rank's hello
   uint8_t reserved;
 };
-static_assert(sizeof(HelloBody) == 32);
+static_assert(sizeof(HelloBody) == 40);
 
 // "Rank `culprit` is lost (seen by `reporter` during broadcast `op`)".
 struct FailedBody {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/auth/epoch_keys.h"
@@ -87,7 +88,7 @@ std::vector<uint8_t> sealed_ack(FrameAuth& a, uint32_t src, uint32_t cum, uint8_
 // The link header's bytes included: a frame sent to one member (its
 // destination address) does not open at another, nor from another source.
 TEST(FrameAuth, EveryByteOfASealedFrameMatters) {
-  const EpochKeys keys = derive_epoch_keys(*key_of('a'), 7, 9);
+  const EpochKeys keys = derive_formation_keys(*key_of('a'), 7, 9, {});
   FrameAuth sender(keys, 1, 4), receiver(keys, 2, 4);
   const uint16_t seal_at = wire::frame_seal_at(wire::FrameType::Ack);
   std::vector<uint8_t> f = sealed_ack(sender, 1, 33);
@@ -109,7 +110,7 @@ TEST(FrameAuth, EveryByteOfASealedFrameMatters) {
 // readdressed to rank 2, carries a counter rank 2 never saw. Only the tag
 // can refuse it.
 TEST(FrameAuth, AFrameOpensOnlyAtTheAddressItWasSentTo) {
-  const EpochKeys keys = derive_epoch_keys(*key_of('a'), 7, 9);
+  const EpochKeys keys = derive_formation_keys(*key_of('a'), 7, 9, {});
   FrameAuth sender(keys, 1, 4), receiver(keys, 2, 4);
   const uint16_t seal_at = wire::frame_seal_at(wire::FrameType::Ack);
   std::vector<uint8_t> to3 = sealed_ack(sender, 1, 5, /*to=*/3);
@@ -121,19 +122,47 @@ TEST(FrameAuth, AFrameOpensOnlyAtTheAddressItWasSentTo) {
 
 TEST(FrameAuth, AnotherKeyEpochOrGroupOpensNothing) {
   const auto key = key_of('a');
-  const EpochKeys mine = derive_epoch_keys(*key, 7, 9);
+  const EpochKeys mine = derive_formation_keys(*key, 7, 9, {});
   FrameAuth sender(mine, 1, 4);
   const uint16_t seal_at = wire::frame_seal_at(wire::FrameType::Ack);
-  for (const EpochKeys& other : {derive_epoch_keys(*key_of('b'), 7, 9), derive_epoch_keys(*key, 7, 10),
-                                 derive_epoch_keys(*key, 8, 9)}) {
+  for (const EpochKeys& other : {derive_formation_keys(*key_of('b'), 7, 9, {}), derive_formation_keys(*key, 7, 10, {}),
+                                 derive_formation_keys(*key, 8, 9, {})}) {
     FrameAuth receiver(other, 2, 4);
     const std::vector<uint8_t> f = sealed_ack(sender, 1, 1);
     EXPECT_EQ(receiver.open_frame(f.data(), kLink, seal_at, 1), FrameAuth::Verdict::BadTag);
   }
 }
 
+// The epoch is 32 bits: after about 2^16 formations under one key two of
+// them share one. Their members' incarnations differ, and so do their keys:
+// a frame or payload recorded in one formation does not open in the other.
+TEST(FrameAuth, TwoFormationsOfOneEpochShareNoKey) {
+  const auto key = key_of('a');
+  const uint64_t lives[4] = {0x1111, 0x2222, 0x3333, 0x4444};
+  uint64_t restarted[4] = {0x1111, 0x2222, 0x3333, 0x4445};  // rank 3 in another life
+  const EpochKeys first = derive_formation_keys(*key, 7, 9, lives);
+  const EpochKeys second = derive_formation_keys(*key, 7, 9, restarted);
+  const EpochKeys first_again = derive_formation_keys(*key, 7, 9, lives);
+  EXPECT_NE(first.frame, second.frame);
+  EXPECT_NE(first.payload, second.payload);
+  EXPECT_EQ(first.frame, first_again.frame) << "every member derives its formation's keys alike";
+  const uint16_t seal_at = wire::frame_seal_at(wire::FrameType::Ack);
+  FrameAuth recorded(first, 1, 4), now(second, 2, 4), then(first_again, 2, 4);
+  const std::vector<uint8_t> f = sealed_ack(recorded, 1, 1);
+  EXPECT_EQ(now.open_frame(f.data(), kLink, seal_at, 1), FrameAuth::Verdict::BadTag) << "a recorded frame opens again";
+  EXPECT_EQ(then.open_frame(f.data(), kLink, seal_at, 1), FrameAuth::Verdict::Ok);
+  std::vector<uint8_t> bytes(1400, 0x5a);
+  const wire::Seal s = recorded.seal_payload(bytes.data(), static_cast<uint32_t>(bytes.size()));
+  EXPECT_FALSE(now.payload_ok(bytes.data(), 1400, 1, s)) << "a recorded payload opens again";
+  EXPECT_TRUE(then.payload_ok(bytes.data(), 1400, 1, s));
+  // Ranks' lives in another order are another formation too.
+  restarted[3] = 0x4444;
+  std::swap(restarted[0], restarted[1]);
+  EXPECT_NE(derive_formation_keys(*key, 7, 9, restarted).frame, first.frame);
+}
+
 TEST(FrameAuth, APayloadSealIsTheSealersOverItsBytes) {
-  const EpochKeys keys = derive_epoch_keys(*key_of('c'), 1, 1);
+  const EpochKeys keys = derive_formation_keys(*key_of('c'), 1, 1, {});
   FrameAuth root(keys, 0, 3), receiver(keys, 2, 3);
   std::vector<uint8_t> bytes(1400);
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7);

@@ -157,6 +157,33 @@ TEST(SendChannel, AckBeyondWhatWasSentIsInvalid) {
   EXPECT_TRUE(s.tx.on_ack(1, sack, 1).valid);
 }
 
+// A forged ack (no key) acknowledges frames 2..5 that never arrived; the
+// receiver's own acks still say 2. When the timer fires the channel sends
+// 2..5 again empty (fillers), so the receiver's window moves on; before,
+// its acks were ignored as old and the window waited for 2 for ever.
+TEST(SendChannel, AReceiverBehindWhatWasAcknowledgedGetsFillers) {
+  Sender s(8);
+  for (uint32_t i = 0; i < 6; ++i) s.tx.push(1, i, 0);
+  uint64_t sack[2] = {0, 0};
+  ASSERT_TRUE(s.tx.on_ack(2, sack, 10).valid);  // genuine: 0 and 1 arrived
+  ASSERT_TRUE(s.tx.on_ack(6, sack, 20).valid);  // forged: everything
+  EXPECT_TRUE(s.tx.idle());
+  s.tx.push(2, 0, 30);  // the next broadcast's frame 6: sacked, cumulative 2
+  sack[0] = uint64_t{1} << 3;
+  EXPECT_TRUE(s.tx.on_ack(2, sack, 40).valid);
+  EXPECT_FALSE(s.tx.has_filler()) << "not before the timer: an ack may be a stale one overtaken";
+  EXPECT_GT(s.tx.on_timeout(s.tx.deadline()), 0u);
+  std::vector<uint32_t> fillers;
+  while (s.tx.has_filler()) {
+    fillers.push_back(s.tx.filler_front());
+    s.tx.filler_done();
+  }
+  EXPECT_EQ(fillers, (std::vector<uint32_t>{2, 3, 4, 5}));
+  sack[0] = 0;
+  EXPECT_EQ(s.tx.on_ack(7, sack, 50).newly, 1u);  // the receiver caught up
+  EXPECT_TRUE(s.tx.idle());
+}
+
 // The timer is the channel's: while acks acknowledge something new, no frame
 // is sent again, however long it waited in a queue. Frames deep in a 5 ms
 // switch queue outlived an RTO learned on an empty one under a timer per

@@ -152,7 +152,7 @@ class SealedFrames : public ::testing::Test {
     o.node.peer_timeout_ns = 2'000'000'000;
     o.fabric.max_frame_bytes = 2000;
     if (keyed())
-      o.node.auth = std::make_shared<const auth::EpochKeys>(auth::derive_epoch_keys(*key_, kGroup, kEpoch));
+      o.node.auth = std::make_shared<const auth::EpochKeys>(auth::derive_formation_keys(*key_, kGroup, kEpoch, {}));
     o.wrap = [this](uint32_t rank, drivers::Port& inner) -> std::unique_ptr<drivers::Port> {
       if (rank == recorded()) {
         auto r = std::make_unique<Recorder>(inner, spare_);
@@ -237,8 +237,8 @@ class SealedFrames : public ::testing::Test {
 // anything reads them; the broadcast then completes with the root's bytes.
 TEST_F(SealedFrames, ForgedFramesAreNeverTaken) {
   const auto& c = h_->node(1).counters();
-  const auth::EpochKeys wrong = auth::derive_epoch_keys(*AuthKey::from_hex(std::string(64, '6'), "wrong"), kGroup,
-                                                        kEpoch);
+  const auth::EpochKeys wrong = auth::derive_formation_keys(*AuthKey::from_hex(std::string(64, '6'), "wrong"), kGroup,
+                                                        kEpoch, {});
   for (uint32_t s = 0; s < 4; ++s) inject_data(1, s, s, nullptr);  // the whole message, first
   for (uint32_t s = 0; s < 4; ++s) inject_data(1, s, s, &wrong);
   inject(static_cast<uint16_t>(kLink + wire::kFailedBytes), [&](uint8_t* lc) {  // "rank 0 is lost"

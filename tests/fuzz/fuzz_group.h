@@ -131,8 +131,8 @@ inline engine::NodeConfig small_group_config(uint64_t peer_timeout_ns) {
 // The epoch's keys of a group with a key (made once per process: a fuzzer
 // runs thousands of inputs a second).
 inline const std::shared_ptr<const engine::auth::EpochKeys>& group_keys() {
-  static const auto keys = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_epoch_keys(
-      *AuthKey::from_hex(std::string(64, 'c'), "fuzz group"), kNodeGroup, kNodeEpoch));
+  static const auto keys = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_formation_keys(
+      *AuthKey::from_hex(std::string(64, 'c'), "fuzz group"), kNodeGroup, kNodeEpoch, {}));
   return keys;
 }
 

@@ -53,6 +53,9 @@ for boot in static discovery; do
          ! grep -qE "${placed[$boot]}" "$work/$boot.$i.out"; then
       echo "FAIL: $boot bootstrap, rank $i did not show its placement (${progress[$boot]})"
       status=1
+    elif [[ $(grep -c "^lanecast: notice: group .* has no key: anyone on its network segment" "$work/$boot.$i.out") -ne 1 ]]; then
+      echo "FAIL: $boot bootstrap, rank $i did not say once that its group has no key"
+      status=1
     fi
   done
   pids=()

@@ -580,7 +580,7 @@ class Forger {
     if (keys_epoch_ != g_.epoch) {
       frame_sealer_.reset();
       payload_sealer_.reset();
-      keys_ = std::make_unique<engine::auth::EpochKeys>(engine::auth::derive_epoch_keys(*wrong_, *g_.group, *g_.epoch));
+      keys_ = std::make_unique<engine::auth::EpochKeys>(engine::auth::derive_formation_keys(*wrong_, *g_.group, *g_.epoch, {}));
       keys_epoch_ = g_.epoch;
     }
     return *keys_;

@@ -128,7 +128,7 @@ TEST(VerbsEngine, SealedFramesAndStreamsWorkUnchanged) {
     const auto key = AuthKey::from_hex(std::string(64, '7'), "test");
     o.node.group_id = 3;
     o.node.epoch = 9;
-    o.node.auth = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_epoch_keys(*key, 3, 9));
+    o.node.auth = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_formation_keys(*key, 3, 9, {}));
     o.node.streams.multicast = multicast;
     VerbsHarness h(o);
     auto bufs = buffers(4, 200'000, 12);
@@ -215,7 +215,7 @@ TEST(VerbsEngine, AFrameSealedForOneMemberDoesNotOpenAtAnother) {
   const auto key = AuthKey::from_hex(std::string(64, '3'), "test");
   o.node.group_id = 4;
   o.node.epoch = 2;
-  o.node.auth = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_epoch_keys(*key, 4, 2));
+  o.node.auth = std::make_shared<const engine::auth::EpochKeys>(engine::auth::derive_formation_keys(*key, 4, 2, {}));
   start_eal();
   rte_mempool* spare = rte_pktmbuf_pool_create("readdress", 4095, 0, 0, RTE_PKTMBUF_HEADROOM + 2200, SOCKET_ID_ANY);
   ASSERT_NE(spare, nullptr);
