@@ -126,6 +126,8 @@ std::string error_lines(const MemberProcesses::Member& m) {
   std::vector<std::string> own, all;
   for (std::string line; std::getline(in, line);) {
     if (line.empty()) continue;
+    // A notice (such as a keyless group's) is not why the member ended.
+    if (line.find(": notice: ") != std::string::npos) continue;
     all.push_back(line);
     if (line.rfind("lanecast", 0) == 0) own.push_back(line);
   }

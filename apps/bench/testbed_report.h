@@ -55,7 +55,7 @@ struct TestbedJson {
 void print_testbed_json(const TestbedJson& j);
 
 // A member's own error lines (those its stderr starts with "lanecast"; else
-// its last lines), joined by " / "; "" when it wrote none.
+// its last lines; notices never), joined by " / "; "" when it wrote none.
 std::string error_lines(const MemberProcesses::Member& m);
 
 }  // namespace lanecast::apps
