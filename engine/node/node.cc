@@ -302,6 +302,11 @@ uint64_t Node::next_wakeup_ns() const {
   return std::min(at, port_.held_until_ns());
 }
 
+bool Node::pacer_holds(uint64_t now_ns) const {
+  if (tx_lanes_.pending() || submissions_.read_available() > 0 || acks_.urgent()) return false;
+  return (channels_.owed() > 0 || !multicasts_.empty() || channels_.resending()) && tx_lanes_.paced_until() > now_ns;
+}
+
 bool Node::arm_wakeup() {
   port_.arm_wakeup();
   return caps_.rx_wakeup && port_.caps().rx_wakeup;

@@ -156,6 +156,8 @@ class Node final : public PollTask {
   bool arm_wakeup() override;
   void disarm_wakeup() override;
   bool busy() const override { return op_.active || channels_.unacked() > 0 || streams_busy_; }
+  // Frames are owed and the pacer holds them back past `now` (node.cc).
+  bool pacer_holds(uint64_t now_ns) const override;
   // Control path (core parked): the waker of the core that polls this node.
   void attach_waker(drivers::Waker* w);
   // The poller an application thread drives while it waits for this node's

@@ -37,7 +37,7 @@ class ScriptedTask : public PollTask {
 // Runs a poller over `task` on a thread of its own until the scope ends.
 class RunningPoller {
  public:
-  RunningPoller(ScriptedTask& task, const BackoffOptions& b) : poller_(b) {
+  RunningPoller(PollTask& task, const BackoffOptions& b) : poller_(b) {
     poller_.add(&task);
     thread_ = std::thread([this] { poller_.run(); });
   }
@@ -109,6 +109,62 @@ TEST(Poller, ANapIsNotACycle) {
   ASSERT_TRUE(wait_turns(task, seen + 2000));
   EXPECT_GE(p->sleeps(), 1u);
   EXPECT_LT(p->longest_cycle_ns(), 300'000'000u) << "the 300 ms nap was taken for the core being away";
+}
+
+// A member whose broadcast runs and whose next frame its pacer holds back
+// until the next release, every `gap_ns`: busy, with a known time of work.
+class PacedTask : public PollTask {
+ public:
+  explicit PacedTask(uint64_t gap_ns) : gap_ns_(gap_ns) {}
+  std::atomic<uint64_t> turns{0}, releases{0};
+
+  uint32_t poll_rx(uint64_t now) override {
+    turns.fetch_add(1);
+    if (next_ == 0) next_ = now + gap_ns_;
+    if (now < next_) return 0;
+    next_ = now + gap_ns_;  // a frame goes: the pacer holds the next one
+    releases.fetch_add(1);
+    return 1;
+  }
+  uint64_t next_wakeup_ns() const override { return next_; }
+  bool arm_wakeup() override { return true; }
+  bool busy() const override { return true; }
+  bool pacer_holds(uint64_t now) const override { return now < next_; }
+
+ private:
+  const uint64_t gap_ns_;
+  uint64_t next_ = 0;
+};
+
+// On CPUs shared with other engines (yield_when_idle), a core whose member
+// waits for its pacer naps to the pacer's time instead of spinning through
+// the gap: a few turns per frame, not thousands.
+TEST(Poller, OnSharedCpusAPacedMemberNapsToItsPacer) {
+  PacedTask task(1'000'000);  // a frame a millisecond
+  BackoffOptions b;
+  b.yield_when_idle = true;
+  RunningPoller p(task, b);
+  for (int i = 0; i < 10'000 && task.releases.load() < 100; ++i) std::this_thread::sleep_for(milliseconds(1));
+  const uint64_t releases = task.releases.load(), turns = task.turns.load();
+  ASSERT_GE(releases, 100u);
+  // Spinning (as before, and as a busy member waiting for anything else
+  // does: up to busy_spin_ns, 5 ms) polls thousands of times a gap.
+  EXPECT_GE(p->sleeps(), releases / 4) << turns << " turns for " << releases << " frames";
+  EXPECT_LT(turns, 50 * releases) << p->sleeps() << " naps";
+}
+
+// Gaps shorter than a nap is worth (Poller::kPacerNapNs) are polled
+// through: a nap per frame of a 200 Mbit/s lane (60 us) cost more than it
+// gave away.
+TEST(Poller, ShortPacerGapsAreNotNappedThrough) {
+  PacedTask task(40'000);
+  BackoffOptions b;
+  b.yield_when_idle = true;
+  RunningPoller p(task, b);
+  for (int i = 0; i < 10'000 && task.releases.load() < 200; ++i) std::this_thread::sleep_for(milliseconds(1));
+  const uint64_t releases = task.releases.load();
+  ASSERT_GE(releases, 200u);
+  EXPECT_LT(p->sleeps(), releases / 10) << p->sleeps() << " naps for " << releases << " frames";
 }
 
 }  // namespace
