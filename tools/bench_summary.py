@@ -1,4 +1,6 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
+# Debian's python, where apt's python3-matplotlib is (tools/setup.sh installs
+# it); a pyenv or venv python first on PATH does not see that package.
 """What a newcomer wants from `lanecast bench --json`: per message size, the
 best algorithm with its bandwidth and its share of the link rate, and the
 worst; and a plot of bandwidth against size, one line per algorithm.
@@ -7,7 +9,7 @@ worst; and a plot of bandwidth against size, one line per algorithm.
     tools/bench_summary.py bench.json                     # the summary table
     tools/bench_summary.py bench.json --plot bench.svg    # and the plot (SVG or PNG)
 
-The plot needs matplotlib (apt-get install python3-matplotlib); without it
+The plot needs matplotlib (python3-matplotlib, which tools/setup.sh installs); without it
 the summary is still printed and the plot is skipped, saying why. Rows that
 failed or were not verified count as failed: never the best.
 """
@@ -53,7 +55,8 @@ def plot(rows, path):
     try:
         import matplotlib
     except ImportError:
-        return "no plot: matplotlib is missing (apt-get install python3-matplotlib)"
+        return ("no plot: matplotlib is missing: Debian's python3-matplotlib for /usr/bin/python3 "
+                "(tools/setup.sh installs it)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

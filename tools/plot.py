@@ -1,4 +1,6 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
+# Debian's python, where apt's python3-matplotlib is (tools/setup.sh installs
+# it); a pyenv or venv python first on PATH does not see that package.
 """Draw a PNG from the JSON of a lanecast command.
 
     lanecast bench --nodes 8 --algo chain,bintree --sizes 1K:8M --json > bench.json
@@ -360,13 +362,9 @@ def import_pyplot():
     try:
         import matplotlib
     except ImportError:
-        # A pyenv or venv python that does not see Debian's python3-matplotlib.
-        sys.path.append("/usr/lib/python3/dist-packages")
-        try:
-            import matplotlib
-        except Exception:  # a numpy built for another python fails in various ways
-            print(f"{PROG}: needs matplotlib (apt-get install python3-matplotlib)", file=sys.stderr)
-            sys.exit(3)
+        print(f"{PROG}: needs matplotlib: Debian's python3-matplotlib for /usr/bin/python3 "
+              "(tools/setup.sh installs it)", file=sys.stderr)
+        sys.exit(3)
     matplotlib.use("Agg")  # no display: files only
     import matplotlib.pyplot as plt
     return plt

@@ -1,4 +1,6 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
+# Debian's python, where apt's python3-matplotlib is (tools/setup.sh installs
+# it); a pyenv or venv python first on PATH does not see that package.
 """Plot and tabulate `lanecast plan --json` output.
 
     lanecast plan --algo all --nodes 2:1024 --size 64K,8M --json > plan.json
@@ -63,12 +65,9 @@ def table(runs, out):
 def plot(runs, path, title):
     try:
         import matplotlib
-    except ImportError:  # a pyenv or venv python that cannot see the distribution's package
-        sys.path.append("/usr/lib/python3/dist-packages")
-        try:
-            import matplotlib
-        except ImportError:
-            sys.exit("plot_plan: needs matplotlib (apt-get install python3-matplotlib)")
+    except ImportError:
+        sys.exit("plot_plan: needs matplotlib: Debian's python3-matplotlib for /usr/bin/python3 "
+                 "(tools/setup.sh installs it)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

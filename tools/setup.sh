@@ -18,7 +18,8 @@ packages=(
   libpcap-dev                   # lanecast replay and record (pcap, pcapng)
   libsodium-dev                 # groups with a key: frame seals (AES-256-GCM), key derivation
   nlohmann-json3-dev            # every --json the commands print
-  iproute2 python3 tcpdump        # tests; tools/plot_plan.py also wants python3-matplotlib
+  iproute2 python3 tcpdump      # tests
+  python3-matplotlib            # the plots of tools/demo.sh, tools/plot.py, plot_plan.py (tests/apps/plot_test.sh)
   libibverbs-dev librdmacm-dev ibverbs-utils  # the verbs port (InfiniBand, RoCE); ibv_devices
   passwd util-linux             # tests/security: groupadd and gpasswd, setpriv (clients as other users)
   libcap2-bin                   # tests/security: capsh reads a daemon's capabilities (its systemd unit's)

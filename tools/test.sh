@@ -14,7 +14,8 @@
 # either option, each part first prints its own such line and the closing
 # line sums them; any failing part fails the script. CI (.ci/run) uses both.
 # A test of suite `security` that skips (exit 77: not root, a tool missing)
-# fails the script: the attack it stands for was not tried.
+# fails the script: the attack it stands for was not tried. So does the plot
+# test: tools/setup.sh installs the python3-matplotlib it needs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -48,12 +49,13 @@ PY
 }
 # "N passed, N failed" (", N skipped" when some were).
 line() { echo "$1 passed, $2 failed$( (($3)) && echo ", $3 skipped")"; }
-# Security tests may not skip: a test that skips where a tool is missing
-# would let the suite pass without trying the attack. Prints each skipped
+# Tests that may not skip: a security test that skips where a tool is
+# missing would let the suite pass without trying the attack, and the plot
+# test stands for the picture tools/demo.sh promises. Prints each skipped
 # test of suite security, or whose program is in tests/security/ (such as
-# forged_frames in suite net), and fails when there is one (tools/setup.sh
-# installs what they need; run as root).
-security_skips() {  # BUILD_DIR LOG...
+# forged_frames in suite net), or the plot test, and fails when there is one
+# (tools/setup.sh installs what they need; run as root).
+required_skips() {  # BUILD_DIR LOG...
   local dir=$1
   shift
   meson introspect "$dir" --tests | python3 -c '
@@ -67,10 +69,13 @@ for path in sys.argv[1:]:
         line = line.strip()
         if line:
             t = json.loads(line)
-            if t.get("result") == "SKIP" and t.get("name") in security:
+            if t.get("result") == "SKIP" and (t.get("name") in security or t.get("name") == "plot"):
                 skipped.append(t["name"])
 for name in skipped:
-    print(f"security test skipped: {name} (a security test must run: as root, with tools/setup.sh\x27s packages)")
+    if name == "plot":
+        print("plot test skipped: Debian\x27s python3-matplotlib is missing (tools/setup.sh installs it)")
+    else:
+        print(f"security test skipped: {name} (a security test must run: as root, with tools/setup.sh\x27s packages)")
 sys.exit(1 if skipped else 0)
 ' "$@"
 }
@@ -79,7 +84,7 @@ status=0
 meson test -C build --print-errorlogs --num-processes 1 "$@" || status=1
 # meson's own summary, restated in the plain form CI reads.
 read -r passed failed skipped < <(count build/meson-logs/testlog.json)
-security_skips build build/meson-logs/testlog.json || status=1
+required_skips build build/meson-logs/testlog.json || status=1
 total=("$passed" "$failed" "$skipped")
 if ((sanitize == 0 && static == 0)) && [[ -z $fuzz_seconds ]]; then
   line "$passed" "$failed" "$skipped"
@@ -117,7 +122,7 @@ if ((sanitize)); then
     meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 1 --timeout-multiplier 3 \
     --suite algos || asan_status=1
   read -r p f s < <(count build-asan/meson-logs/testlog-engine.json build-asan/meson-logs/testlog.json)
-  security_skips build-asan build-asan/meson-logs/testlog-engine.json || asan_status=1
+  required_skips build-asan build-asan/meson-logs/testlog-engine.json || asan_status=1
   echo "asan+ubsan: $(line "$p" "$f" "$s")"
   add "$p" "$f" "$s"
   ((asan_status == 0)) || status=1
