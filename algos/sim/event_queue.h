@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "algos/sim/topology.h"
+#include "algos/sim/latency_map.h"
 #include "algos/types.h"
 
 namespace lanecast::algos::sim {

@@ -9,7 +9,7 @@
 #include <bit>
 #include <cstdint>
 
-#include "algos/sim/topology.h"
+#include "algos/sim/latency_map.h"
 
 namespace lanecast::algos::sim {
 

@@ -46,7 +46,7 @@
 #include "algos/machine.h"
 #include "algos/plan.h"
 #include "algos/registry.h"
-#include "algos/sim/topology.h"
+#include "algos/sim/latency_map.h"
 
 namespace lanecast::algos::sim {
 
@@ -62,7 +62,7 @@ enum class TxOrder : uint8_t {
 };
 
 struct Network {
-  Topology latency{10 * kPicosPerMicro};  // t0 per pair
+  LatencyMap latency{10 * kPicosPerMicro};  // t0 per pair
   double bytes_per_second = 1.25e9;       // link rate of every port (1/td)
   uint32_t frame_overhead_bytes = 0;      // header bytes added to every frame's payload
   Picos frame_overhead_time = 0;          // fixed port time per frame (tx and rx)

@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "algos/sim/topology.h"
+#include "algos/sim/latency_map.h"
 
 namespace lanecast::algos::sim {
 

@@ -269,7 +269,7 @@ std::vector<algos::Rank> form_order(const PlanConfig& c, const algos::Plan& plan
   two.message_bytes = plan.message_bytes();
   two.segment_bytes = plan.segment_bytes();
   algos::sim::Network flat = c.net;
-  flat.latency = algos::sim::Topology(0);
+  flat.latency = algos::sim::LatencyMap(0);
   algos::sim::SimOptions quick;
   quick.validate = false;
   const double hop = static_cast<double>(

@@ -310,8 +310,8 @@ PlanConfig parse_plan_options(int argc, char** argv) {
   else throw UsageError("--tx-order: want 'fifo' or 'rr', not '" + raw.tx_order + "'");
 
   const auto t0 = static_cast<algos::sim::Picos>(std::llround(c.t0_us * 1e6));
-  c.net.latency = c.topology_file.empty() ? algos::sim::Topology(t0)
-                                          : algos::sim::Topology::load(c.topology_file, t0);
+  c.net.latency = c.topology_file.empty() ? algos::sim::LatencyMap(t0)
+                                          : algos::sim::LatencyMap::load(c.topology_file, t0);
   if (!c.topology_file.empty())
     for (uint32_t p : c.nodes) c.net.latency.check_fits(p);
   if (raw.sites == "chain") {

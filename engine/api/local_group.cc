@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 
-#include "algos/sim/topology.h"
+#include "algos/sim/latency_map.h"
 #include "drivers/dpdk/dpdk_port.h"
 #include "drivers/ethernet.h"
 #include "drivers/fabric/fabric.h"
@@ -141,7 +141,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   std::vector<uint64_t> latency_ns;
   if (!o.topology_file.empty()) {
     const auto t0 = static_cast<algos::sim::Picos>(std::llround(o.fabric.latency_us * 1e6));
-    const algos::sim::Topology topo = algos::sim::Topology::load(o.topology_file, t0);
+    const algos::sim::LatencyMap topo = algos::sim::LatencyMap::load(o.topology_file, t0);
     topo.check_fits(o.nodes);
     spread = topo.spread(o.nodes);
     if (o.ports.empty()) {

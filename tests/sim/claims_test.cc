@@ -85,7 +85,7 @@ TEST(Claims, FormHypercubeBeatsIdentifierOrderOnIslands) {
   PlanParams two = pp;
   two.nodes = 2;
   Network flat;
-  flat.latency = Topology(0);
+  flat.latency = LatencyMap(0);
   const double hop = double(simulate(*id, Plan(two), flat).completion);
   using Former = std::function<std::vector<Rank>(std::span<const double>)>;
   auto passes = [](std::vector<topology::FormPass> ps) -> Former {
@@ -115,7 +115,7 @@ TEST(Claims, FormHypercubeBeatsIdentifierOrderOnIslands) {
   for (int seed = 1; seed <= kTopologies; ++seed) {
     const uint32_t islands = 1 + static_cast<uint32_t>(seed % 4);
     Network net;
-    net.latency = Topology::random_islands(16, islands, 50 * kPicosPerMicro, 1500 * kPicosPerMicro,
+    net.latency = LatencyMap::random_islands(16, islands, 50 * kPicosPerMicro, 1500 * kPicosPerMicro,
                                            6000 * kPicosPerMicro, static_cast<uint64_t>(seed));
     std::vector<double> lat(256, 0);
     for (Rank a = 0; a < 16; ++a)

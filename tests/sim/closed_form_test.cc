@@ -124,7 +124,7 @@ void check(const std::string& name, uint32_t p, uint64_t n, uint32_t s,
   pp.lanes = lanes;
   const Plan plan(pp);
   Network net;
-  net.latency = Topology(10 * kPicosPerMicro);
+  net.latency = LatencyMap(10 * kPicosPerMicro);
   net.bytes_per_second = 1.25e9;
   const SimResult r = simulate(*id, plan, net);
   ASSERT_TRUE(r.complete) << name << " p=" << p << " n=" << n << ": " << r.problem;

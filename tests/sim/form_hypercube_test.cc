@@ -28,7 +28,7 @@ std::vector<Rank> identity(uint32_t n) {
   return o;
 }
 
-std::vector<double> matrix_of(const Topology& t, uint32_t n) {
+std::vector<double> matrix_of(const LatencyMap& t, uint32_t n) {
   std::vector<double> lat(size_t{n} * n, 0);
   for (Rank a = 0; a < n; ++a)
     for (Rank b = 0; b < n; ++b)
@@ -37,13 +37,13 @@ std::vector<double> matrix_of(const Topology& t, uint32_t n) {
 }
 
 // A full matrix of latencies (whole microseconds, 1..max_us), not symmetric.
-Topology random_matrix(uint32_t n, uint32_t max_us, std::mt19937_64& rng) {
+LatencyMap random_matrix(uint32_t n, uint32_t max_us, std::mt19937_64& rng) {
   std::string text = "nodes " + std::to_string(n) + "\nmatrix\n";
   for (uint32_t a = 0; a < n; ++a) {
     for (uint32_t b = 0; b < n; ++b)
       text += (a == b ? std::string("0") : std::to_string(1 + rng() % max_us)) + (b + 1 < n ? " " : "\n");
   }
-  return Topology::parse(text, 0);
+  return LatencyMap::parse(text, 0);
 }
 
 // Simulated completion of the hypercube broadcast in `order`, in picoseconds.
@@ -57,7 +57,7 @@ double simulated(const Plan& plan, const Network& net, const std::vector<Rank>& 
 double hop_of(PlanParams pp, Network net) {
   pp.nodes = 2;
   pp.root = 0;
-  net.latency = Topology(0);
+  net.latency = LatencyMap(0);
   return simulated(Plan(pp), net, identity(2));
 }
 
@@ -97,7 +97,7 @@ TEST(FormCostModel, EqualsTheSimulator) {
       const Plan plan = plan_of(p, root, bytes, 1400);
       Network net;
       net.latency = seed % 7 == 0 ? random_matrix(p, 6000, rng)
-                                  : Topology::random_islands(p, 1 + static_cast<uint32_t>(seed % 4),
+                                  : LatencyMap::random_islands(p, 1 + static_cast<uint32_t>(seed % 4),
                                                              50 * kPicosPerMicro, 1500 * kPicosPerMicro,
                                                              6000 * kPicosPerMicro, static_cast<uint64_t>(seed));
       const std::vector<double> lat = matrix_of(net.latency, p);
@@ -130,8 +130,8 @@ TEST(FormHypercubeBest, NeverPredictedSlowerThanAnyCandidate) {
   for (int trial = 0; trial < 60; ++trial) {
     const uint32_t p = 2 + static_cast<uint32_t>(rng() % 31);
     const Rank root = static_cast<Rank>(rng() % p);
-    const Topology t = trial % 2 == 0 ? random_matrix(p, 5000, rng)
-                                      : Topology::random_islands(p, 1 + static_cast<uint32_t>(rng() % std::min(p, 4u)),
+    const LatencyMap t = trial % 2 == 0 ? random_matrix(p, 5000, rng)
+                                      : LatencyMap::random_islands(p, 1 + static_cast<uint32_t>(rng() % std::min(p, 4u)),
                                                                  50, 1500, 6000, rng());
     const std::vector<double> lat = matrix_of(t, p);
     const double hop = double(1 + rng() % 3000);
@@ -173,7 +173,7 @@ TEST(FormHypercubeBest, NeverPredictedSlowerThanAnyCandidate) {
 TEST(FormHypercubeBest, RepairsSeed45) {
   const Plan plan = plan_of(16, 0, 64 << 10, 1400);
   Network net;
-  net.latency = Topology::random_islands(16, 2, 50 * kPicosPerMicro, 1500 * kPicosPerMicro,
+  net.latency = LatencyMap::random_islands(16, 2, 50 * kPicosPerMicro, 1500 * kPicosPerMicro,
                                          6000 * kPicosPerMicro, 45);
   const std::vector<double> lat = matrix_of(net.latency, 16);
   PlanParams pp;

@@ -13,7 +13,7 @@ constexpr Picos kUs = kPicosPerMicro;
 
 Network net_us(double t0_us, double mbytes_per_s = 1250) {
   Network n;
-  n.latency = Topology(static_cast<Picos>(t0_us * kUs));
+  n.latency = LatencyMap(static_cast<Picos>(t0_us * kUs));
   n.bytes_per_second = mbytes_per_s * 1e6;
   return n;
 }
@@ -219,7 +219,7 @@ TEST(Model, LatencyPerPairFromTheTopology) {
   const uint64_t n = 10'000;
   const Plan plan = plan_of(4, n, 1000);
   Network net = net_us(10);
-  net.latency = Topology::parse("site a 0-1\nsite b 2-3\nlatency a b 1ms\npair 0 3 2ms\n", 10 * kUs);
+  net.latency = LatencyMap::parse("site a 0-1\nsite b 2-3\nlatency a b 1ms\npair 0 3 2ms\n", 10 * kUs);
   const SimResult r = run<toy::Linear>(plan, net, true);
   EXPECT_EQ(r.finish[1], 10 * kUs + n * kTd);
   EXPECT_EQ(r.finish[2], 1000 * kUs + 2 * n * kTd);
@@ -272,7 +272,7 @@ TEST(Model, RefusesDuplicateDeliveries) {
 TEST(Model, Deterministic) {
   const Plan plan = plan_of(37, 200'000, 1400, 1, 5);
   Network net = net_us(10);
-  net.latency = Topology::random_islands(37, 3, 10 * kUs, 100 * kUs, 400 * kUs, 7);
+  net.latency = LatencyMap::random_islands(37, 3, 10 * kUs, 100 * kUs, 400 * kUs, 7);
   for (TxOrder order : {TxOrder::Fifo, TxOrder::RoundRobin}) {
     net.tx_order = order;
     const SimResult a = run<toy::Binomial>(plan, net);

@@ -20,7 +20,7 @@ namespace {
 
 Network network() {
   Network n;  // lanecast plan's default: t0 10 us, 10 Gbit/s
-  n.latency = Topology(10 * kPicosPerMicro);
+  n.latency = LatencyMap(10 * kPicosPerMicro);
   n.bytes_per_second = 1.25e9;
   return n;
 }
@@ -142,7 +142,7 @@ TEST(NodeFit, PointsOffTheLineAreRefused) {
   NodeFit fit;
   const auto run = [&](const Plan& p) {
     Network net = network();
-    net.latency = Topology(static_cast<Picos>(p.nodes()) * p.nodes() * kPicosPerMicro);
+    net.latency = LatencyMap(static_cast<Picos>(p.nodes()) * p.nodes() * kPicosPerMicro);
     return simulate(Algo::Bintree, p, net);
   };
   const SimResult got = simulate_node_fitted(Algo::Bintree, plan, run, from(256), &fit);

@@ -22,7 +22,7 @@ namespace {
 
 Network network() {
   Network n;
-  n.latency = Topology(2 * kPicosPerMicro);
+  n.latency = LatencyMap(2 * kPicosPerMicro);
   n.bytes_per_second = 1.25e9;
   n.frame_overhead_bytes = 98;
   return n;
@@ -158,7 +158,7 @@ TEST(SegmentFit, SymmetricWithFewerSegmentsThanReceiversFitsItsCompletion) {
 
 TEST(SegmentFit, TheFitClimbsPastADeepTreesFill) {
   Network net;  // lanecast plan's default: t0 10 us, 10 Gbit/s
-  net.latency = Topology(10 * kPicosPerMicro);
+  net.latency = LatencyMap(10 * kPicosPerMicro);
   net.bytes_per_second = 1.25e9;
   const Plan plan = plan_of(1024, 0, 1400ull * 3000 + 500, 1400);
   const auto run = [&](const Plan& p) { return simulate(Algo::Bintree, p, net); };

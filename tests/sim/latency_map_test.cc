@@ -1,4 +1,4 @@
-// The topology text format and the duration parser.
+// The latency map's text format (topology files) and the duration parser.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -6,14 +6,14 @@
 #include <limits>
 #include <set>
 
-#include "algos/sim/topology.h"
+#include "algos/sim/latency_map.h"
 
 namespace lanecast::algos::sim {
 namespace {
 
 constexpr Picos kUs = kPicosPerMicro;
 
-TEST(Topology, Durations) {
+TEST(LatencyMap, Durations) {
   EXPECT_EQ(parse_duration("50us", "t"), 50 * kUs);
   EXPECT_EQ(parse_duration("12", "t"), 12 * kUs);
   EXPECT_EQ(parse_duration("1.5ms", "t"), 1500 * kUs);
@@ -23,8 +23,8 @@ TEST(Topology, Durations) {
     EXPECT_THROW(parse_duration(bad, "t"), std::invalid_argument) << bad;
 }
 
-TEST(Topology, SitesPairsAndDefault) {
-  const Topology t = Topology::parse(
+TEST(LatencyMap, SitesPairsAndDefault) {
+  const LatencyMap t = LatencyMap::parse(
       "# two islands\n"
       "nodes 6\n"
       "default 20us\n"
@@ -48,17 +48,17 @@ TEST(Topology, SitesPairsAndDefault) {
   EXPECT_THROW(t.check_fits(7), std::invalid_argument);
 }
 
-TEST(Topology, Matrix) {
-  const Topology t = Topology::parse("nodes 3\nmatrix\n0 1 2\n\n3 0 4ms\n5 6 0\n", 7 * kUs);
+TEST(LatencyMap, Matrix) {
+  const LatencyMap t = LatencyMap::parse("nodes 3\nmatrix\n0 1 2\n\n3 0 4ms\n5 6 0\n", 7 * kUs);
   EXPECT_EQ(t.latency(0, 2), 2 * kUs);
   EXPECT_EQ(t.latency(1, 2), 4000 * kUs);
   EXPECT_EQ(t.latency(2, 0), 5 * kUs);
 }
 
-TEST(Topology, ErrorsNameTheLine) {
+TEST(LatencyMap, ErrorsNameTheLine) {
   auto message = [](const char* text) {
     try {
-      Topology::parse(text, 0);
+      LatencyMap::parse(text, 0);
     } catch (const std::invalid_argument& e) {
       return std::string(e.what());
     }
@@ -73,8 +73,8 @@ TEST(Topology, ErrorsNameTheLine) {
   EXPECT_NE(message("site a 3-1\n").find("bad rank list"), std::string::npos);
 }
 
-TEST(Topology, RandomIslandsUseEveryIsland) {
-  const Topology t = Topology::random_islands(16, 4, 10 * kUs, 1500 * kUs, 6000 * kUs, 42);
+TEST(LatencyMap, RandomIslandsUseEveryIsland) {
+  const LatencyMap t = LatencyMap::random_islands(16, 4, 10 * kUs, 1500 * kUs, 6000 * kUs, 42);
   std::set<int> seen;
   for (Rank r = 0; r < 16; ++r) seen.insert(t.site_of(r));
   EXPECT_EQ(seen.size(), 4u);
@@ -92,7 +92,7 @@ TEST(Topology, RandomIslandsUseEveryIsland) {
 }
 
 // Largest over smallest latency of every ordered pair, the slow way.
-double spread_by_hand(const Topology& t, uint32_t nodes) {
+double spread_by_hand(const LatencyMap& t, uint32_t nodes) {
   Picos lo = UINT64_MAX, hi = 0;
   for (Rank a = 0; a < nodes; ++a)
     for (Rank b = 0; b < nodes; ++b)
@@ -103,32 +103,32 @@ double spread_by_hand(const Topology& t, uint32_t nodes) {
   return double(hi) / double(lo);
 }
 
-TEST(Topology, SpreadIsLargestOverSmallestLatency) {
-  EXPECT_EQ(Topology(10 * kUs).spread(1 << 20), 1.0);  // uniform, at once for any size
-  EXPECT_EQ(Topology(0).spread(64), 1.0);               // uniform at zero is still uniform
-  const Topology two = Topology::parse("nodes 4\nsite a 0-1\nsite b 2-3\nlatency a a 50us\n"
+TEST(LatencyMap, SpreadIsLargestOverSmallestLatency) {
+  EXPECT_EQ(LatencyMap(10 * kUs).spread(1 << 20), 1.0);  // uniform, at once for any size
+  EXPECT_EQ(LatencyMap(0).spread(64), 1.0);               // uniform at zero is still uniform
+  const LatencyMap two = LatencyMap::parse("nodes 4\nsite a 0-1\nsite b 2-3\nlatency a a 50us\n"
                                        "latency b b 100us\nlatency a b 1.5ms\n", kUs);
   EXPECT_EQ(two.spread(4), 30.0);
   EXPECT_THROW(two.spread(5), std::invalid_argument);  // written for 4
   // Only the group's ranks count; ranks in no site have the default to everyone.
-  const Topology open = Topology::parse("default 20us\nsite a 0-1\nlatency a a 5us\n", kUs);
+  const LatencyMap open = LatencyMap::parse("default 20us\nsite a 0-1\nlatency a a 5us\n", kUs);
   EXPECT_EQ(open.spread(2), 1.0);
   EXPECT_EQ(open.spread(3), 4.0);
   EXPECT_EQ(open.spread(50), spread_by_hand(open, 50));
   EXPECT_EQ(open.spread(1 << 20), 4.0);
   // A pair override counts from the group that holds both its ranks; a matrix
   // counts both directions.
-  const Topology pair = Topology::parse("pair 1 4 3ms\n", 10 * kUs);
+  const LatencyMap pair = LatencyMap::parse("pair 1 4 3ms\n", 10 * kUs);
   EXPECT_EQ(pair.spread(1), 1.0);  // no pair at all
   EXPECT_EQ(pair.spread(4), 1.0);
   EXPECT_EQ(pair.spread(5), 300.0);
   EXPECT_EQ(pair.spread(40), spread_by_hand(pair, 40));
-  EXPECT_EQ(Topology::parse("nodes 3\nmatrix\n0 1 2\n3 0 4\n5 6 0\n", kUs).spread(3), 6.0);
+  EXPECT_EQ(LatencyMap::parse("nodes 3\nmatrix\n0 1 2\n3 0 4\n5 6 0\n", kUs).spread(3), 6.0);
   // Some pairs at 0, others not: no finite ratio.
-  EXPECT_EQ(Topology::parse("site a 0-1\nlatency a a 0us\n", 10 * kUs).spread(3),
+  EXPECT_EQ(LatencyMap::parse("site a 0-1\nlatency a a 0us\n", 10 * kUs).spread(3),
             std::numeric_limits<double>::infinity());
   for (uint64_t seed = 1; seed <= 5; ++seed) {
-    const Topology t = Topology::random_islands(16, 3, 50 * kUs, 1500 * kUs, 6000 * kUs, seed);
+    const LatencyMap t = LatencyMap::random_islands(16, 3, 50 * kUs, 1500 * kUs, 6000 * kUs, seed);
     EXPECT_EQ(t.spread(16), spread_by_hand(t, 16)) << "seed " << seed;
   }
 }
@@ -139,10 +139,10 @@ TEST(Topology, SpreadIsLargestOverSmallestLatency) {
 namespace lanecast::algos::sim {
 namespace {
 
-TEST(Topology, ShippedExamplesParse) {
+TEST(LatencyMap, ShippedExamplesParse) {
   for (const char* name : {"two_sites", "islands4", "grid3", "matrix4"}) {
     const std::string path = std::string(LANECAST_SOURCE_DIR) + "/config/topologies/" + name + ".topo";
-    const Topology t = Topology::load(path, 10 * kPicosPerMicro);
+    const LatencyMap t = LatencyMap::load(path, 10 * kPicosPerMicro);
     EXPECT_GT(t.nodes(), 0u) << name;
     EXPECT_FALSE(t.uniform()) << name;
   }

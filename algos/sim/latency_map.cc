@@ -1,4 +1,4 @@
-#include "algos/sim/topology.h"
+#include "algos/sim/latency_map.h"
 
 #include <algorithm>
 #include <charconv>
@@ -79,14 +79,14 @@ Picos parse_duration(std::string_view text, std::string_view what) {
   return static_cast<Picos>(std::llround(v * scale));
 }
 
-void Topology::set_site_latency(int a, int b, Picos t) {
+void LatencyMap::set_site_latency(int a, int b, Picos t) {
   const size_t n = site_names_.size();
   site_latency_[static_cast<size_t>(a) * n + static_cast<size_t>(b)] = static_cast<int64_t>(t);
   site_latency_[static_cast<size_t>(b) * n + static_cast<size_t>(a)] = static_cast<int64_t>(t);
 }
 
-Topology Topology::parse(std::string_view text, Picos default_t0) {
-  Topology t(default_t0);
+LatencyMap LatencyMap::parse(std::string_view text, Picos default_t0) {
+  LatencyMap t(default_t0);
   size_t line_no = 0;
   std::vector<std::vector<std::string_view>> lines;
   {
@@ -189,7 +189,7 @@ Topology Topology::parse(std::string_view text, Picos default_t0) {
   return t;
 }
 
-Topology Topology::load(const std::string& path, Picos default_t0) {
+LatencyMap LatencyMap::load(const std::string& path, Picos default_t0) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("topology: cannot read '" + path + "'");
   std::stringstream ss;
@@ -201,11 +201,11 @@ Topology Topology::load(const std::string& path, Picos default_t0) {
   }
 }
 
-Topology Topology::random_islands(uint32_t nodes, uint32_t islands, Picos intra, Picos inter_min,
+LatencyMap LatencyMap::random_islands(uint32_t nodes, uint32_t islands, Picos intra, Picos inter_min,
                                   Picos inter_max, uint64_t seed) {
   if (islands == 0 || islands > nodes) throw std::invalid_argument("random_islands: need 1..nodes islands");
   std::mt19937_64 rng(seed);
-  Topology t(intra);
+  LatencyMap t(intra);
   t.nodes_ = nodes;
   t.site_of_.resize(nodes);
   // Every island gets one member first, the rest go anywhere; then shuffle ranks.
@@ -223,7 +223,7 @@ Topology Topology::random_islands(uint32_t nodes, uint32_t islands, Picos intra,
   return t;
 }
 
-void Topology::check_fits(uint32_t nodes) const {
+void LatencyMap::check_fits(uint32_t nodes) const {
   if (nodes_ != 0 && nodes_ != nodes)
     throw std::invalid_argument("topology describes " + std::to_string(nodes_) + " nodes, the group has " +
                                 std::to_string(nodes));
@@ -232,7 +232,7 @@ void Topology::check_fits(uint32_t nodes) const {
                                 " in a site, the group has only " + std::to_string(nodes) + " nodes");
 }
 
-double Topology::spread(uint32_t nodes) const {
+double LatencyMap::spread(uint32_t nodes) const {
   check_fits(nodes);  // a matrix has no row for a rank beyond it
   if (uniform() || nodes < 2) return 1;
   // Ranks from `named` on are in no site, no pair and no matrix: any two of them
@@ -253,7 +253,7 @@ double Topology::spread(uint32_t nodes) const {
   return static_cast<double>(hi) / static_cast<double>(lo);
 }
 
-Picos Topology::lookup(Rank from, Rank to) const {
+Picos LatencyMap::lookup(Rank from, Rank to) const {
   if (!pairs_.empty()) {
     if (auto it = pairs_.find((uint64_t{from} << 32) | to); it != pairs_.end()) return it->second;
   }

@@ -19,20 +19,20 @@ using Picos = uint64_t;  // simulated time: integer picoseconds (exact, determin
 
 inline constexpr Picos kPicosPerMicro = 1'000'000;
 
-class Topology {
+class LatencyMap {
  public:
   // A uniform network: every pair has latency `t0`.
-  explicit Topology(Picos t0 = 0) : default_(t0) {}
+  explicit LatencyMap(Picos t0 = 0) : default_(t0) {}
 
   // Parses the text format; throws std::invalid_argument("topology:LINE: ...").
   // `default_t0` is used for pairs the text leaves open when it has no `default`.
-  static Topology parse(std::string_view text, Picos default_t0);
-  static Topology load(const std::string& path, Picos default_t0);
+  static LatencyMap parse(std::string_view text, Picos default_t0);
+  static LatencyMap load(const std::string& path, Picos default_t0);
 
   // Random islands, as in Figueira's experiments: `nodes` members spread over
   // `islands` islands (every island non-empty), `intra` inside an island, a per
   // island-pair latency drawn uniformly from [inter_min, inter_max] between.
-  static Topology random_islands(uint32_t nodes, uint32_t islands, Picos intra, Picos inter_min,
+  static LatencyMap random_islands(uint32_t nodes, uint32_t islands, Picos intra, Picos inter_min,
                                  Picos inter_max, uint64_t seed);
 
   // 0 when the file does not fix the group size (any size fits).
