@@ -30,6 +30,7 @@
 #include "engine/runtime/lane_io_task.h"
 #include "lanecast/lanecast.h"
 #include "engine/api/member_internals.h"
+#include "engine/api/node_config_of.h"
 #include "engine/node/node.h"
 #include "engine/runtime/poller.h"
 #include "engine/group/lane_port.h"
@@ -288,25 +289,9 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
       engine::group_key_of(spec.id, im.table), spec.lanes, &clash);
   if (!key) throw std::runtime_error("group " + spec.name + ": " + clash + "; join again for a new epoch");
   im.key = std::move(*key);
-  engine::NodeConfig nc;
-  nc.group_id = spec.id;
-  nc.epoch = im.table.epoch;
+  engine::NodeConfig nc = engine::node_config_of(spec, spec.id, im.table.epoch, n, im.segment, spec.finds_rate());
   nc.group_key = im.key.key();
-  nc.multicast = spec.multicast;
-  nc.algo_options.root_delay_ns = static_cast<uint64_t>(std::llround(spec.mcast_root_delay_us * 1e3));
-  nc.algo_options.sync_seed = spec.mcast_sync_seed;
-  nc.algo_options.nack_repair = spec.mcast_repair_on_request;
   nc.rank = me;
-  nc.nodes = n;
-  nc.lanes = spec.lanes;
-  nc.segment_bytes = im.segment;
-  nc.max_message_bytes = spec.max_message_bytes;
-  nc.window = spec.window;
-  nc.peer_timeout_ns = static_cast<uint64_t>(spec.peer_timeout_ms * 1e6);
-  nc.lane_rate_bps = static_cast<uint64_t>(spec.port_rate_mbit * 1e6);
-  nc.rate_control = spec.finds_rate();
-  nc.pace_overhead_bytes = spec.port_overhead_bytes;
-  nc.streams = engine::resolve_streams(spec.streams, spec.algo, n);
   nc.fail_stop = true;  // members are processes: one that goes silent is gone for this epoch
   if (secret) {
     // Keys of this formation: every member's incarnation is in them.

@@ -11,6 +11,7 @@
 
 
 #include "algos/sim/latency_map.h"
+#include "engine/api/node_config_of.h"
 #include "drivers/dpdk/dpdk_port.h"
 #include "drivers/ethernet.h"
 #include "drivers/fabric/fabric.h"
@@ -196,24 +197,8 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
   im.ports = ports;
   im.key = engine::GroupKeyClaim::claim_random(o.lanes);
 
-  engine::NodeConfig nc;
-  nc.group_id = gid;
-  nc.epoch = engine::fresh_epoch();
+  engine::NodeConfig nc = engine::node_config_of(o, gid, engine::fresh_epoch(), o.nodes, im.segment, o.rate_control);
   nc.group_key = im.key.key();
-  nc.multicast = o.multicast;
-  nc.nodes = o.nodes;
-  nc.lanes = o.lanes;
-  nc.segment_bytes = im.segment;
-  nc.max_message_bytes = o.max_message_bytes;
-  nc.window = o.window;
-  nc.peer_timeout_ns = static_cast<uint64_t>(o.peer_timeout_ms * 1e6);
-  nc.lane_rate_bps = static_cast<uint64_t>(o.port_rate_mbit * 1e6);
-  nc.rate_control = o.rate_control;
-  nc.pace_overhead_bytes = o.port_overhead_bytes;
-  nc.streams = engine::resolve_streams(o.streams, o.algo, o.nodes);
-  nc.algo_options.root_delay_ns = static_cast<uint64_t>(std::llround(o.mcast_root_delay_us * 1e3));
-  nc.algo_options.sync_seed = o.mcast_sync_seed;
-  nc.algo_options.nack_repair = o.mcast_repair_on_request;
   if (o.key) {
     // The members share one life: one random value stands for every
     // member's incarnation, so two groups of one epoch still differ.
