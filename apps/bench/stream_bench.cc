@@ -131,9 +131,9 @@ StreamRow run_size(Engine& engine, LocalGroup& g, std::vector<MemberTally>& tall
   };
   // The warm-up at the offered rate too, and delivered everywhere before the
   // timed messages start: warm-up messages published as fast as the window
-  // allowed were still queued on the polling core when the timed schedule
-  // began, and the first 5 ms of timed messages - 1.8% of a 300 000-message
-  // run at 1M msgs/s - waited behind them: that was the run's p99.
+  // allows would still be queued on the polling core when the timed
+  // schedule begins, and the first timed messages would wait behind them
+  // (at 1M msgs/s, enough of them to set the run's p99).
   if (!publish_range(0, s.warmup, clock_ns())) return row;
   wait_delivered(first_seq + s.warmup, s.warmup);
   row.would_block = 0;

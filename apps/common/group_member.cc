@@ -53,8 +53,7 @@ EngineOptions member_engine_options(const GroupMember& who, uint32_t cores, bool
   // The member's pools and a quarter more, plus room for DPDK's own
   // structures (ports, rings, per-lcore caches). Not more: without hugepages
   // DPDK describes its memory page by page (4 KiB) and every process
-  // initialises that table at start-up; 512 MiB of it cost 16 processes
-  // sharing 2 CPUs about 0.2 s of a group's formation.
+  // initialises that table at start-up, on the path of a group's formation.
   const uint64_t pools = Group::memory_bytes(who.spec, who.rank);
   eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(128, ((pools + pools / 4) >> 20) + 96));
   return eo;

@@ -107,8 +107,7 @@ int replay_in_process(const ReplayConfig& c, const replay::CaptureSummary& src) 
   eo.polling_cores = c.cores;
   // The polling cores never sleep while replaying: waking a sleeping core at
   // a publish puts it on the replaying thread's CPU for a moment, and the
-  // next packet leaves late (p99 of the send error 10 ms instead of
-  // microseconds, 8 members on 2 CPUs).
+  // next packet leaves milliseconds late instead of microseconds.
   eo.idle_sleep_max_ns = 0;
   eo.memory_mb = static_cast<uint32_t>(std::max<uint64_t>(512, (LocalGroup::memory_bytes(go) >> 20) * 2 + 256));
 

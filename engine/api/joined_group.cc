@@ -184,8 +184,8 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
   const std::string tag = "j" + std::to_string(next_group_id_++);
   // One core at a time takes and gives back this member's buffers (its
   // polling core, or the thread driving it in calls): no per-lcore caches,
-  // whose 3 MiB a process zeroed at start-up cost 16 members forming a group
-  // on 2 CPUs about 80 ms; an uncontended ring operation per burst is cheap.
+  // whose megabytes every process would zero at start-up, slowing a group's
+  // formation on shared CPUs; an uncontended ring operation per burst is cheap.
   im.payload_pool = engine::make_pool(tag + "_payload", pp.payload_count, pp.payload_room, /*lcore_caches=*/false);
   im.header_pool = engine::make_pool(tag + "_header", pp.header_count, pp.header_room, /*lcore_caches=*/false);
 

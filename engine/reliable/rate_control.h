@@ -243,13 +243,11 @@ class RateControl {
 
   // A round under the target: back towards the rate of the last cut by a
   // quarter of the way per round, then on by the step (CUBIC's concave
-  // approach to the window of its last loss, Ha, Rhee & Xu 2008). Most cuts
-  // on 8 processes sharing 2 CPUs are for the host, not the path: every
-  // member's channels time out a few times a broadcast at 1000 Mbit/s with
-  // no frame dropped on any link (acks later than the timer while the
-  // receiving core did not run), told the rate or not. Climbing back by the
-  // step alone - 10 Mbit/s a round - took 30 rounds after each, and the
-  // rate-controlled group carried 0.75-0.9 of what the told one did.
+  // approach to the window of its last loss, Ha, Rhee & Xu 2008). On
+  // shared CPUs many cuts are for the host, not the path: an ack comes
+  // later than the timer while the receiving core does not run, with no
+  // frame dropped. Climbing back by the step alone would spend tens of
+  // rounds below the rate the path carries after each such cut.
   uint64_t increase() const {
     const uint64_t s = step();
     if (rate_bps_ >= last_cut_from_bps_) return s;

@@ -42,9 +42,9 @@ std::string lcores_with_workers(const EalOptions& o, const std::vector<int>& cpu
   const std::vector<int> pinned = polling_cpus();  // one per physical core first (hwloc)
   const unsigned workers = o.polling_cores ? o.polling_cores : static_cast<unsigned>(cpus.size());
   // Each polling lcore is pinned to one CPU, round robin over
-  // polling_cpus(). Floating pollers measured badly: the scheduler stacked
-  // both on one CPU now and then, and a broadcast of one byte across 8
-  // members took 0.5-1 ms instead of 20 us. The main lcore (the
+  // polling_cpus(): the scheduler may stack floating pollers on one CPU,
+  // and a small broadcast then waits for the scheduler's time slice
+  // instead of a turn of the loop. The main lcore (the
   // application's thread, and the threads it starts) floats over the CPUs no
   // poller takes, so it does not preempt a polling core; over all of them
   // when the pollers take every CPU.

@@ -6,10 +6,9 @@
 // DPDK's default pool in that mode pads every buffer to a 4 KiB page of its
 // own, so that each would be IO-contiguous (a 2.4 KB buffer takes 4 KiB:
 // 1.7x the memory), asks the IO address of each page, and takes one page
-// fault per buffer as it writes their headers: a 16 MiB group's member,
-// 26570 buffers, took 0.9-1.1 s (tests/bench/bootstrap_time.sh). Packed
-// buffers in one memzone that is faulted in by one madvise take about a
-// tenth of that.
+// fault per buffer as it writes their headers. Packed buffers in one
+// memzone, faulted in by one madvise, make a member's start-up about ten
+// times faster (tests/bench/bootstrap_time.sh measures it).
 #pragma once
 
 #include <rte_mempool.h>
