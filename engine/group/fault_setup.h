@@ -10,7 +10,7 @@
 
 #include "drivers/port.h"
 #include "lanecast/group_spec.h"
-#include "engine/node/node.h"
+#include "engine/runtime/pools.h"
 
 namespace lanecast::engine {
 

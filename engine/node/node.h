@@ -42,6 +42,7 @@
 #include "engine/node/owed_runs.h"
 #include "engine/node/pacer.h"
 #include "engine/runtime/poller.h"
+#include "engine/runtime/pools.h"
 #include "engine/stream/batch_format.h"
 #include "engine/stream/delivery_target.h"
 #include "engine/stream/publisher_intake.h"
@@ -126,11 +127,6 @@ struct NodeConfig {
   // payload into a fresh buffer. The zero-copy test turns it on to show that
   // it notices a copying forward path.
   bool test_copy_forwarded_payloads = false;
-};
-
-struct Pools {
-  rte_mempool* payload = nullptr;  // root's segment buffers (and flattened frames)
-  rte_mempool* header = nullptr;   // header and ack frames
 };
 
 class Node final : public PollTask {
