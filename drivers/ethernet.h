@@ -119,16 +119,16 @@ inline PeerAddress source_of(const uint8_t* hdr) { return to_peer(hdr + 6); }
 
 // --- group addresses ---------------------------------------------------------
 //
-// A group's multicast MAC per lane, from its random key (port.h's GroupKey):
-// the key's first six bytes with the I/G and U/L bits set (a locally
+// A group's multicast MAC per lane, from its random seed (port.h's GroupAddressSeed):
+// the seed's first six bytes with the I/G and U/L bits set (a locally
 // administered group address: never IPv4's 01:00:5e, whose U/L bit is clear;
 // a first byte of 0x33, IPv6's, is moved to 0x37), the lane added to the
 // last byte so a group's lanes differ. 46 random bits: two groups on one
-// segment collide by accident once in 7e13 pairs; the engine checks the groups it holds itself (engine/group/group_key.h),
+// segment collide by accident once in 7e13 pairs; the engine checks the groups it holds itself (engine/group/address_seed.h),
 // and receivers check the group id and epoch in every lanecast header.
-inline PeerAddress group_mac(const GroupKey& key, uint16_t lane) {
+inline PeerAddress group_mac(const GroupAddressSeed& seed, uint16_t lane) {
   uint8_t m[6];
-  std::memcpy(m, key.bytes, 6);
+  std::memcpy(m, seed.bytes, 6);
   m[0] |= 0x03;
   if (m[0] == 0x33) m[0] = 0x37;  // 33:33:... is IPv6 multicast, which hosts join
   m[5] = static_cast<uint8_t>(m[5] + lane);

@@ -36,7 +36,7 @@ class ForwardingPort : public Port {
   uint16_t sealed_link_bytes() const override { return in_.sealed_link_bytes(); }
   std::string learn_peers(const PeerAddress* p, size_t n) override { return in_.learn_peers(p, n); }
   std::string register_pool(rte_mempool* pool) override { return in_.register_pool(pool); }
-  PeerAddress group_address(const GroupKey& key, uint16_t lane) const override { return in_.group_address(key, lane); }
+  PeerAddress group_address(const GroupAddressSeed& seed, uint16_t lane) const override { return in_.group_address(seed, lane); }
   std::string join_group(uint16_t lane, const PeerAddress& group) override { return in_.join_group(lane, group); }
   void leave_group(uint16_t lane, const PeerAddress& group) override { in_.leave_group(lane, group); }
   std::string join_hellos(uint32_t id, uint16_t lane, PeerAddress* to) override { return in_.join_hellos(id, lane, to); }

@@ -35,14 +35,14 @@ struct PeerAddress {
 std::string format_address(const PeerAddress& a);
 
 // 16 random bytes that name one incarnation of a group on the wire (drawn
-// from the kernel's CSPRNG, engine/group/group_key.h). A port turns them into its
+// from the kernel's CSPRNG, engine/group/address_seed.h). A port turns them into its
 // kind of group address: a locally administered multicast MAC on Ethernet, a
 // multicast GID on InfiniBand. Two jobs on one network then share a group
 // address only by a 2^-46 accident (Ethernet), not because both are "group 1".
-struct GroupKey {
+struct GroupAddressSeed {
   uint8_t bytes[16] = {};
 
-  bool operator==(const GroupKey& o) const { return std::memcmp(bytes, o.bytes, sizeof bytes) == 0; }
+  bool operator==(const GroupAddressSeed& o) const { return std::memcmp(bytes, o.bytes, sizeof bytes) == 0; }
 };
 
 // What a port can do, read once at set-up. The engine adapts to each answer
@@ -149,7 +149,7 @@ class Port {
   }
 
   // Multicast membership (control path; caps().multicast). group_address()
-  // turns a group's key into the address its multicasts on `lane` are sent
+  // turns a group's address seed into the address its multicasts on `lane` are sent
   // to. join_group() makes frames sent to `group` reach `lane` of this port -
   // the NIC's multicast filter, the kernel interface's multicast list, or
   // ibv_attach_mcast on an InfiniBand UD queue pair - and returns "" or why it
@@ -157,8 +157,8 @@ class Port {
   // join. A port leaves what it joined when it is destroyed; what lives in
   // the kernel is tied to a descriptor, so the kernel undoes it when the
   // process dies however it dies.
-  virtual PeerAddress group_address(const GroupKey& key, uint16_t lane) const {
-    (void)key, (void)lane;
+  virtual PeerAddress group_address(const GroupAddressSeed& seed, uint16_t lane) const {
+    (void)seed, (void)lane;
     return PeerAddress{};
   }
   virtual std::string join_group(uint16_t lane, const PeerAddress& group) {

@@ -96,8 +96,8 @@ class DpdkPort final : public Port {
   // (rte_eth_dev_set_mc_addr_list), or, when the PMD has none, receives all
   // multicast (allmulticast, or promiscuous mode, already on). Frames of
   // groups not joined are refused by accepts() either way.
-  PeerAddress group_address(const GroupKey& key, uint16_t lane) const override {
-    return ethernet::group_mac(key, lane);
+  PeerAddress group_address(const GroupAddressSeed& seed, uint16_t lane) const override {
+    return ethernet::group_mac(seed, lane);
   }
   std::string join_group(uint16_t lane, const PeerAddress& group) override;
   void leave_group(uint16_t lane, const PeerAddress& group) override;

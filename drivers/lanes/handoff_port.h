@@ -71,8 +71,8 @@ class HandoffPort final : public Port {
   // filter slot).
   std::string join_group(uint16_t lane, const PeerAddress& group) override { return inner_->join_group(lane, group); }
   void leave_group(uint16_t lane, const PeerAddress& group) override { inner_->leave_group(lane, group); }
-  PeerAddress group_address(const GroupKey& key, uint16_t lane) const override {
-    return inner_->group_address(key, lane);
+  PeerAddress group_address(const GroupAddressSeed& seed, uint16_t lane) const override {
+    return inner_->group_address(seed, lane);
   }
   void attach_waker(Waker* w) override { member_waker_.store(w, std::memory_order_release); }
   void detach_waker() override { member_waker_.store(nullptr, std::memory_order_release); }

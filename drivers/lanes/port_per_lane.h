@@ -58,8 +58,8 @@ class PortPerLane final : public Port {
       if (p->accepts(h)) return true;
     return false;
   }
-  PeerAddress group_address(const GroupKey& key, uint16_t lane) const override {
-    return lanes_[0]->group_address(key, lane);
+  PeerAddress group_address(const GroupAddressSeed& seed, uint16_t lane) const override {
+    return lanes_[0]->group_address(seed, lane);
   }
   std::string join_group(uint16_t lane, const PeerAddress& group) override {
     return lanes_.at(lane)->join_group(0, group);

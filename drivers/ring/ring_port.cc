@@ -95,7 +95,7 @@ bool RingPort::accepts(const uint8_t* hdr) const { return groups_.accepts(hdr, m
 
 bool RingPort::is_from(const uint8_t* hdr, const PeerAddress& peer) const { return ethernet::is_from(hdr, peer); }
 
-PeerAddress RingPort::group_address(const GroupKey& key, uint16_t lane) const { return ethernet::group_mac(key, lane); }
+PeerAddress RingPort::group_address(const GroupAddressSeed& seed, uint16_t lane) const { return ethernet::group_mac(seed, lane); }
 
 std::string RingPort::join_group(uint16_t lane, const PeerAddress& group) {
   if (!multicast_) return name_ + ": the switch behind it does not copy group frames";

@@ -55,7 +55,7 @@ class RingPort final : public Port {
   bool accepts(const uint8_t* link_header) const override;
   bool is_from(const uint8_t* link_header, const PeerAddress& peer) const override;
   PeerAddress source_of(const uint8_t* link_header) const override { return ethernet::source_of(link_header); }
-  PeerAddress group_address(const GroupKey& key, uint16_t lane) const override;
+  PeerAddress group_address(const GroupAddressSeed& seed, uint16_t lane) const override;
   std::string join_group(uint16_t lane, const PeerAddress& group) override;
   void leave_group(uint16_t lane, const PeerAddress& group) override;
   void attach_waker(Waker* w) override { rx_waker_ = w; }

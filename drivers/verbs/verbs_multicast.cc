@@ -1,5 +1,5 @@
 // VerbsPort: hardware multicast. A group's address is a multicast GID made
-// from the group's random key; the port joins it through the subnet
+// from the group's random address seed; the port joins it through the subnet
 // administrator with librdmacm (rdma_join_multicast: the SA's MCMemberRecord
 // join, as UCC's mlx5 multicast and MVAPICH2 do), takes the MLID and Q_Key
 // the join's event reports, makes one address handle to send to the group
@@ -42,23 +42,23 @@ sockaddr_storage sockaddr_of(const ibv_gid& gid, bool roce) {
 
 sockaddr_storage VerbsPort::own_sockaddr() const { return sockaddr_of(self_.gid, caps_.roce); }
 
-// IB: ff12:4c43 ("LC", transient, link-local scope) + 11 bytes of the key +
+// IB: ff12:4c43 ("LC", transient, link-local scope) + 11 bytes of the seed +
 // the lane. RoCE v2 over IPv4: 239.k.k.l (organisation-local scope, 2^-24
 // to meet another group's); over IPv6: ff15:4c43 + the same bytes.
-PeerAddress VerbsPort::group_address(const GroupKey& key, uint16_t lane) const {
+PeerAddress VerbsPort::group_address(const GroupAddressSeed& seed, uint16_t lane) const {
   ibv_gid g{};
   if (caps_.roce && is_ipv4_mapped(self_.gid)) {
     g.raw[10] = g.raw[11] = 0xff;
     g.raw[12] = 239;
-    g.raw[13] = key.bytes[0];
-    g.raw[14] = key.bytes[1];
-    g.raw[15] = static_cast<uint8_t>(key.bytes[2] ^ lane);
+    g.raw[13] = seed.bytes[0];
+    g.raw[14] = seed.bytes[1];
+    g.raw[15] = static_cast<uint8_t>(seed.bytes[2] ^ lane);
   } else {
     g.raw[0] = 0xff;
     g.raw[1] = caps_.roce ? 0x15 : 0x12;
     g.raw[2] = 0x4c;
     g.raw[3] = 0x43;
-    std::memcpy(g.raw + 4, key.bytes, 11);
+    std::memcpy(g.raw + 4, seed.bytes, 11);
     g.raw[15] = static_cast<uint8_t>(lane);
   }
   return group_of(g);
@@ -167,10 +167,10 @@ void VerbsPort::leave_group(uint16_t lane, const PeerAddress& group) {
 }
 
 // The discovery bootstrap's group: every member of group `group_id` can
-// name it before knowing anyone ("LC hello" and the id in place of a key).
+// name it before knowing anyone ("LC hello" and the id in place of a seed).
 namespace {
-GroupKey hello_key(uint32_t group_id) {
-  GroupKey k{};
+GroupAddressSeed hello_seed(uint32_t group_id) {
+  GroupAddressSeed k{};
   std::memcpy(k.bytes, "LChello", 7);
   for (int i = 0; i < 4; ++i) k.bytes[7 + i] = static_cast<uint8_t>(group_id >> (24 - 8 * i));
   return k;
@@ -178,13 +178,13 @@ GroupKey hello_key(uint32_t group_id) {
 }  // namespace
 
 std::string VerbsPort::join_hellos(uint32_t group_id, uint16_t lane, PeerAddress* to) {
-  *to = group_address(hello_key(group_id), lane);
+  *to = group_address(hello_seed(group_id), lane);
   const std::string why = join_group(lane, *to);
   return why.empty() ? "" : "cannot join the hellos' multicast group: " + why;
 }
 
 void VerbsPort::leave_hellos(uint32_t group_id, uint16_t lane) {
-  leave_group(lane, group_address(hello_key(group_id), lane));
+  leave_group(lane, group_address(hello_seed(group_id), lane));
 }
 
 }  // namespace lanecast::drivers::verbs

@@ -106,7 +106,7 @@ class VerbsPort final : public Port {
   PeerAddress source_of(const uint8_t* link_header) const override;
   std::string learn_peers(const PeerAddress* peers, size_t count) override;
   std::string register_pool(rte_mempool* pool) override;
-  PeerAddress group_address(const GroupKey& key, uint16_t lane) const override;
+  PeerAddress group_address(const GroupAddressSeed& seed, uint16_t lane) const override;
   std::string join_group(uint16_t lane, const PeerAddress& group) override;
   void leave_group(uint16_t lane, const PeerAddress& group) override;
   // Hellos go to a multicast group named by the group id (no broadcast on IB).

@@ -16,7 +16,7 @@
 #include "drivers/lanes/handoff_port.h"
 #include "drivers/loss/multicast_loss_port.h"
 #include "engine/auth/epoch_keys.h"
-#include "engine/group/group_key.h"
+#include "engine/group/address_seed.h"
 #include "drivers/lanes/port_per_lane.h"
 #include "engine/group/fault_keys.h"
 #include "engine/group/fault_setup.h"
@@ -97,7 +97,7 @@ struct Group::Impl {
   engine::PoolPtr header_pool;
   std::unique_ptr<drivers::Port> port;  // one DPDK port, or one per lane (PortPerLane)
   engine::bootstrap::EndpointTable table;
-  engine::GroupKeyClaim key;  // the group's multicast addresses (released after the node left them)
+  engine::AddressSeedClaim seed;  // the group's multicast addresses (released after the node left them)
   std::unique_ptr<engine::Node> node;
   engine::Poller* poller = nullptr;
   std::optional<algos::autoselect::Rules> rules;
@@ -285,12 +285,12 @@ std::unique_ptr<Group> Engine::join(const GroupSpec& spec, Rank me) {
                                                             spec.mcast_loss_seed + me);
   im.port = engine::fault_port(std::move(im.port), spec.faults, me, addrs, {im.payload_pool.get(), im.header_pool.get()});
   std::string clash;
-  std::optional<engine::GroupKeyClaim> key = engine::GroupKeyClaim::claim(
-      engine::group_key_of(spec.id, im.table), spec.lanes, &clash);
-  if (!key) throw std::runtime_error("group " + spec.name + ": " + clash + "; join again for a new epoch");
-  im.key = std::move(*key);
+  std::optional<engine::AddressSeedClaim> seed = engine::AddressSeedClaim::claim(
+      engine::address_seed_of(spec.id, im.table), spec.lanes, &clash);
+  if (!seed) throw std::runtime_error("group " + spec.name + ": " + clash + "; join again for a new epoch");
+  im.seed = std::move(*seed);
   engine::NodeConfig nc = engine::node_config_of(spec, spec.id, im.table.epoch, n, im.segment, spec.finds_rate());
-  nc.group_key = im.key.key();
+  nc.address_seed = im.seed.seed();
   nc.rank = me;
   nc.fail_stop = true;  // members are processes: one that goes silent is gone for this epoch
   if (secret) {

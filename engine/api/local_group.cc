@@ -20,7 +20,7 @@
 #include "engine/bootstrap/endpoints.h"
 #include "engine/group/fault_keys.h"
 #include "engine/group/fault_setup.h"
-#include "engine/group/group_key.h"
+#include "engine/group/address_seed.h"
 #include "engine/group/group_setup.h"
 #include "lanecast/lanecast.h"
 #include "engine/node/node.h"
@@ -114,7 +114,7 @@ struct LocalGroup::Impl {
   std::vector<std::unique_ptr<drivers::MulticastLossPort>> lossy;  // GroupOptions::mcast_loss
   std::vector<std::unique_ptr<drivers::Port>> faulty;  // GroupOptions::faults (drivers/fault/)
   std::vector<drivers::Port*> ports;  // each node's port, as the node sees it
-  engine::GroupKeyClaim key;          // the group's multicast addresses
+  engine::AddressSeedClaim seed;         // the group's multicast addresses
 };
 
 std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
@@ -195,10 +195,10 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
       ports[r] = im.faulty.back().get();
     }
   im.ports = ports;
-  im.key = engine::GroupKeyClaim::claim_random(o.lanes);
+  im.seed = engine::AddressSeedClaim::claim_random(o.lanes);
 
   engine::NodeConfig nc = engine::node_config_of(o, gid, engine::fresh_epoch(), o.nodes, im.segment, o.rate_control);
-  nc.group_key = im.key.key();
+  nc.address_seed = im.seed.seed();
   if (o.key) {
     // The members share one life: one random value stands for every
     // member's incarnation, so two groups of one epoch still differ.

@@ -70,7 +70,7 @@ uint64_t spec_digest(const GroupSpec& s) {
 uint64_t fresh_incarnation() {
   // The kernel's CSPRNG (getrandom(2)): two processes started at once still
   // differ, and a group's multicast key is derived from these
-  // (engine/group/group_key.h). The clock and pid only if getrandom fails.
+  // (engine/group/address_seed.h). The clock and pid only if getrandom fails.
   uint64_t x = 0;
   if (getrandom(&x, sizeof x, 0) != static_cast<ssize_t>(sizeof x)) {
     timespec ts{};

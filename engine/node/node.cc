@@ -175,7 +175,7 @@ void Node::join_groups() {
     return;
   }
   for (uint16_t l = 0; l < cfg_.lanes; ++l) {
-    const drivers::PeerAddress a = port_.group_address(cfg_.group_key, l);
+    const drivers::PeerAddress a = port_.group_address(cfg_.address_seed, l);
     const std::string why = a.len == 0 ? port_.name() + " has no group address" : port_.join_group(l, a);
     if (!why.empty()) {
       leave_groups();

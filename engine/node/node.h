@@ -70,11 +70,11 @@ inline constexpr uint64_t kRateControlCeilingBps = 10'000'000'000;
 struct NodeConfig {
   uint32_t group_id = 1;
   uint32_t epoch = 1;                    // the group's incarnation (engine/wire/wire.h)
-  // The group's multicast addresses come from this key (engine/group/group_key.h),
+  // The group's multicast addresses come from this seed (engine/group/address_seed.h),
   // the same in every member. With multicast on and a port that can join
   // them, a multicast is one frame to the group address; otherwise (off, or
   // a join refused: multicast_fallback() says why) one datagram per member.
-  drivers::GroupKey group_key;
+  drivers::GroupAddressSeed address_seed;
   bool multicast = true;
   // Members are processes that may die (Engine::join): the first broadcast to
   // fail makes the group broken for this epoch - the member tells every

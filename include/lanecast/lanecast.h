@@ -158,7 +158,7 @@ struct GroupOptions {
   // segment about once; false, the paper's ring - twice.
   bool mcast_repair_on_request = true;
   // Real multicast where the ports can join group addresses (random per group,
-  // engine/group/group_key.h); false: always emulate (one datagram per member).
+  // engine/group/address_seed.h); false: always emulate (one datagram per member).
   bool multicast = true;
   // Each member drops this share of the multicast frames it receives, from a
   // generator seeded per member with mcast_loss_seed + rank

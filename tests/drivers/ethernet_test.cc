@@ -88,7 +88,7 @@ TEST(Ethernet, GroupFilterCountsJoinsAndFillsUp) {
 // Group MACs from a key: group and locally administered, never IPv6's 33:33,
 // never broadcast, one per lane, the same for the same key.
 TEST(Ethernet, GroupMacFromAKey) {
-  GroupKey k;
+  GroupAddressSeed k;
   for (int i = 0; i < 16; ++i) k.bytes[i] = static_cast<uint8_t>(0x11 * i);
   const PeerAddress a = group_mac(k, 0), b = group_mac(k, 1);
   EXPECT_EQ(a.len, 6);
@@ -96,7 +96,7 @@ TEST(Ethernet, GroupMacFromAKey) {
   EXPECT_EQ(a.bytes[0] & 0x02, 0x02);  // locally administered
   EXPECT_FALSE(a == b);
   EXPECT_TRUE(a == group_mac(k, 0));
-  GroupKey other = k;
+  GroupAddressSeed other = k;
   other.bytes[3] ^= 1;
   EXPECT_FALSE(a == group_mac(other, 0));
   k.bytes[0] = 0x30;  // would be 33: IPv6 multicast

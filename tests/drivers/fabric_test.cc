@@ -333,7 +333,7 @@ TEST(Fabric, GroupFramesReachOnlyThePortsThatJoined) {
   PoolGuard guard;
   {
     Fabric f(opts(4, 2));
-    GroupKey key;
+    GroupAddressSeed key;
     key.bytes[0] = 0x5a;
     key.bytes[5] = 9;
     const PeerAddress g0 = f.port(0).group_address(key, 0), g1 = f.port(0).group_address(key, 1);

@@ -29,7 +29,7 @@ std::vector<uint32_t> run(double loss, uint64_t seed, uint64_t* lost, uint32_t* 
   o.ring_size = 2048;
   Fabric f(o);
   MulticastLossPort rx(f.port(1), loss, seed);
-  GroupKey key;
+  GroupAddressSeed key;
   key.bytes[1] = 0x42;
   const PeerAddress group = rx.group_address(key, 0);
   EXPECT_EQ(rx.join_group(0, group), "");

@@ -74,7 +74,7 @@ TEST(VerbsHardware, TwoPortsOnOneAdapterCarryBroadcastsByteForByte) {
     nc.nodes = 2;
     nc.segment_bytes = mtu - 128;  // lanecast's headers within the path MTU
     nc.max_message_bytes = 64u << 20;
-    for (int i = 0; i < 16; ++i) nc.group_key.bytes[i] = static_cast<uint8_t>(std::rand());
+    for (int i = 0; i < 16; ++i) nc.address_seed.bytes[i] = static_cast<uint8_t>(std::rand());
     nodes.push_back(std::make_unique<engine::Node>(nc, *ports[r], engine::Pools{payload, header}, addrs));
   }
   std::printf("%s, MTU %u, %s, multicast %s\n", ports[0]->name().c_str(), mtu,

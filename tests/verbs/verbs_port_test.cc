@@ -194,7 +194,7 @@ TEST(VerbsPort, AFrameFromAnotherQueuePairIsNotFromThePeer) {
 
 TEST(VerbsPort, MulticastReachesEveryJoinedMemberButTheSender) {
   Rig r(4);
-  GroupKey key;
+  GroupAddressSeed key;
   for (int i = 0; i < 16; ++i) key.bytes[i] = static_cast<uint8_t>(i * 7 + 1);
   const PeerAddress g = r.p[0]->group_address(key, 0);
   ASSERT_TRUE(is_group_address(g));
@@ -219,7 +219,7 @@ TEST(VerbsPort, ARefusedJoinSaysWhyAndLeavesNothing) {
   model::Options mo;
   mo.fail_joins = true;
   Rig r(2, mo);
-  GroupKey key{};
+  GroupAddressSeed key{};
   const std::string why = r.p[0]->join_group(0, r.p[0]->group_address(key, 0));
   EXPECT_NE(why.find("join failed"), std::string::npos) << why;
 }
@@ -313,7 +313,7 @@ TEST(VerbsPort, RoceSpeaksFromItsIpv4RoceV2Gid) {
   std::vector<PeerAddress> from;
   EXPECT_EQ(r.receive(2, 0, &from), std::vector<std::string>{"over udp 4791" + std::string(2000, 'r')});
   EXPECT_EQ(from, std::vector<PeerAddress>{r.p[0]->address()});  // from the IPv4 header's source
-  GroupKey key{};
+  GroupAddressSeed key{};
   key.bytes[0] = 9;
   const PeerAddress g = r.p[0]->group_address(key, 0);
   for (uint32_t i = 0; i < 3; ++i) EXPECT_EQ(r.p[i]->join_group(0, g), "") << i;

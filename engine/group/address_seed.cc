@@ -1,4 +1,4 @@
-#include "engine/group/group_key.h"
+#include "engine/group/address_seed.h"
 
 #include <sys/random.h>
 
@@ -12,10 +12,10 @@
 namespace lanecast::engine {
 namespace {
 
-// Every group address held by this process's groups, with its key.
+// Every group address held by this process's groups, with its seed.
 struct Held {
   drivers::PeerAddress mac;
-  drivers::GroupKey key;
+  drivers::GroupAddressSeed seed;
 };
 std::mutex g_mu;
 std::vector<Held>& held() {
@@ -33,8 +33,8 @@ uint64_t mix(uint64_t x) {
 
 }  // namespace
 
-drivers::GroupKey random_group_key() {
-  drivers::GroupKey k;
+drivers::GroupAddressSeed random_address_seed() {
+  drivers::GroupAddressSeed k;
   size_t got = 0;
   while (got < sizeof k.bytes) {
     const ssize_t n = getrandom(k.bytes + got, sizeof k.bytes - got, 0);
@@ -45,7 +45,7 @@ drivers::GroupKey random_group_key() {
   return k;
 }
 
-drivers::GroupKey group_key_of(uint32_t group_id, const bootstrap::EndpointTable& table) {
+drivers::GroupAddressSeed address_seed_of(uint32_t group_id, const bootstrap::EndpointTable& table) {
   // Two chains over the same inputs with different starting points: 128 bits.
   uint64_t a = mix(0x6c616e6563617374ull ^ group_id), b = mix(0x67726f75706b6579ull ^ (uint64_t{group_id} << 32));
   a = mix(a ^ table.epoch);
@@ -61,15 +61,15 @@ drivers::GroupKey group_key_of(uint32_t group_id, const bootstrap::EndpointTable
         b = mix(b ^ l.bytes[i] ^ (uint64_t{i} << 32));
       }
   }
-  drivers::GroupKey k;
+  drivers::GroupAddressSeed k;
   std::memcpy(k.bytes, &a, 8);
   std::memcpy(k.bytes + 8, &b, 8);
   return k;
 }
 
-std::optional<GroupKeyClaim> GroupKeyClaim::claim(const drivers::GroupKey& key, uint16_t lanes, std::string* clash) {
+std::optional<AddressSeedClaim> AddressSeedClaim::claim(const drivers::GroupAddressSeed& seed, uint16_t lanes, std::string* clash) {
   std::vector<Held> mine;
-  for (uint16_t l = 0; l < lanes; ++l) mine.push_back(Held{drivers::ethernet::group_mac(key, l), key});
+  for (uint16_t l = 0; l < lanes; ++l) mine.push_back(Held{drivers::ethernet::group_mac(seed, l), seed});
   std::lock_guard<std::mutex> g(g_mu);
   std::vector<Held>& h = held();
   for (const Held& m : mine)
@@ -80,35 +80,35 @@ std::optional<GroupKeyClaim> GroupKeyClaim::claim(const drivers::GroupKey& key, 
         return std::nullopt;
       }
   h.insert(h.end(), mine.begin(), mine.end());
-  GroupKeyClaim c;
-  c.key_ = key;
+  AddressSeedClaim c;
+  c.seed_ = seed;
   c.held_ = true;
   return c;
 }
 
-GroupKeyClaim GroupKeyClaim::claim_random(uint16_t lanes) {
+AddressSeedClaim AddressSeedClaim::claim_random(uint16_t lanes) {
   for (;;) {  // a clash is a 2^-46 event: the loop runs once
-    std::optional<GroupKeyClaim> c = claim(random_group_key(), lanes, nullptr);
+    std::optional<AddressSeedClaim> c = claim(random_address_seed(), lanes, nullptr);
     if (c) return std::move(*c);
   }
 }
 
-GroupKeyClaim& GroupKeyClaim::operator=(GroupKeyClaim&& o) noexcept {
+AddressSeedClaim& AddressSeedClaim::operator=(AddressSeedClaim&& o) noexcept {
   if (this != &o) {
     release();
-    key_ = o.key_;
+    seed_ = o.seed_;
     held_ = o.held_;
     o.held_ = false;
   }
   return *this;
 }
 
-void GroupKeyClaim::release() {
+void AddressSeedClaim::release() {
   if (!held_) return;
   std::lock_guard<std::mutex> g(g_mu);
   std::vector<Held>& h = held();
   for (size_t i = 0; i < h.size();)
-    if (h[i].key == key_) {
+    if (h[i].seed == seed_) {
       h.erase(h.begin() + static_cast<long>(i));
     } else {
       ++i;
