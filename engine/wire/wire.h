@@ -44,12 +44,10 @@ inline constexpr uint16_t kFlagSignal = 2;
 // again. Other data frames are acknowledged in batches (NodeConfig::ack_every)
 // or after a short delay (NodeConfig::ack_delay_ns).
 inline constexpr uint16_t kFlagAckNow = 4;
-// A stream's frame (engine/stream/). On a data frame, a batch of messages:
-// `op` is the publisher's stream index, `root` the publisher, `segment` the
-// batch number (low 32 bits), `offset` the sequence number of the first
-// message a record of it starts or continues, `total_len` its records. On a
-// datagram with kFlagSignal too, a report to the parent in the stream's tree:
-// `offset` says every batch below it was delivered in the sender's subtree.
+// A stream's frame (engine/stream/): its body is one of stream_body.h's, in
+// the data body's place - a batch of messages (a data frame or a multicast
+// datagram), a report to the parent in the stream's tree (a datagram with
+// kFlagSignal), or an eviction notice (with kFlagEvicted too).
 inline constexpr uint16_t kFlagStream = 8;
 // The frame carries seals (engine/auth/, docs/security.md): after the body,
 // a data or datagram frame holds the payload's seal (made once by the root
@@ -58,9 +56,9 @@ inline constexpr uint16_t kFlagStream = 8;
 // destination address too: a frame opens only where it was sent).
 // The payload's seal stands in for its CRC: payload_crc is 0.
 inline constexpr uint16_t kFlagSealed = 16;
-// On a stream's datagram (with kFlagStream): the member `segment` names left
-// the stream `op` of publisher `root` for being slow (StreamOptions::
-// evict_after_ms); every other member hears it.
+// On a stream's datagram (with kFlagStream): the sender left the stream for
+// being slow (StreamOptions::evict_after_ms; wire::StreamEviction); every
+// other member hears it.
 inline constexpr uint16_t kFlagEvicted = 32;
 // On an ack: data frames came again on this channel since the receiver's
 // last ack - they had arrived before, so a sender that re-sent them on a
