@@ -67,7 +67,7 @@ struct alignas(64) MemberTally {
 
 uint64_t stream_frames(LocalGroup& g) {
   uint64_t n = 0;
-  for (Rank r = 0; r < g.size(); ++r) n += node_counters(g.member(r)).stream_batches_tx.get();
+  for (Rank r = 0; r < g.size(); ++r) n += node_counters(g.member(r)).streams.stream_batches_tx.get();
   return n;
 }
 

@@ -38,7 +38,7 @@ struct StreamFigures {
 };
 static_assert(std::is_trivially_copyable_v<StreamFigures>);
 
-uint64_t frames_sent(Group& g) { return node_counters(g.member()).stream_batches_tx.get(); }
+uint64_t frames_sent(Group& g) { return node_counters(g.member()).streams.stream_batches_tx.get(); }
 
 }  // namespace
 

@@ -1,7 +1,7 @@
 // The application's side of streams: Publisher (its ring of messages for
 // the core, and the window it checks against what the core says is stable)
 // and Member::next() (the ring of delivered messages), or a handler the core
-// calls. The polling core's side is engine/stream/node_stream.cc.
+// calls. The polling core's side is engine/stream/streams.h.
 #include <stdexcept>
 #include <thread>
 

@@ -20,7 +20,7 @@ namespace {
 
 // Runs enough for every shape of owed work a broadcast makes (owed_runs.h):
 // a run per segment in flight through this node, a few per channel, and
-// slack. Streams add their share when they open (open_stream_state).
+// slack. Streams add their share when they open (grow_runs).
 uint32_t owed_runs_for(uint64_t max_segments, uint64_t channels) {
   const uint64_t n = 2 * max_segments + 4 * channels + 1024;
   if (n > (1u << 28)) throw std::invalid_argument("node: message limit and group too large for the owed runs");
@@ -47,16 +47,10 @@ NodeConfig with_default_fanout(NodeConfig cfg) {
   return cfg;
 }
 
-// The streams' shape, their options checked.
-stream::StreamTable::Shape stream_shape_of(const NodeConfig& cfg) {
-  const lanecast::StreamOptions& so = cfg.streams;
-  if (so.window_batches < 16 || so.window_batches > 65536 || (so.window_batches & (so.window_batches - 1)) != 0 ||
-      so.streams_per_member < 1 || so.streams_per_member > lanecast::kMaxStreamsPerMember || so.window_messages == 0)
-    throw std::invalid_argument("node: stream options out of range (fanout >= 1, window_batches a power of two 16..65536, "
-                                "streams_per_member 1.." + std::to_string(lanecast::kMaxStreamsPerMember) + ")");
-  if (so.window_bytes < 4096 || so.delivery_bytes < 4096)
-    throw std::invalid_argument("node: stream window_bytes and delivery_bytes must be at least 4096");
-  return {cfg.nodes, cfg.rank, so.streams_per_member, so.fanout, so.window_batches};
+// What the streams need of the configuration.
+stream::Streams::Config streams_config_of(const NodeConfig& cfg) {
+  return {cfg.rank, cfg.nodes, cfg.segment_bytes, cfg.max_message_bytes, cfg.peer_timeout_ns, cfg.streams,
+          wire::Origin{cfg.group_id, cfg.epoch, cfg.rank}};
 }
 
 uint32_t segments_held_of(const NodeConfig& cfg) {
@@ -87,8 +81,9 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       tx_lanes_(cfg.lanes, port.link_header_bytes(), cfg.pace_overhead_bytes, counters_.tx_lanes),
       stash_(cfg.stash_frames, counters_.stash),
       fail_stop_(cfg.fail_stop, cfg.nodes, cfg.rank, counters_.fail_stop),
-      delivery_(counters_.stream_delivery),
-      streams_(stream_shape_of(cfg_)) {
+      streams_(streams_config_of(cfg_), *this, counters_.streams,
+               {counters_.root_copy_bytes, counters_.delivered_bytes, counters_.tx_alloc_failures,
+                counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)]}) {
   if (cfg.nodes == 0 || cfg.rank >= cfg.nodes) throw std::invalid_argument("node: rank outside the group");
   if (peers.size() != cfg.nodes) throw std::invalid_argument("node: need one address per member");
   if (pools.payload == nullptr || pools.header == nullptr) throw std::invalid_argument("node: mempools missing");
@@ -134,9 +129,8 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
     throw std::runtime_error("port " + port.name() + ": " + why);
   addrs_ = std::move(peers);
   join_groups();
-  stream_multicast_ = cfg_.streams.multicast && caps_.multicast;
-  stream_repair_ns_ = static_cast<uint64_t>(
-      (cfg_.streams.multicast_repair_us > 0 ? cfg_.streams.multicast_repair_us : 10 * cfg_.streams.report_us) * 1000);
+  streams_.connect({auth_.get(), seal_flag_, hdr_data_, link_bytes_, pools.payload, addrs_.data(),
+                    group_addrs_.empty() ? nullptr : &group_addrs_[0]});
 
   peer_counters_ = std::make_unique<PeerCounters[]>(cfg.nodes);
   heard_ns_ = std::make_unique<uint64_t[]>(cfg.nodes);
@@ -275,7 +269,7 @@ uint32_t Node::poll_rx(uint64_t now) {
 uint32_t Node::poll_tx(uint64_t now) {
   if (!fail_stop_.due().empty()) send_notices(now);
   send_acks(now);
-  if (streams_.any_open() || publishers_.waiting()) pump_streams(now);
+  streams_.pump(now);
   pump(now);
   const uint32_t work = tx_lanes_.flush(port_);
   if (op_.active) check_done(now);
@@ -288,9 +282,9 @@ uint32_t Node::poll_tx(uint64_t now) {
 
 uint64_t Node::next_wakeup_ns() const {
   if (tx_lanes_.pending() || submissions_.read_available() > 0 || !fail_stop_.due().empty() ||
-      publishers_.waiting())
+      streams_.waiting())
     return 0;
-  uint64_t at = std::min(scan_due_ns_, stream_due_ns_);
+  uint64_t at = std::min(scan_due_ns_, streams_.due_ns());
   // Frames left unsent wait for a pacer (then it says when) or for acks to
   // open a window (then an arrival wakes the core): tx_lanes_.paced_until() == 0 is
   // not "due now", or a sender waiting for acks would never sleep.
@@ -382,7 +376,7 @@ void Node::check_done(uint64_t now) {
     return;
   }
   // Streams' batches share the channels; the broadcast waits only for its own.
-  if (channels_.owed() == stream_owed_ && multicasts_.empty() && channels_.unacked() == stream_unacked_ &&
+  if (channels_.owed() == streams_.owed() && multicasts_.empty() && channels_.unacked() == streams_.unacked() &&
       op_.machine->done())
     finish(now, OpError::None, algos::kNoRank);
 }
@@ -414,7 +408,7 @@ void Node::finish(uint64_t now, OpError err, Rank peer) {
   op_.timer_at_ns = kNoTimer;
   op_.machine.reset();
   publish(rec);
-  if (breaks) fail_streams(now, OpError::GroupBroken, peer);  // a broken group's streams stop too
+  if (breaks) streams_.fail(now, OpError::GroupBroken, peer);  // a broken group's streams stop too
 }
 
 void Node::publish(const CompletionRecord& rec) { box_.publish(rec); }

@@ -6,6 +6,10 @@
 //   node_rx.cc      receive path: frames, acks, data, datagrams, the stash
 //   node_tx.cc      transmit path: the machine's actions, frames, pacing, acks
 //   node_timers.cc  retransmission timers and deadlines
+//   node_streams.cc what the streams (engine/stream/streams.h) ask of the node
+//
+// The node owns its streams (streams_) and is their StreamHost: final, so
+// its own calls to the frame helpers it shares with them stay direct.
 //
 // Threading: poll() and everything it calls run on the one polling core that
 // owns the node. Application threads talk to it only through submit() (a
@@ -43,11 +47,7 @@
 #include "engine/node/pacer.h"
 #include "engine/runtime/poller.h"
 #include "engine/runtime/pools.h"
-#include "engine/stream/batch_format.h"
-#include "engine/stream/delivery_target.h"
-#include "engine/stream/publisher_intake.h"
-#include "engine/stream/stream_table.h"
-#include "engine/stream/stream_state.h"
+#include "engine/stream/streams.h"
 #include "engine/wire/wire.h"
 
 struct rte_mbuf;
@@ -129,7 +129,7 @@ struct NodeConfig {
   bool test_copy_forwarded_payloads = false;
 };
 
-class Node final : public PollTask {
+class Node final : public PollTask, private stream::StreamHost {
  public:
   Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools,
        std::vector<drivers::PeerAddress> peers);
@@ -151,7 +151,7 @@ class Node final : public PollTask {
   uint64_t next_wakeup_ns() const override;
   bool arm_wakeup() override;
   void disarm_wakeup() override;
-  bool busy() const override { return op_.active || channels_.unacked() > 0 || streams_busy_; }
+  bool busy() const override { return op_.active || channels_.unacked() > 0 || streams_.busy(); }
   // Frames are owed and the pacer holds them back past `now` (node.cc).
   bool pacer_holds(uint64_t now_ns) const override;
   // Control path (core parked): the waker of the core that polls this node.
@@ -162,39 +162,38 @@ class Node final : public PollTask {
   void attach_driver(Poller* p) { driver_ = p; }
   Poller* driver() const { return driver_; }
 
-  // Streams (node_stream.cc), application side. A publisher the
-  // application made (Member::open_stream): the node owns it from here and
-  // its core takes it at its next turn. False when too many are waiting.
-  bool open_publisher(std::unique_ptr<stream::PublisherShared> p);
+  // Streams (streams_, engine/stream/streams.h), application side. A
+  // publisher the application made (Member::open_stream): the node owns it
+  // from here and its core takes it at its next turn. False when too many
+  // are waiting.
+  bool open_publisher(std::unique_ptr<stream::PublisherShared> p) {
+    if (!streams_.offer(std::move(p))) return false;
+    notify_core();
+    return true;
+  }
   // Wakes the core if it sleeps (a publisher's ring went from empty to not).
   void notify_core() {
     if (waker_ != nullptr) waker_->notify();
   }
   // The ring of messages delivered here and not yet taken (null until this
   // member's first stream started): one consumer, the application.
-  stream::RecordRingHeader* delivery_ring() const { return delivery_.ring(); }
+  stream::RecordRingHeader* delivery_ring() const { return streams_.delivery_ring(); }
   // Instead of the ring: the core calls this for every message delivered
   // here, in order (the bytes are valid during the call). Set before any
   // stream starts; it must not block.
   using MessageHandler = stream::DeliveryTarget::Handler;
-  void set_message_handler(MessageHandler h);
+  void set_message_handler(MessageHandler h) { streams_.set_message_handler(std::move(h)); }
   // Why this member's streams stopped (OpError::None while they run), and the
   // peer it names.
-  OpError stream_error() const { return static_cast<OpError>(stream_error_.load(std::memory_order_acquire)); }
-  bool stream_evicted() const { return stream_evicted_.load(std::memory_order_acquire); }
-  algos::Rank stream_error_peer() const { return stream_error_peer_.load(std::memory_order_acquire); }
-  uint64_t max_stream_message() const;
-  // Streams carry messages below 2 GiB: a message's length with the heads
-  // in front of it (8 bytes of time stamp in the publisher's ring, 24 in a
-  // delivery ring) fits the rings' and the wire's 32-bit record lengths with
-  // room to spare. Larger messages go by broadcast.
-  static constexpr uint64_t kMaxStreamMessage = (uint64_t{1} << 31) - 64;
+  OpError stream_error() const { return streams_.error(); }
+  bool stream_evicted() const { return streams_.evicted(); }
+  algos::Rank stream_error_peer() const { return streams_.error_peer(); }
+  uint64_t max_stream_message() const { return streams_.max_message(); }
+  static constexpr uint64_t kMaxStreamMessage = stream::Streams::kMaxMessage;
   // Slot i's counters (i < stream_slots()), or null while no stream has
   // used it: application threads read them while the core runs.
-  const stream::StreamMirror* stream_mirror(size_t i) const {
-    return streams_.mirror(i);
-  }
-  size_t stream_slots() const { return streams_.size(); }
+  const stream::StreamMirror* stream_mirror(size_t i) const { return streams_.mirror(i); }
+  size_t stream_slots() const { return streams_.slots(); }
   // This member's seals in a group with a key (null without one). The
   // member's own core seals with it; a fuzzer playing a member that holds
   // the key seals its frames with it too, so their counters continue the
@@ -257,7 +256,7 @@ class Node final : public PollTask {
   void handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   bool take_payload(const rte_mbuf* m, const wire::Parsed& p);
   bool payload_sound(const rte_mbuf* m, const wire::Parsed& p);  // CRC and seal, each failure counted
-  bool seal_ok(const uint8_t* bytes, uint32_t len, const wire::Parsed& p);
+  bool seal_ok(const uint8_t* bytes, uint32_t len, const wire::Parsed& p) override;
   bool open_sealed(rte_mbuf* m, const wire::Parsed& p);  // a group with a key: the frame's seal
   void accept_segment(rte_mbuf* payload, algos::Rank src, uint16_t lane, const wire::DataBody& d,
                       const wire::Seal& seal, bool in_buffer, uint64_t now);
@@ -271,7 +270,7 @@ class Node final : public PollTask {
     return !reliable::seq_before(op, next_op_) && op - next_op_ < CompletionBox::kSlots;
   }
   bool fits_op(const wire::DataBody& d, algos::Rank src, uint64_t now, bool signal = false);
-  rte_mbuf* detach_payload(rte_mbuf* m, uint32_t payload_offset);
+  rte_mbuf* detach_payload(rte_mbuf* m, uint32_t payload_offset) override;
   rte_mbuf* copy_payload(rte_mbuf* payload);  // the test hook's copying path
 
   // machine actions (node_tx.cc)
@@ -299,8 +298,8 @@ class Node final : public PollTask {
     if (auth_ != nullptr) wire::write_payload_seal(at, seal);
   }
   rte_mbuf* build_abandoned(const Channel& c, uint32_t seq, const reliable::InFlight& e);
-  rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body);
-  rte_mbuf* attach_payload(rte_mbuf* header, rte_mbuf* payload);  // zero-copy: by reference
+  rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body) override;
+  rte_mbuf* attach_payload(rte_mbuf* header, rte_mbuf* payload) override;  // zero-copy: by reference
   rte_mbuf* flatten(rte_mbuf* chained);
   void pump(uint64_t now);
   void pump_resends(uint64_t now);
@@ -318,57 +317,13 @@ class Node final : public PollTask {
     if (at < scan_due_ns_) scan_due_ns_ = at;
   }
 
-  // streams (node_stream.cc)
-  void pump_streams(uint64_t now);
-  void take_publishers(uint64_t now);
-  stream::StreamState* open_stream_state(uint16_t slot, algos::Rank publisher, uint16_t index, uint64_t now);
-  bool form_batch(stream::StreamState& s, uint64_t now);
-  void hold_batch(stream::StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_t len, uint32_t crc,
-                  const wire::Seal& seal, uint32_t records, uint64_t first_msg, uint64_t now);
-  void deliver_stream(stream::StreamState& s, uint64_t now);
-  void evict_self(stream::StreamState& s, uint64_t now);
-  void tell_eviction(stream::StreamState& s, uint64_t now);
-  void handle_stream_eviction(const wire::Parsed& p);
-  bool deliver_message(stream::StreamState& s, const uint8_t* rec, uint32_t* used);
-  void update_marks(stream::StreamState& s, uint64_t now);
-  void note_delivered(stream::StreamState& s, uint64_t bytes);
-  void release_batches(stream::StreamState& s, uint64_t below);
-  bool send_report(stream::StreamState& s, uint64_t now, uint16_t flags = 0);
-  // `held`: the member holds every batch below it (its own, not its
-  // subtree's: read only by a publisher over multicast, whose children are leaves).
-  bool report_to(algos::Rank parent, algos::Rank publisher, uint16_t index, uint64_t mark, uint32_t slowest,
-                 uint16_t flags, uint64_t now, uint64_t held = 0, uint32_t gap = 0);
-  void tell_parents(uint64_t now);
-  void tell_failed(const wire::Parsed& p, uint64_t now);
-  void handle_stream_batch(rte_mbuf* m, const wire::Parsed& p, Channel& c, uint64_t now);
-  // The checks every batch passes, however it came: from the stream's
-  // parent, sized, contiguous, its CRC or seal, well-formed records. The
-  // stream's state, or null with the frame freed and the reason counted.
-  stream::StreamState* checked_stream_batch(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
-  enum class BatchFit : uint8_t { New, Held, Ahead };
-  static BatchFit batch_fit(const stream::StreamState& s, uint64_t batch);
-  void keep_stream_batch(stream::StreamState& s, uint64_t batch, rte_mbuf* m, const wire::Parsed& p, uint64_t now);
-  void handle_stream_report(const wire::Parsed& p, uint64_t now);
-  // A child's reports that keep lacking batches let go here for this long
-  // fail the streams (handle_stream_report): five of a stalled child's
-  // refreshes, far longer than a network holds an old report back.
-  static constexpr uint64_t kChildLacksNs = 5'000'000;
-  void stream_given_up(const wire::Parsed& p, uint64_t now);
-  void watch_gap(stream::StreamState& s, uint64_t now);
-  // Whether a stream's slot still holds a batch (not let go yet).
-  bool stream_holds(uint16_t slot, uint32_t batch_low) const;
-  rte_mbuf* build_stream(const Channel& c, uint16_t slot, uint32_t batch_low, uint32_t seq, uint16_t flags);
-  void note_sent_to_child(stream::StreamState& s, algos::Rank child, uint32_t batch_low);
-  rte_mbuf* build_batch_frame(const drivers::PeerAddress& to, const stream::StreamState& s, const stream::BatchSlot& b,
-                              uint32_t seq, uint8_t lane, uint16_t flags, wire::FrameType type);
-  // streams over multicast (stream_multicast.cc)
-  void multicast_batches(stream::StreamState& s, uint64_t now);
-  bool multicast_may_form(stream::StreamState& s, uint64_t now);
-  static constexpr uint64_t kMaxBatchGapNs = 100'000, kBatchGapStepNs = 100'000;
-  static constexpr uint32_t kMulticastBatchesPerTurn = 16;  // full batches a publisher's turn cuts and sends
-  void repair_batches(stream::StreamState& s, uint64_t now);
-  void handle_stream_multicast(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
-  void fail_streams(uint64_t now, OpError err, algos::Rank peer);
+  // what the streams ask of the node (node_streams.cc; stream_host.h says what each does)
+  bool lane_room(uint16_t lane, uint32_t frame_bytes, uint64_t now, bool datagram) override;
+  void push(uint16_t lane, rte_mbuf* m) override;
+  bool owe_batch(algos::Rank child, uint32_t batch_low, uint16_t slot) override;
+  void grow_runs(uint32_t extra) override;
+  void internal_error() override;
+  void streams_failed(uint64_t now, OpError err, algos::Rank peer) override;
 
   // fail-stop groups: fail_stop_ decides (fail_stop.h); the node fails what
   // runs when it says so and sends the notices it says are due (node_frames.cc)
@@ -426,26 +381,6 @@ class Node final : public PollTask {
   std::unique_ptr<uint64_t[]> heard_ns_;
   std::atomic<uint64_t> last_heard_ns_{0};  // the latest of them (last_heard_ns())
   algos::Rank quietest_peer(uint64_t now, uint64_t* silent_ns) const;
-  // Streams: their states are streams_'s, their publishers publishers_'s,
-  // where their messages go delivery_'s (below); what the node keeps is
-  // what its turn needs to know of them all.
-  uint64_t stream_owed_ = 0;          // owed items that are streams' batches
-  uint64_t stream_unacked_ = 0;       // frames in flight that are streams' batches
-  uint64_t stream_due_ns_ = UINT64_MAX;  // the next report or refresh
-  bool streams_busy_ = false;         // a stream has work: keep the core polling
-  // Its streams go to the group address (StreamOptions::multicast, and the
-  // port multicasts); a quiet stream's last batches that a member has not
-  // had are sent to it again this long after they went out.
-  bool stream_multicast_ = false;
-  uint64_t stream_repair_ns_ = 0;
-  bool streams_failed_ = false;
-  static constexpr uint64_t kNeverTold = UINT64_MAX;
-  uint64_t streams_first_told_ns_ = kNeverTold;  // since their failure: the parents are told for a while after
-  uint64_t streams_told_ns_ = 0;      // the parents were told last
-  std::atomic<uint8_t> stream_error_{0};
-  std::atomic<bool> stream_evicted_{false};  // this member left a stream for being slow
-  std::atomic<uint32_t> stream_error_peer_{algos::kNoRank};
-
   static constexpr uint16_t kBurst = 32;
   static constexpr uint32_t kMaxTimerDefers = 64;  // turns: 64 full bursts read per lane
   static constexpr uint64_t kStallNs = 500'000;     // a gap between two turns that is a stall
@@ -467,9 +402,9 @@ class Node final : public PollTask {
   TxLanes tx_lanes_;    // transmit batches, pacers, seals (tx_lanes.h)
   Stash stash_;         // a later broadcast's early frames (stash.h)
   FailStop fail_stop_;  // after counters_: it writes to its slice of them
-  stream::DeliveryTarget delivery_;  // the ring or handler in-order messages go to (delivery_target.h)
-  stream::StreamTable streams_;      // every stream's state by slot, in the order they opened (stream_table.h)
-  stream::PublisherIntake publishers_;  // publishers handed over by the application (publisher_intake.h)
+  // The streams: every stream's state, the publishers, where their messages
+  // go, and what a turn needs to know of them (engine/stream/streams.h).
+  stream::Streams streams_;
 };
 
 }  // namespace lanecast::engine

@@ -12,7 +12,7 @@
 #include "engine/node/stash.h"
 #include "engine/node/tx_lanes.h"
 #include "engine/runtime/counter.h"
-#include "engine/stream/delivery_target.h"
+#include "engine/stream/stream_counters.h"
 #include "engine/wire/wire.h"
 
 namespace lanecast::engine {
@@ -75,28 +75,7 @@ struct NodeCounters {
   Counter delivered_bytes;    // bytes made part of the result (copied once, on arrival)
   Counter ops_completed;
   Counter ops_failed;
-  // Streams (node_stream.cc)
-  Counter stream_msgs_published;  // messages the publisher's core put in batches
-  Counter stream_batches_formed;  // batches the publisher made
-  Counter stream_batches_tx;      // batches sent to a child, first transmissions
-  Counter stream_batches_rx;      // batches accepted from the parent
-  Counter stream_msgs_delivered;  // messages delivered here, in order
-  stream::DeliveryTarget::Counters stream_delivery;  // times delivery waited for the application (delivery_target.h)
-  Counter stream_reports_tx;
-  Counter stream_reports_rx;
-  Counter stream_multicasts_tx;   // batches sent once to the group address (streams over multicast)
-  Counter stream_multicasts_rx;   // batches taken from the group address
-  Counter stream_repairs;         // batches sent again to a member over its channel after a multicast
-  Counter rx_stream_duplicate;    // a batch held already (acknowledged again)
-  Counter rx_stream_ahead;        // a batch past the window (not acknowledged)
-  Counter rx_stream_bad;          // stream frames that break the format, or from outside the tree
-  Counter rx_stream_given_up;     // the parent gave up a batch this member lacks: its streams fail
-  Counter rx_stream_child_failed; // a child's streams failed (it says so): this member's fail too
-  Counter rx_stream_contradicted; // a child's report lacks batches let go here; for 5 ms on end: streams fail
-  Counter stream_gap_timeouts;    // a gap no retransmission filled within the peer timeout: streams fail
-  Counter stream_evicted;         // this member left a stream: its delivery ring stayed full past evict_after_ms
-  Counter stream_batches_skipped; // batches it then let pass without delivering them
-  Counter stream_evictions_heard; // other members that left a stream so
+  stream::StreamCounters streams;  // the streams' slice (engine/stream/stream_counters.h)
 
   uint64_t rx_malformed_total() const {
     uint64_t t = 0;
@@ -171,27 +150,27 @@ struct NodeCounters {
     f("delivered_bytes", delivered_bytes.get());
     f("ops_completed", ops_completed.get());
     f("ops_failed", ops_failed.get());
-    f("stream_msgs_published", stream_msgs_published.get());
-    f("stream_batches_formed", stream_batches_formed.get());
-    f("stream_batches_tx", stream_batches_tx.get());
-    f("stream_batches_rx", stream_batches_rx.get());
-    f("stream_msgs_delivered", stream_msgs_delivered.get());
-    f("stream_delivery_full", stream_delivery.full.get());
-    f("stream_reports_tx", stream_reports_tx.get());
-    f("stream_reports_rx", stream_reports_rx.get());
-    f("stream_multicasts_tx", stream_multicasts_tx.get());
-    f("stream_multicasts_rx", stream_multicasts_rx.get());
-    f("stream_repairs", stream_repairs.get());
-    f("rx_stream_duplicate", rx_stream_duplicate.get());
-    f("rx_stream_ahead", rx_stream_ahead.get());
-    f("rx_stream_bad", rx_stream_bad.get());
-    f("rx_stream_given_up", rx_stream_given_up.get());
-    f("rx_stream_child_failed", rx_stream_child_failed.get());
-    f("rx_stream_contradicted", rx_stream_contradicted.get());
-    f("stream_gap_timeouts", stream_gap_timeouts.get());
-    f("stream_evicted", stream_evicted.get());
-    f("stream_batches_skipped", stream_batches_skipped.get());
-    f("stream_evictions_heard", stream_evictions_heard.get());
+    f("stream_msgs_published", streams.stream_msgs_published.get());
+    f("stream_batches_formed", streams.stream_batches_formed.get());
+    f("stream_batches_tx", streams.stream_batches_tx.get());
+    f("stream_batches_rx", streams.stream_batches_rx.get());
+    f("stream_msgs_delivered", streams.stream_msgs_delivered.get());
+    f("stream_delivery_full", streams.stream_delivery.full.get());
+    f("stream_reports_tx", streams.stream_reports_tx.get());
+    f("stream_reports_rx", streams.stream_reports_rx.get());
+    f("stream_multicasts_tx", streams.stream_multicasts_tx.get());
+    f("stream_multicasts_rx", streams.stream_multicasts_rx.get());
+    f("stream_repairs", streams.stream_repairs.get());
+    f("rx_stream_duplicate", streams.rx_stream_duplicate.get());
+    f("rx_stream_ahead", streams.rx_stream_ahead.get());
+    f("rx_stream_bad", streams.rx_stream_bad.get());
+    f("rx_stream_given_up", streams.rx_stream_given_up.get());
+    f("rx_stream_child_failed", streams.rx_stream_child_failed.get());
+    f("rx_stream_contradicted", streams.rx_stream_contradicted.get());
+    f("stream_gap_timeouts", streams.stream_gap_timeouts.get());
+    f("stream_evicted", streams.stream_evicted.get());
+    f("stream_batches_skipped", streams.stream_batches_skipped.get());
+    f("stream_evictions_heard", streams.stream_evictions_heard.get());
   }
 };
 

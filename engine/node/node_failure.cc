@@ -11,7 +11,7 @@ void Node::heard_failure(const wire::Parsed& p, uint64_t now) {
   if (!fail_stop_.heard(p.failed, p.src)) return;
   const algos::Rank culprit = fail_stop_.verdict().culprit;
   if (op_.active) finish(now, OpError::GroupBroken, culprit);
-  fail_streams(now, OpError::GroupBroken, culprit);
+  streams_.fail(now, OpError::GroupBroken, culprit);
 }
 
 void Node::blame_broken(CompletionRecord& rec) const {

@@ -122,8 +122,8 @@ rte_mbuf* Node::build_abandoned(const Channel& c, uint32_t seq, const reliable::
   uint16_t flags = wire::kFlagAbandoned | wire::kFlagAckNow | seal_flag_;
   if (e.flags & reliable::InFlight::kStream) {
     // Which stream's batch it is: a child that lacks it learns that it will
-    // never come from here (Node::stream_given_up).
-    const stream::StreamState& s = *streams_.at(static_cast<uint16_t>(e.op));
+    // never come from here (Streams::given_up).
+    const stream::StreamState& s = streams_.state(static_cast<uint16_t>(e.op));
     b.op = s.index;
     b.root = s.publisher;
     flags |= wire::kFlagStream;

@@ -104,7 +104,7 @@ void Node::handle_ack(Rank src, const wire::AckBody& ack, uint16_t flags, uint64
     counters_.rx_bad_ack.add();
     return;
   }
-  stream_unacked_ -= r.newly_stream;
+  streams_.acked(r.newly_stream);
   // A fresh RTT sample may have brought the channel's deadline before the
   // next scan: the timer must still fire on time.
   if (!c.tx.idle()) note_deadline(c.tx.deadline());
@@ -252,14 +252,22 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     c.rx.accept(d.seq);
     acks_.ack_now(channels_.id_of(c));
     counters_.rx_abandoned.add();
-    if (p.flags & wire::kFlagStream) stream_given_up(p, now);
+    if (p.flags & wire::kFlagStream) streams_.given_up(p, now);
     rte_pktmbuf_free(m);
     return;
   }
 
   peer_counters_[src].rx_data.add();
-  if (p.flags & wire::kFlagStream) {
-    handle_stream_batch(m, p, c, now);
+  if (p.flags & wire::kFlagStream) {  // a stream's batch (engine/stream/): the channel takes it here
+    const uint32_t id = channels_.id_of(c);
+    streams_.handle_batch(m, p, now, [&](bool held) {
+      if (held) {
+        c.rx.accept(d.seq);
+        acks_.ack_now(id);
+      } else {
+        acks_.accepted(id, (p.flags & wire::kFlagAckNow) != 0, c.rx.accept(d.seq), now);
+      }
+    });
     return;
   }
   const bool signal = (p.flags & wire::kFlagSignal) != 0;
@@ -327,13 +335,8 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
 // Others are counted and dropped: their senders' machines repair.
 void Node::handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   const wire::DataBody& d = p.data;
-  if (p.flags & wire::kFlagStream) {  // a stream's report or eviction notice (node_stream.cc), or a batch
-    if (!(p.flags & (wire::kFlagEvicted | wire::kFlagSignal))) return handle_stream_multicast(m, p, now);
-    if (p.flags & wire::kFlagEvicted) handle_stream_eviction(p);
-    else handle_stream_report(p, now);
-    rte_pktmbuf_free(m);
-    return;
-  }
+  // A stream's report or eviction notice, or a batch from the group address.
+  if (p.flags & wire::kFlagStream) return streams_.handle_datagram(m, p, now);
   if (!op_.active || d.op != op_.sub.op) {
     const uint32_t current = op_.active ? op_.sub.op : next_op_;
     if (reliable::seq_before(d.op, current)) {

@@ -35,10 +35,10 @@ void Node::scan(uint64_t now) {
   for (size_t i = 0; i < channels_.active_count(); ++i) {
     Channel& c = channels_.active(i);
     if (c.tx.idle()) continue;
-    const bool watched = op_.active || (stream_unacked_ > 0 && !streams_failed_);
+    const bool watched = op_.active || (streams_.unacked() > 0 && !streams_.failed());
     if (watched && now > c.tx.last_progress_ns() + cfg_.peer_timeout_ns) {
       if (op_.active) finish(now, OpError::PeerSilent, c.peer);
-      if (stream_unacked_ > 0 && !streams_failed_) fail_streams(now, OpError::PeerSilent, c.peer);
+      if (streams_.unacked() > 0 && !streams_.failed()) streams_.fail(now, OpError::PeerSilent, c.peer);
       scan_due_ns_ = now + cfg_.min_scan_interval_ns;  // frames were abandoned: look again soon
       return;
     }

@@ -115,7 +115,7 @@ bool Node::materialize(SegmentIndex seg) {
 bool Node::buffer_done() const {
   const uint32_t segments = op_.plan->segments();
   const bool copied = op_.sub.root == cfg_.rank ? op_.copied_out == segments : op_.held == segments;
-  return copied && channels_.owed() == stream_owed_ && multicasts_.empty() && !tx_lanes_.pending();
+  return copied && channels_.owed() == streams_.owed() && multicasts_.empty() && !tx_lanes_.pending();
 }
 
 // ---------------------------------------------------------------- sending
@@ -148,7 +148,7 @@ void Node::pump_resends(uint64_t now) {
       // Only the running broadcast's frames are in flight unabandoned.
       const bool gone = !stream && (!op_.active || e.op != op_.sub.op);
       if (stream && !(e.flags & reliable::InFlight::kAbandoned)) {
-        m = build_stream(c, static_cast<uint16_t>(e.op), e.segment, seq, wire::kFlagAckNow);
+        m = streams_.build_frame(c.peer, c.lane, static_cast<uint16_t>(e.op), e.segment, seq, wire::kFlagAckNow);
         if (m != nullptr) {
           counters_.tx_retransmits.add();
         } else {
@@ -216,11 +216,11 @@ void Node::pump_datagrams(uint64_t now) {
 void Node::pump_owed(uint64_t now) {
   using Step = Channels::Step;
   channels_.send_owed(datagram_blocked_lanes_, [&](Channel& c, const OwedItem& item, bool may_send) {
-    if (item.is_stream() && !stream_holds(item.stream, item.value)) {
+    if (item.is_stream() && !streams_.holds(item.stream, item.value)) {
       // A batch let go before it was sent here: the reports say this peer's
       // subtree delivered it (as pump_resends takes them to). Nothing to
       // send, and what is owed behind it must not wait for it for ever.
-      --stream_owed_;
+      streams_.let_go();
       return Step::kLetGo;
     }
     if (!may_send) {
@@ -230,8 +230,7 @@ void Node::pump_owed(uint64_t now) {
     }
     uint32_t payload = 0;
     if (item.is_stream()) {
-      const stream::StreamState& s = *streams_.at(item.stream);
-      payload = s.slots[item.value & s.mask].len;
+      payload = streams_.batch_bytes(item.stream, item.value);
     } else if (!item.signal) {
       payload = op_.plan->segment(item.value).length;
     }
@@ -243,8 +242,7 @@ void Node::pump_owed(uint64_t now) {
     const uint16_t flags = last || c.tx.last_in_window() ? wire::kFlagAckNow : 0;
     rte_mbuf* m = nullptr;
     if (item.is_stream()) {
-      m = build_stream(c, item.stream, item.value, c.tx.next_seq(), flags);
-      if (m != nullptr) counters_.stream_batches_tx.add();
+      m = streams_.build_frame(c.peer, c.lane, item.stream, item.value, c.tx.next_seq(), flags);
     } else if (item.signal) {
       m = build_signal(c, item.value, c.tx.next_seq(), flags);
       if (m != nullptr) counters_.tx_signals.add();
@@ -262,9 +260,7 @@ void Node::pump_owed(uint64_t now) {
     if (c.tx.idle()) note_deadline(now + c.tx.timeout_ns());
     if (item.is_stream()) {
       c.tx.push(item.stream, item.value, now, false, /*stream=*/true, frame_bytes);
-      --stream_owed_;
-      ++stream_unacked_;
-      note_sent_to_child(*streams_.at(item.stream), c.peer, item.value);
+      streams_.sent(item.stream, c.peer, item.value);
     } else {
       c.tx.push(op_.sub.op, item.value, now, item.signal, /*stream=*/false, frame_bytes);
     }

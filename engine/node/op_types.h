@@ -8,6 +8,7 @@
 
 #include "algos/registry.h"
 #include "algos/types.h"
+#include "engine/runtime/op_error.h"
 
 namespace lanecast::engine {
 
@@ -21,18 +22,6 @@ struct Submission {
   // time can be a little older, and a broadcast must not seem to start (or a
   // stashed frame to arrive) before it was posted.
   uint64_t posted_ns = 0;
-};
-
-enum class OpError : uint8_t {
-  None = 0,
-  PeerSilent,    // a peer stopped acknowledging past the deadline
-  NoProgress,    // nothing arrived for this operation past the deadline
-  Mismatch,      // the root's frames disagree with what this member posted
-  Internal,      // an algorithm asked for something impossible
-  // A fail-stop group (NodeConfig::fail_stop) lost a member: this and every
-  // later broadcast of this epoch fail at once. `peer` names the lost member
-  // (kNoRank: nobody knew which), `reporter` the member that saw it go.
-  GroupBroken,
 };
 
 struct CompletionRecord {

@@ -69,7 +69,7 @@ class RunPool {
     }
     return i;
   }
-  // More runs (a stream opened: its share, engine/stream/node_stream.cc). The
+  // More runs (a stream opened: its share, engine/stream/streams.cc). The
   // control path only: runs are held by index, never by address, so the
   // storage may move.
   void grow(uint32_t extra) {

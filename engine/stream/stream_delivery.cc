@@ -1,4 +1,4 @@
-// Node: a stream's batches at every member (node_stream.cc has the whole
+// Streams: a stream's batches at every member (streams.cc has the whole
 // picture) - held in the window's slots and owed to the children, delivered
 // in order to the application (its handler or its ring; messages in pieces
 // put together), and let go once the subtree below delivered them.
@@ -9,21 +9,18 @@
 
 #include "engine/auth/frame_auth.h"
 #include "engine/checksum/crc32c.h"
-#include "engine/node/node.h"
+#include "engine/stream/batch_format.h"
+#include "engine/stream/streams.h"
 
-namespace lanecast::engine {
+namespace lanecast::engine::stream {
 
 using algos::Rank;
-using stream::BatchSlot;
-using stream::kHeadBytes;
-using stream::RecordHead;
-using stream::StreamState;
 
 // ---------------------------------------------------------------- every member
 
 // Keeps a batch in its slot and owes it to each child (the same buffer,
 // shared by reference when sent).
-void Node::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_t len, uint32_t crc,
+void Streams::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_t len, uint32_t crc,
                       const wire::Seal& seal, uint32_t records, uint64_t first_msg, uint64_t now) {
   BatchSlot& b = s.slot_of(batch);
   const uint64_t msgs_after = b.msgs_after, bytes_after = b.bytes_after;
@@ -34,9 +31,8 @@ void Node::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_
   while (s.held_end < s.received_end && s.holds(s.held_end)) ++s.held_end;
   if (s.pub != nullptr && stream_multicast_) return;  // to the group address, not to each child (stream_multicast.cc)
   for (uint32_t i = 0; i < s.tree.children(); ++i) {
-    Channel& c = channel(s.tree.child(i), 0);
-    if (channels_.owe_batch(c, static_cast<uint32_t>(batch), s.slot)) ++stream_owed_;
-    else internal_error_ = true;
+    if (host_.owe_batch(s.tree.child(i), static_cast<uint32_t>(batch), s.slot)) ++stream_owed_;
+    else host_.internal_error();
   }
 }
 
@@ -46,7 +42,7 @@ void Node::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint32_
 // application: since when it waits with nothing taken is noted for the
 // slow-member policy). A member that left the stream for being slow
 // delivers nothing more: the batches that arrived in order only move it on.
-void Node::deliver_stream(StreamState& s, uint64_t now) {
+void Streams::deliver_stream(StreamState& s, uint64_t now) {
   s.missing = StreamState::kNoBatch;
   bool took = false;
   while (s.deliver_next < s.received_end) {
@@ -81,23 +77,23 @@ void Node::deliver_stream(StreamState& s, uint64_t now) {
 // pieces moves the cursor into the batch of its last piece itself. False:
 // it cannot go yet (*used 0: the ring is full; *used 1: a piece is missing).
 // The record's bounds were checked on arrival (records_valid).
-bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
-  const RecordHead h = stream::read_head(rec);
-  const uint32_t piece = h.piece & stream::kPieceMask;
-  stream::DeliveredHead dh{s.deliver_seq, h.timestamp_ns, s.publisher, s.index, 0};
-  if (h.piece & stream::kContinuation) {
+bool Streams::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
+  const RecordHead h = read_head(rec);
+  const uint32_t piece = h.piece & kPieceMask;
+  DeliveredHead dh{s.deliver_seq, h.timestamp_ns, s.publisher, s.index, 0};
+  if (h.piece & kContinuation) {
     // A piece whose first piece was never seen here: only a publisher that
     // breaks the format sends this. Counted and skipped.
     counters_.rx_stream_bad.add();
     *used = kHeadBytes + piece;
     return true;
   }
-  if (!(h.piece & stream::kMorePieces)) {
+  if (!(h.piece & kMorePieces)) {
     if (!delivery_.put(dh, rec + kHeadBytes, piece)) {
       *used = 0;  // the ring is full
       return false;
     }
-    if (!delivery_.to_handler()) counters_.delivered_bytes.add(piece);  // copied into the ring
+    if (!delivery_.to_handler()) shared_.delivered_bytes.add(piece);  // copied into the ring
     *used = kHeadBytes + piece;
     ++s.deliver_seq;
     counters_.stream_msgs_delivered.add();
@@ -105,7 +101,7 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
     return true;
   }
   // A message in pieces: every later piece starts a following batch.
-  if (h.message_len > max_stream_message()) {
+  if (h.message_len > max_message()) {
     counters_.rx_stream_bad.add();
     *used = kHeadBytes + piece;
     return true;
@@ -120,14 +116,14 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
       *used = 1;
       return false;
     }
-    const RecordHead c = stream::read_head(rte_pktmbuf_mtod(b.payload, const uint8_t*));
-    last_piece = c.piece & stream::kPieceMask;
+    const RecordHead c = read_head(rte_pktmbuf_mtod(b.payload, const uint8_t*));
+    last_piece = c.piece & kPieceMask;
     // Every piece after the first continues this message, and the pieces add
     // up to its length exactly: the last says so, the others say more
     // follow. Anything else (a publisher that breaks the format) would copy
     // past the buffer reserved for message_len bytes; the message is refused.
-    const bool more = (c.piece & stream::kMorePieces) != 0;
-    if (!(c.piece & stream::kContinuation) || c.message_len != h.message_len || last_piece > h.message_len - have ||
+    const bool more = (c.piece & kMorePieces) != 0;
+    if (!(c.piece & kContinuation) || c.message_len != h.message_len || last_piece > h.message_len - have ||
         more != (have + last_piece < h.message_len)) {
       counters_.rx_stream_bad.add();
       *used = kHeadBytes + piece;
@@ -144,12 +140,12 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
   uint64_t at = piece;
   for (uint64_t b = s.deliver_next + 1; b <= last; ++b) {
     const uint8_t* p = rte_pktmbuf_mtod(s.slot_of(b).payload, const uint8_t*);
-    const uint32_t n = stream::read_head(p).piece & stream::kPieceMask;
+    const uint32_t n = read_head(p).piece & kPieceMask;
     std::memcpy(dst + at, p + kHeadBytes, n);
     at += n;
   }
   delivery_.finish(dh, dst, h.message_len);
-  if (!delivery_.to_handler()) counters_.delivered_bytes.add(h.message_len);
+  if (!delivery_.to_handler()) shared_.delivered_bytes.add(h.message_len);
   ++s.deliver_seq;
   counters_.stream_msgs_delivered.add();
   note_delivered(s, h.message_len);
@@ -160,8 +156,8 @@ bool Node::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
   return true;
 }
 
-void Node::note_delivered(StreamState& s, uint64_t bytes) {
-  stream::StreamMirror& m = s.mirror;
+void Streams::note_delivered(StreamState& s, uint64_t bytes) {
+  StreamMirror& m = s.mirror;
   m.delivered_msgs.store(m.delivered_msgs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   m.delivered_bytes.store(m.delivered_bytes.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
 }
@@ -169,7 +165,7 @@ void Node::note_delivered(StreamState& s, uint64_t bytes) {
 // The subtree's mark: batches below it are delivered here and in every
 // child's subtree. Slots below it are let go; the publisher's mark is the
 // group's stable point.
-void Node::update_marks(StreamState& s, uint64_t now) {
+void Streams::update_marks(StreamState& s, uint64_t now) {
   uint64_t mark = s.deliver_next;
   uint32_t slowest = cfg_.rank;
   for (size_t i = 0; i < s.child_mark.size(); ++i)
@@ -177,7 +173,7 @@ void Node::update_marks(StreamState& s, uint64_t now) {
       mark = s.child_mark[i];
       slowest = s.child_slowest[i];
     }
-  stream::StreamMirror& mirror = s.mirror;
+  StreamMirror& mirror = s.mirror;
   mirror.batches_held.store(s.received_end - s.released, std::memory_order_relaxed);
   mirror.slowest.store(slowest, std::memory_order_relaxed);
   mirror.slowest_lag.store(s.received_end - mark, std::memory_order_relaxed);
@@ -190,7 +186,7 @@ void Node::update_marks(StreamState& s, uint64_t now) {
   if (mark - s.reported >= std::max<uint64_t>(1, s.slots.size() / 8)) send_report(s, now);
 }
 
-void Node::release_batches(StreamState& s, uint64_t below) {
+void Streams::release_batches(StreamState& s, uint64_t below) {
   for (; s.released < below; ++s.released) {
     BatchSlot& b = s.slot_of(s.released);
     if (b.payload == nullptr || b.batch != s.released) continue;
@@ -203,4 +199,4 @@ void Node::release_batches(StreamState& s, uint64_t below) {
   }
 }
 
-}  // namespace lanecast::engine
+}  // namespace lanecast::engine::stream

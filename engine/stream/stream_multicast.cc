@@ -1,4 +1,4 @@
-// Node: streams over the port's multicast (StreamOptions::multicast,
+// Streams: streams over the port's multicast (StreamOptions::multicast,
 // docs/streams.md). The publisher sends each batch once, to the group's
 // address, instead of once to each child; every member reports to the
 // publisher (the star tree) what it holds and its first gap, and gets what
@@ -10,12 +10,10 @@
 
 #include <algorithm>
 
-#include "engine/node/node.h"
+#include "engine/stream/streams.h"
 
-namespace lanecast::engine {
+namespace lanecast::engine::stream {
 
-using stream::BatchSlot;
-using stream::StreamState;
 
 // Whether the publisher may cut a new batch now: the last one went out a
 // batch gap ago, or a full frame's worth waits. The gap is 0 while the
@@ -27,7 +25,7 @@ using stream::StreamState;
 // frame held the stream to 44k messages/s, where the unicast tree, batching
 // under its load, carried more; a fixed 50 us gap batched as well but made
 // every message of a 100k msgs/s stream wait (p50 28 us against the chain's 4).
-bool Node::multicast_may_form(StreamState& s, uint64_t now) {
+bool Streams::multicast_may_form(StreamState& s, uint64_t now) {
   if (s.multicast_next < s.next_batch) return false;  // the last one has not gone yet
   if (now >= s.gap_checked_ns + kBatchGapStepNs) {
     s.gap_checked_ns = now;
@@ -45,18 +43,18 @@ bool Node::multicast_may_form(StreamState& s, uint64_t now) {
 
 // The batches formed and not yet sent to the group address, in order, as
 // far as the lane has room.
-void Node::multicast_batches(StreamState& s, uint64_t now) {
+void Streams::multicast_batches(StreamState& s, uint64_t now) {
   while (s.multicast_next < s.next_batch) {
     BatchSlot& b = s.slot_of(s.multicast_next);
     if (b.payload == nullptr || b.batch != s.multicast_next) {  // never formed into this slot: nothing to send
-      internal_error_ = true;
+      host_.internal_error();
       ++s.multicast_next;
       continue;
     }
-    if (!tx_lanes_.room(0, link_bytes_ + hdr_data_ + b.len, now, /*datagram=*/true)) return;  // the pacer says when
-    rte_mbuf* m = build_batch_frame(group_addrs_[0], s, b, 0, 0, 0, wire::FrameType::Datagram);
+    if (!host_.lane_room(0, link_bytes_ + hdr_data_ + b.len, now, /*datagram=*/true)) return;  // the pacer says when
+    rte_mbuf* m = build_batch_frame(group_addr_, s, b, 0, 0, 0, wire::FrameType::Datagram);
     if (m == nullptr) return;  // no header buffer: next turn
-    tx_lanes_.push(0, m);
+    host_.push(0, m);
     counters_.stream_multicasts_tx.add();
     counters_.stream_batches_tx.add();
     b.multicast_ns = now;
@@ -75,7 +73,7 @@ void Node::multicast_batches(StreamState& s, uint64_t now) {
 // Its reports say what it holds (not what it delivered: a member whose
 // application is slow holds batches it has not delivered, and needs no
 // second copy); one that only lags is sent nothing again.
-void Node::repair_batches(StreamState& s, uint64_t now) {
+void Streams::repair_batches(StreamState& s, uint64_t now) {
   if (s.multicast_next == 0) return;
   const uint64_t last_out = s.slot_of(s.multicast_next - 1).multicast_ns;
   const bool quiet = last_out + stream_repair_ns_ <= now;
@@ -86,8 +84,8 @@ void Node::repair_batches(StreamState& s, uint64_t now) {
     uint64_t b = std::max(held, s.repair_next[i]);
     for (; b < end; ++b) {
       if (!s.holds(b)) continue;  // let go: every member delivered it
-      if (!channels_.owe_batch(channel(s.tree.child(i), 0), static_cast<uint32_t>(b), s.slot)) {
-        internal_error_ = true;
+      if (!host_.owe_batch(s.tree.child(i), static_cast<uint32_t>(b), s.slot)) {
+        host_.internal_error();
         break;
       }
       ++stream_owed_;
@@ -102,7 +100,7 @@ void Node::repair_batches(StreamState& s, uint64_t now) {
 // unless held already (a repair came first, or a copy) or past the window
 // (the repair brings it when there is room). Nothing is acknowledged: the
 // reports say what arrived.
-void Node::handle_stream_multicast(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
+void Streams::handle_stream_multicast(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   if (!cfg_.streams.multicast) {  // this group's streams do not travel so
     counters_.rx_stream_bad.add();
     rte_pktmbuf_free(m);
@@ -127,4 +125,4 @@ void Node::handle_stream_multicast(rte_mbuf* m, const wire::Parsed& p, uint64_t 
   keep_stream_batch(*s, batch, m, p, now);
 }
 
-}  // namespace lanecast::engine
+}  // namespace lanecast::engine::stream

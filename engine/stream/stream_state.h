@@ -1,4 +1,4 @@
-// A member's part in one stream (node_stream.cc runs it on the polling core).
+// A member's part in one stream (Streams, streams.h, runs it on the polling core).
 //
 // Every member keeps the stream's batches in a ring of `window_batches`
 // slots: a batch stays until every member below it in the stream's tree has
@@ -76,7 +76,7 @@ struct StreamState {
   uint32_t deliver_offset = 0; // bytes of it delivered
   uint64_t deliver_seq = 0;    // the next message's sequence number
   // Delivery waits for this batch (a gap, or a message's later piece), or
-  // kNoBatch; a gap with later batches held is watched (Node::watch_gap).
+  // kNoBatch; a gap with later batches held is watched (Streams::watch_gap).
   static constexpr uint64_t kNoBatch = UINT64_MAX;
   uint64_t missing = kNoBatch;
   uint64_t gap = kNoBatch;     // the gap watched, since gap_since_ns
@@ -111,7 +111,7 @@ struct StreamState {
   // the channel then delivers it).
   uint64_t multicast_next = 0;
   std::vector<uint64_t> repair_next;
-  uint64_t batch_gap_ns = 0;   // the least time between non-full batches (Node::multicast_may_form)
+  uint64_t batch_gap_ns = 0;   // the least time between non-full batches (Streams::multicast_may_form)
   uint64_t gap_checked_ns = 0;
   std::vector<uint64_t> child_held;  // each child holds every batch below (its reports say; 0: not said)
   std::vector<uint64_t> child_gap;   // ... and lacks the batches from there to here (0: none; its first gap)
@@ -127,7 +127,7 @@ struct StreamState {
   }
   // What child i can have had: the batches sent to it over its channel or
   // (a publisher's, over multicast) to the group address. Its reports may
-  // not say more (Node::handle_stream_report).
+  // not say more (Streams::handle_stream_report).
   uint64_t sent_to_child(uint32_t i) const { return std::max(child_sent[i], multicast_next); }
   // Child i holds every batch below this, as its reports said (delivered, or only held).
   uint64_t child_holds(uint32_t i) const { return std::max(child_mark[i], child_held[i]); }

@@ -374,7 +374,7 @@ int run(int argc, char** argv) {
     stream_ok = stream_ok && !t.failed.load() && t.delivered.load() == s.stream_messages;
   }
   for (Rank r = 0; r < s.nodes; ++r)
-    stream_ok = stream_ok && node_counters(g->member(r)).stream_msgs_delivered.get() == s.stream_messages;
+    stream_ok = stream_ok && node_counters(g->member(r)).streams.stream_msgs_delivered.get() == s.stream_messages;
   std::printf("; exactly once, in order and intact on every member: %s (%.1f s)\n", stream_ok ? "yes" : "NO", total_secs);
   if (!publish_error.empty()) std::printf("  %s\n", publish_error.c_str());
   for (Rank r = 0; r < s.nodes; ++r)

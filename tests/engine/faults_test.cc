@@ -207,7 +207,7 @@ TEST(Faults, AStreamDeliversEveryMessageOnceInOrder) {
   for (Rank r = 0; r < p; ++r) {
     EXPECT_EQ(tallies[r].error, "") << "rank " << r;
     EXPECT_EQ(tallies[r].next.load(), kMessages) << "rank " << r;
-    EXPECT_EQ(node_counters(g->member(r)).stream_msgs_delivered.get(), kMessages) << "rank " << r << ": exactly once";
+    EXPECT_EQ(node_counters(g->member(r)).streams.stream_msgs_delivered.get(), kMessages) << "rank " << r << ": exactly once";
   }
   EXPECT_GT(sum_faults(*g).lost, 0u);
 }

@@ -13,6 +13,7 @@
 #include "drivers/ethernet.h"
 #include "engine/checksum/crc32c.h"
 #include "engine/node/node.h"
+#include "engine/stream/batch_format.h"
 #include "engine/wire/wire.h"
 #include "tests/engine/node_harness.h"
 #include "tests/engine/dropping_port.h"
@@ -412,14 +413,14 @@ TEST_F(HostileFrames, StreamFramesThatBreakTheFormatAreCounted) {
     wire::write_data(p + 14, {kGroup, kEpoch, 0}, b, wire::kFlagStream | wire::kFlagSignal, wire::FrameType::Datagram);
   }, /*from=*/0);
   h_->run(50);
-  EXPECT_EQ(c.rx_stream_bad.get(), 4u);
+  EXPECT_EQ(c.streams.rx_stream_bad.get(), 4u);
   EXPECT_EQ(c.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].get(), 1u);
-  EXPECT_EQ(c.stream_msgs_delivered.get(), 0u);
+  EXPECT_EQ(c.streams.stream_msgs_delivered.get(), 0u);
   // Sequence numbers 0..3 were refused, so the channel still waits for seq 0:
   // the well-formed batch comes with it.
   inject_stream_batch(0, 0, good, 1);
   h_->run(50);
-  EXPECT_EQ(c.stream_msgs_delivered.get(), 1u);
+  EXPECT_EQ(c.streams.stream_msgs_delivered.get(), 1u);
   stream::RecordRing ring(h_->node(1).delivery_ring());
   ASSERT_TRUE(ring.valid());
   const stream::RecordView r = ring.peek();
@@ -437,9 +438,9 @@ TEST_F(HostileFrames, StreamFramesThatBreakTheFormatAreCounted) {
   inject_stream_batch(1, 0, good, 1);
   inject_stream_batch(2, 5000, good, 1);
   h_->run(50);
-  EXPECT_EQ(c.rx_stream_duplicate.get(), 1u);
-  EXPECT_EQ(c.rx_stream_ahead.get(), 1u);
-  EXPECT_EQ(c.stream_msgs_delivered.get(), 1u);
+  EXPECT_EQ(c.streams.rx_stream_duplicate.get(), 1u);
+  EXPECT_EQ(c.streams.rx_stream_ahead.get(), 1u);
+  EXPECT_EQ(c.streams.stream_msgs_delivered.get(), 1u);
   // Rank 1 still broadcasts (to rank 0: the channel from rank 0 carried the
   // forged sequence numbers, so rank 0's own first frames would be taken
   // for duplicates of them).
@@ -481,9 +482,9 @@ TEST_F(HostileFrames, StreamPiecesThatDisagreeWithTheMessageLengthAreRefused) {
   stream_record(good, 10, 10, 10);
   inject_stream_batch(seq++, number++, good, 1);
   h_->run(100);
-  EXPECT_EQ(c.stream_batches_rx.get(), 7u) << "every batch is well formed on its own";
-  EXPECT_EQ(c.stream_msgs_delivered.get(), 1u) << "only the well-formed message";
-  EXPECT_EQ(c.rx_stream_bad.get(), 6u) << "each refused message, and its orphaned piece";
+  EXPECT_EQ(c.streams.stream_batches_rx.get(), 7u) << "every batch is well formed on its own";
+  EXPECT_EQ(c.streams.stream_msgs_delivered.get(), 1u) << "only the well-formed message";
+  EXPECT_EQ(c.streams.rx_stream_bad.get(), 6u) << "each refused message, and its orphaned piece";
   stream::RecordRing ring(h_->node(1).delivery_ring());
   ASSERT_TRUE(ring.valid());
   const stream::RecordView r = ring.peek();
@@ -513,8 +514,8 @@ TEST_F(HostileFrames, StreamPiecesPastTheLargestMessageNeverReachTheHandler) {
   }
   h_->run(100);
   EXPECT_EQ(handled, 0u);
-  EXPECT_EQ(c.stream_msgs_delivered.get(), 0u);
-  EXPECT_GE(c.rx_stream_bad.get(), 1u);
+  EXPECT_EQ(c.streams.stream_msgs_delivered.get(), 0u);
+  EXPECT_GE(c.streams.rx_stream_bad.get(), 1u);
 }
 
 // Pieces where the publisher never puts them are refused on arrival (and
@@ -532,9 +533,9 @@ TEST_F(HostileFrames, StreamPiecesOutOfPlaceAreRefusedOnArrival) {
   inject_stream_batch(0, 0, other_then_continuation, 2);
   inject_stream_batch(0, 0, empty_more, 1);
   h_->run(50);
-  EXPECT_EQ(c.rx_stream_bad.get(), 3u);
-  EXPECT_EQ(c.stream_batches_rx.get(), 0u);
-  EXPECT_EQ(c.stream_msgs_delivered.get(), 0u);
+  EXPECT_EQ(c.streams.rx_stream_bad.get(), 3u);
+  EXPECT_EQ(c.streams.stream_batches_rx.get(), 0u);
+  EXPECT_EQ(c.streams.stream_msgs_delivered.get(), 0u);
 }
 }  // namespace
 }  // namespace lanecast::engine
@@ -557,7 +558,7 @@ TEST_F(HostileFrames, AStreamThatCannotCompleteFailsInsteadOfWaiting) {
   h_->run(20);
   inject_stream_batch(1, 0, good, 1);  // the gap filled in time
   h_->run(20);
-  EXPECT_EQ(n.counters().stream_msgs_delivered.get(), 2u);
+  EXPECT_EQ(n.counters().streams.stream_msgs_delivered.get(), 2u);
   inject_given_up(2, 0);               // a batch it has: nothing
   h_->run(20);
   EXPECT_EQ(n.stream_error(), OpError::None);
@@ -568,7 +569,7 @@ TEST_F(HostileFrames, AStreamThatCannotCompleteFailsInsteadOfWaiting) {
   EXPECT_EQ(n.stream_error(), OpError::None) << "within the peer timeout";
   h_->advance(1'000'000'000);
   h_->run(20);
-  EXPECT_EQ(n.counters().stream_gap_timeouts.get(), 1u);
+  EXPECT_EQ(n.counters().streams.stream_gap_timeouts.get(), 1u);
   EXPECT_EQ(n.stream_error(), OpError::NoProgress);
   EXPECT_EQ(n.stream_error_peer(), 0u);
 }
@@ -578,7 +579,7 @@ TEST_F(HostileFrames, AStreamBatchTheParentGaveUpFailsTheStream) {
   inject_given_up(0, 0);
   h_->run(20);
   EXPECT_EQ(n.counters().rx_abandoned.get(), 1u);
-  EXPECT_EQ(n.counters().rx_stream_given_up.get(), 1u);
+  EXPECT_EQ(n.counters().streams.rx_stream_given_up.get(), 1u);
   EXPECT_EQ(n.stream_error(), OpError::NoProgress);
   EXPECT_EQ(n.stream_error_peer(), 0u);
 }
@@ -627,7 +628,7 @@ TEST_F(HostileStreamFrames, FramesFromOutsideTheTreeTakeNoSlot) {
   inject_stream_batch(2, 0, good, 1, /*root=*/0, 0, /*to=*/2, /*stream=*/2);     // no such stream
   inject_stream_batch(3, 0, good, 1, /*root=*/0, 0, /*to=*/2, /*stream=*/60000); // nor this
   h_->run(50);
-  EXPECT_EQ(victim.counters().rx_stream_bad.get(), 4u);
+  EXPECT_EQ(victim.counters().streams.rx_stream_bad.get(), 4u);
   for (size_t i = 0; i < victim.stream_slots(); ++i) EXPECT_EQ(victim.stream_mirror(i), nullptr) << "slot " << i;
   // Rank 0's real stream 1 reaches rank 2 through rank 1.
   auto pub = publisher(1);
@@ -640,7 +641,7 @@ TEST_F(HostileStreamFrames, FramesFromOutsideTheTreeTakeNoSlot) {
   ring.commit();
   ASSERT_TRUE(h_->node(0).open_publisher(std::move(pub)));
   h_->run(200);
-  EXPECT_EQ(victim.counters().stream_msgs_delivered.get(), 1u);
+  EXPECT_EQ(victim.counters().streams.stream_msgs_delivered.get(), 1u);
   EXPECT_NE(victim.stream_mirror(0 * 2 + 1), nullptr);
 }
 
@@ -665,7 +666,7 @@ TEST_F(HostileStreamFrames, AMemberWhoseStreamsFailedTellsItsParents) {
   publish(1);
   ASSERT_TRUE(h_->node(0).open_publisher(std::move(pub)));
   h_->run(300);
-  ASSERT_EQ(h_->node(2).counters().stream_msgs_delivered.get(), 1u);
+  ASSERT_EQ(h_->node(2).counters().streams.stream_msgs_delivered.get(), 1u);
   ASSERT_EQ(shared->stable_msgs.load(), 1u);
   // Rank 1 (its port, its channel's next sequence number) gives up batch 1.
   inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes), [&](uint8_t* p) {
@@ -681,8 +682,8 @@ TEST_F(HostileStreamFrames, AMemberWhoseStreamsFailedTellsItsParents) {
   EXPECT_EQ(static_cast<OpError>(shared->error.load()), OpError::NoProgress) << "the publisher was never told";
   EXPECT_EQ(shared->error_peer.load(), 1u);
   EXPECT_EQ(shared->stable_msgs.load(), 1u);
-  EXPECT_GE(h_->node(1).counters().rx_stream_child_failed.get(), 1u);
-  EXPECT_GE(h_->node(0).counters().rx_stream_child_failed.get(), 1u);
+  EXPECT_GE(h_->node(1).counters().streams.rx_stream_child_failed.get(), 1u);
+  EXPECT_GE(h_->node(0).counters().streams.rx_stream_child_failed.get(), 1u);
 }
 
 // A member whose streams failed before it held anything of a stream tells
@@ -702,7 +703,7 @@ TEST_F(HostileFrames, AFailedMemberTellsAParentThatSendsItABatch) {
   h_->run(100);  // 100 us
   EXPECT_EQ(static_cast<OpError>(shared->error.load()), OpError::NoProgress);
   EXPECT_EQ(shared->error_peer.load(), 1u);
-  EXPECT_GE(h_->node(0).counters().rx_stream_child_failed.get(), 1u);
+  EXPECT_GE(h_->node(0).counters().streams.rx_stream_child_failed.get(), 1u);
 }
 
 // A report that says a child's subtree delivered batches its parent never
@@ -725,7 +726,7 @@ TEST_F(HostileFrames, AReportPastWhatWasSentToTheChildIsRefused) {
   ASSERT_TRUE(h_->node(0).open_publisher(std::move(pub)));
   h_->step();
   h_->step();
-  ASSERT_LT(h_->node(0).counters().stream_batches_tx.get(), 22u);
+  ASSERT_LT(h_->node(0).counters().streams.stream_batches_tx.get(), 22u);
   // "Rank 1 delivered the first 22": sent from rank 1's port.
   inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes), [&](uint8_t* p) {
     wire::DataBody b{};
@@ -734,9 +735,9 @@ TEST_F(HostileFrames, AReportPastWhatWasSentToTheChildIsRefused) {
   }, /*from=*/1, /*to=*/0);
   for (int i = 0; i < 100 && shared->stable_msgs.load() == 0 && shared->error.load() == 0; ++i)
     h_->run(10, 1'000'000);  // up to a second
-  EXPECT_EQ(h_->node(0).counters().rx_stream_bad.get(), 1u) << "the forged report was taken";
-  EXPECT_EQ(h_->node(1).counters().stream_msgs_delivered.get(), 1u) << "the message never arrived whole";
-  EXPECT_EQ(h_->node(1).counters().stream_batches_rx.get(), 22u);
+  EXPECT_EQ(h_->node(0).counters().streams.rx_stream_bad.get(), 1u) << "the forged report was taken";
+  EXPECT_EQ(h_->node(1).counters().streams.stream_msgs_delivered.get(), 1u) << "the message never arrived whole";
+  EXPECT_EQ(h_->node(1).counters().streams.stream_batches_rx.get(), 22u);
   EXPECT_EQ(shared->stable_msgs.load(), 1u);
   EXPECT_EQ(shared->error.load(), 0u);
 }
@@ -768,10 +769,10 @@ TEST_F(HostileFrames, OverMulticastAMemberThatLacksABatchLetGoForAForgedReportFa
   ASSERT_NO_FATAL_FAILURE(publish_filled(ring, 100, 0x44));
   ASSERT_TRUE(h_->node(0).open_publisher(std::move(pub)));
   h_->run(100);  // batch 0 arrives and is reported held
-  ASSERT_EQ(h_->node(1).counters().stream_msgs_delivered.get(), 1u);
+  ASSERT_EQ(h_->node(1).counters().streams.stream_msgs_delivered.get(), 1u);
   ASSERT_NO_FATAL_FAILURE(publish_filled(ring, 100, 0x44));
   h_->run(3);  // batch 1 goes to the group address, and is lost at rank 1
-  ASSERT_EQ(h_->node(0).counters().stream_multicasts_tx.get(), 2u);
+  ASSERT_EQ(h_->node(0).counters().streams.stream_multicasts_tx.get(), 2u);
   ASSERT_EQ(dropper->dropped(), 1u);
   // "Rank 1 delivered both", from rank 1's port, before the publisher repairs.
   inject(static_cast<uint16_t>(14 + wire::kDataHeaderBytes), [&](uint8_t* p) {
@@ -780,8 +781,8 @@ TEST_F(HostileFrames, OverMulticastAMemberThatLacksABatchLetGoForAForgedReportFa
     wire::write_data(p + 14, {kGroup, kEpoch, 1}, b, wire::kFlagStream | wire::kFlagSignal, wire::FrameType::Datagram);
   }, /*from=*/1, /*to=*/0);
   for (int i = 0; i < 100 && shared->error.load() == 0; ++i) h_->run(10, 1'000'000);  // up to a second
-  EXPECT_EQ(h_->node(1).counters().stream_msgs_delivered.get(), 1u);
-  EXPECT_GE(h_->node(0).counters().rx_stream_contradicted.get(), 1u);
+  EXPECT_EQ(h_->node(1).counters().streams.stream_msgs_delivered.get(), 1u);
+  EXPECT_GE(h_->node(0).counters().streams.rx_stream_contradicted.get(), 1u);
   EXPECT_EQ(static_cast<OpError>(shared->error.load()), OpError::NoProgress) << "nobody said why rank 1 stopped";
   EXPECT_EQ(shared->error_peer.load(), 1u);
 }

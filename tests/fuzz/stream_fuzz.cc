@@ -1,4 +1,4 @@
-// libFuzzer target: the stream layer's receive path (engine/stream/node_stream.cc).
+// libFuzzer target: the stream layer's receive path (engine/stream/streams.h).
 // One input is a group of 2-3 members whose streams travel a chain or a
 // binary tree, each member taking its messages in a handler or from its
 // delivery ring, while rank 0 publishes a real stream and the input plays
@@ -378,7 +378,7 @@ class Run {
           src = c;
           break;
         }
-    const uint64_t base = real ? g_.node(0).counters().stream_batches_formed.get() : forged_[p].next;
+    const uint64_t base = real ? g_.node(0).counters().streams.stream_batches_formed.get() : forged_[p].next;
     wire::DataBody b{};
     b.op = real ? kRealStream : kForgedStream;
     b.root = publisher;

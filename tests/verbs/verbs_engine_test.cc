@@ -167,7 +167,7 @@ TEST(VerbsEngine, SealedFramesAndStreamsWorkUnchanged) {
     }
     EXPECT_EQ(bad_tags + sealed_refused, 0u);
     if (multicast) {
-      EXPECT_GT(h.node(2).counters().stream_multicasts_tx.get(), 0u);
+      EXPECT_GT(h.node(2).counters().streams.stream_multicasts_tx.get(), 0u);
     }
   }
 }

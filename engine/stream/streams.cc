@@ -1,12 +1,12 @@
-// Node: streams (docs/streams.md). A publisher's messages wait in a ring its
-// application fills (stream_state.h); at each turn the core cuts whatever is
-// there into batches - as many messages per frame as fit, pieces of larger
-// ones, nothing held back to wait for more - keeps each batch in a slot of
-// the stream's window, delivers it here and owes it to its children in the
-// stream's tree (algos/topology/stream_tree.h). A member that receives a
-// batch from its parent keeps it the same way, forwards the same buffer to
-// its own children (zero-copy) and delivers in batch order. Batches travel on
-// the reliable channels the broadcasts use, beside them.
+// Streams (streams.h, docs/streams.md). A publisher's messages wait in a
+// ring its application fills (stream_state.h); at each turn the core cuts
+// whatever is there into batches - as many messages per frame as fit,
+// pieces of larger ones, nothing held back to wait for more - keeps each
+// batch in a slot of the stream's window, delivers it here and owes it to
+// its children in the stream's tree (algos/topology/stream_tree.h). A member
+// that receives a batch from its parent keeps it the same way, forwards the
+// same buffer to its own children (zero-copy) and delivers in batch order.
+// Batches travel on the reliable channels the broadcasts use, beside them.
 //
 // Progress flows back up the tree: each member reports to its parent the
 // batch below which its whole subtree delivered (a datagram; reports are
@@ -15,32 +15,68 @@
 // once the subtree below a member delivered it; the publisher's "stable"
 // point is the whole group's, and its application may publish only a window
 // ahead of it.
+#include "engine/stream/streams.h"
+
 #include <rte_mbuf.h>
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "engine/auth/frame_auth.h"
 #include "engine/checksum/crc32c.h"
-#include "engine/node/node.h"
+#include "engine/stream/batch_format.h"
 
-namespace lanecast::engine {
+namespace lanecast::engine::stream {
 
 using algos::Rank;
-using stream::BatchSlot;
-using stream::kHeadBytes;
-using stream::RecordHead;
-using stream::StreamState;
 
 namespace {
 
 constexpr uint64_t kRefreshNs = 1'000'000;        // repeat a report this often while busy
 constexpr uint64_t kRefreshForNs = 50'000'000;    // ... for this long after the stream's last batch
 
+// The table's shape, the stream options checked.
+StreamTable::Shape shape_of(const Streams::Config& cfg) {
+  const lanecast::StreamOptions& so = cfg.streams;
+  if (so.window_batches < 16 || so.window_batches > 65536 || (so.window_batches & (so.window_batches - 1)) != 0 ||
+      so.streams_per_member < 1 || so.streams_per_member > lanecast::kMaxStreamsPerMember || so.window_messages == 0)
+    throw std::invalid_argument("node: stream options out of range (fanout >= 1, window_batches a power of two 16..65536, "
+                                "streams_per_member 1.." + std::to_string(lanecast::kMaxStreamsPerMember) + ")");
+  if (so.window_bytes < 4096 || so.delivery_bytes < 4096)
+    throw std::invalid_argument("node: stream window_bytes and delivery_bytes must be at least 4096");
+  return {cfg.nodes, cfg.rank, so.streams_per_member, so.fanout, so.window_batches};
+}
+
 }  // namespace
+
+Streams::Streams(const Config& cfg, StreamHost& host, StreamCounters& counters, const SharedCounters& shared)
+    : cfg_(cfg),
+      host_(host),
+      counters_(counters),
+      shared_(shared),
+      delivery_(counters.stream_delivery),
+      table_(shape_of(cfg)) {}
+
+// Streams over multicast go to the group address only when the port joined
+// one; a quiet stream's repairs wait multicast_repair_us (default: ten
+// report intervals).
+void Streams::connect(const Frames& f) {
+  auth_ = f.auth;
+  seal_flag_ = f.seal_flag;
+  hdr_data_ = f.hdr_data;
+  link_bytes_ = f.link_bytes;
+  payload_pool_ = f.payload_pool;
+  addrs_ = f.addrs;
+  if (f.group != nullptr) group_addr_ = *f.group;
+  stream_multicast_ = cfg_.streams.multicast && f.group != nullptr;
+  stream_repair_ns_ = static_cast<uint64_t>(
+      (cfg_.streams.multicast_repair_us > 0 ? cfg_.streams.multicast_repair_us : 10 * cfg_.streams.report_us) * 1000);
+}
 
 // The largest message a stream carries: what the group allows, what half
 // the publisher's ring and half a delivery ring hold, what the window of
-// batches holds at once, and never more than kMaxStreamMessage, so a
+// batches holds at once, and never more than kMaxMessage, so a
 // record's 32-bit length (the rings' and the wire's) holds it with its heads
 // (docs/streams.md).
 //
@@ -49,55 +85,45 @@ constexpr uint64_t kRefreshForNs = 50'000'000;    // ... for this long after the
 // must fit the window together - the first piece may be one byte at the end
 // of a batch, every other batch carries a full piece. A larger message
 // would leave the publisher waiting for a window that never opens.
-uint64_t Node::max_stream_message() const {
+uint64_t Streams::max_message() const {
   const lanecast::StreamOptions& o = cfg_.streams;
   const uint64_t ring = o.window_bytes / 2 > 64 ? o.window_bytes / 2 - 64 : 0;
   const uint64_t delivery = o.delivery_bytes / 2 > 64 ? o.delivery_bytes / 2 - 64 : 0;
   const uint64_t piece = cfg_.segment_bytes > kHeadBytes ? cfg_.segment_bytes - kHeadBytes : 0;
   const uint64_t window = uint64_t{o.window_batches - 2} * piece;
-  return std::min({cfg_.max_message_bytes, ring, delivery, window, kMaxStreamMessage});
+  return std::min({cfg_.max_message_bytes, ring, delivery, window, kMaxMessage});
 }
 
-bool Node::open_publisher(std::unique_ptr<stream::PublisherShared> p) {
-  if (!publishers_.offer(p)) return false;
-  notify_core();
-  return true;
-}
-
-void Node::set_message_handler(MessageHandler h) {
-  delivery_.set_handler(std::move(h));
-}
-
-void Node::take_publishers(uint64_t now) {
-  publishers_.adopt([&](stream::PublisherShared& p) {
+void Streams::take_publishers(uint64_t now) {
+  publishers_.adopt([&](PublisherShared& p) {
     if (streams_failed_) {  // opened after this member's streams failed: told now, as the others were
       p.error_peer.store(stream_error_peer_.load(std::memory_order_relaxed), std::memory_order_relaxed);
       p.error.store(stream_error_.load(std::memory_order_relaxed), std::memory_order_release);
       return;
     }
-    const std::optional<uint16_t> slot = streams_.slot(cfg_.rank, p.index);
+    const std::optional<uint16_t> slot = table_.slot(cfg_.rank, p.index);
     if (!slot) {  // an index Member::open_stream refuses: the publisher's error
       p.error.store(static_cast<uint8_t>(OpError::Internal), std::memory_order_release);
       return;
     }
     StreamState* s = open_stream_state(*slot, cfg_.rank, p.index, now);
     s->pub = &p;
-    s->pub_ring = stream::RecordRing(p.ring);
+    s->pub_ring = RecordRing(p.ring);
   });
 }
 
-// A stream this member starts taking part in (streams_ makes its state:
+// A stream this member starts taking part in (table_ makes its state:
 // its window of slots, its place in the tree), its share of the owed runs
 // and (the first time) the delivery ring. Done once per stream, on its
 // first frame: the only allocations streams make.
-StreamState* Node::open_stream_state(uint16_t slot, Rank publisher, uint16_t index, uint64_t now) {
+StreamState* Streams::open_stream_state(uint16_t slot, Rank publisher, uint16_t index, uint64_t now) {
   bool opened = false;
-  StreamState& s = streams_.open(slot, publisher, index, now, &opened);
+  StreamState& s = table_.open(slot, publisher, index, now, &opened);
   if (!opened) return &s;
   // The batches owed to one child merge into runs unless other sends come
   // between them: at worst a run per batch of the window, per child.
-  channels_.grow_runs(cfg_.streams.window_batches * s.tree.children());
-  delivery_.open(cfg_.streams.delivery_bytes, max_stream_message());
+  host_.grow_runs(cfg_.streams.window_batches * s.tree.children());
+  delivery_.open(cfg_.streams.delivery_bytes, max_message());
   return &s;
 }
 
@@ -106,26 +132,26 @@ StreamState* Node::open_stream_state(uint16_t slot, Rank publisher, uint16_t ind
 // Cuts the messages waiting in the publisher's ring into one batch (all of
 // them if they fit, else as much as fits, a large message in pieces). False
 // when there is nothing to send or no slot free in the window.
-bool Node::form_batch(StreamState& s, uint64_t now) {
+bool Streams::form_batch(StreamState& s, uint64_t now) {
   if (s.next_batch - s.released >= s.slots.size()) return false;  // the window is full: wait for reports
   if (stream_multicast_ && s.multicast_next > 0 && !multicast_may_form(s, now)) return false;
-  stream::RecordView r = s.pub_ring.peek();
+  RecordView r = s.pub_ring.peek();
   if (r.data == nullptr) {
-    if (s.pub_ring.corrupt()) fail_streams(now, OpError::Internal, cfg_.rank);
+    if (s.pub_ring.corrupt()) fail(now, OpError::Internal, cfg_.rank);
     return false;
   }
-  rte_mbuf* m = rte_pktmbuf_alloc(pools_.payload);
+  rte_mbuf* m = rte_pktmbuf_alloc(payload_pool_);
   uint8_t* dst = m == nullptr ? nullptr : reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(cfg_.segment_bytes)));
   if (dst == nullptr) {
     if (m != nullptr) rte_pktmbuf_free(m);
-    counters_.tx_alloc_failures.add();
+    shared_.tx_alloc_failures.add();
     return false;
   }
   const uint64_t first_msg = s.next_msg;
   uint32_t used = 0, records = 0, crc = 0;
   while (r.data != nullptr) {
     if (r.len < 8) {  // the application side writes a timestamp first, always
-      fail_streams(now, OpError::Internal, cfg_.rank);
+      fail(now, OpError::Internal, cfg_.rank);
       rte_pktmbuf_free(m);
       return false;
     }
@@ -136,10 +162,10 @@ bool Node::form_batch(StreamState& s, uint64_t now) {
     if (cfg_.segment_bytes - used < kHeadBytes + (remaining > 0 ? 1 : 0)) break;
     const uint32_t piece = std::min(remaining, cfg_.segment_bytes - used - kHeadBytes);
     RecordHead h;
-    h.piece = piece | (s.pub_offset > 0 ? stream::kContinuation : 0) | (piece < remaining ? stream::kMorePieces : 0);
+    h.piece = piece | (s.pub_offset > 0 ? kContinuation : 0) | (piece < remaining ? kMorePieces : 0);
     h.message_len = msg_len;
     h.timestamp_ns = ts;
-    stream::write_head(dst + used, h);
+    write_head(dst + used, h);
     if (auth_ != nullptr) {  // the batch's seal stands in for its CRC
       std::memcpy(dst + used + kHeadBytes, r.data + 8 + s.pub_offset, piece);
     } else {
@@ -148,7 +174,7 @@ bool Node::form_batch(StreamState& s, uint64_t now) {
     }
     used += kHeadBytes + piece;
     ++records;
-    counters_.root_copy_bytes.add(piece);
+    shared_.root_copy_bytes.add(piece);
     if (piece < remaining) {
       s.pub_offset += piece;
       break;  // the frame is full
@@ -174,7 +200,7 @@ bool Node::form_batch(StreamState& s, uint64_t now) {
 
 // Each turn: adopt new publishers, cut what they published into batches,
 // deliver what waits for the application, and send the reports due.
-void Node::pump_streams(uint64_t now) {
+void Streams::pump_streams(uint64_t now) {
   if (publishers_.waiting()) take_publishers(now);
   streams_busy_ = false;
   stream_due_ns_ = UINT64_MAX;
@@ -183,8 +209,8 @@ void Node::pump_streams(uint64_t now) {
     return;
   }
   const uint64_t delay = static_cast<uint64_t>(cfg_.streams.report_us * 1000);
-  for (const uint16_t slot : streams_.open_slots()) {
-    StreamState& s = *streams_.at(slot);
+  for (const uint16_t slot : table_.open_slots()) {
+    StreamState& s = *table_.at(slot);
     if (s.pub != nullptr) {
       if (stream_multicast_) {
         // Each batch goes to the group address before the next is cut
@@ -250,12 +276,12 @@ void Node::pump_streams(uint64_t now) {
 // telling, not the failure: a core that did not run for kRefreshForNs after
 // its streams failed (the stream fuzzer stalled one 97 ms) told nobody, and
 // the publisher waited on this member unaware.
-void Node::tell_parents(uint64_t now) {
+void Streams::tell_parents(uint64_t now) {
   if (streams_first_told_ns_ != kNeverTold && now >= streams_first_told_ns_ + kRefreshForNs) return;
   if (now >= streams_told_ns_ + kRefreshNs) {
     bool all = true;
-    for (const uint16_t slot : streams_.open_slots()) {
-      StreamState& s = *streams_.at(slot);
+    for (const uint16_t slot : table_.open_slots()) {
+      StreamState& s = *table_.at(slot);
       if (s.tree.parent() != algos::kNoRank && !send_report(s, now, wire::kFlagAbandoned)) all = false;
     }
     if (!all) {  // no room on the lane: the next turn tries again
@@ -273,22 +299,23 @@ void Node::tell_parents(uint64_t now) {
 // A peer went silent while batches were in flight to it (or the group broke):
 // every stream of this member stops. Publishers see the error; what is owed
 // is dropped and what is in flight abandoned, so the channels stay in step.
-void Node::fail_streams(uint64_t now, OpError err, Rank peer) {
+// In a group of processes a member whose streams stopped is lost to the
+// group for this epoch: the node tells every member (failure notices)
+// instead of each finding out at its own timeout.
+void Streams::fail(uint64_t now, OpError err, Rank peer) {
   if (streams_failed_) return;
   streams_failed_ = true;
   streams_first_told_ns_ = kNeverTold;
   streams_told_ns_ = 0;  // the parents are told at the next turn (tell_parents)...
   stream_due_ns_ = now;  // ...which must come now, not at the core's next timer
-  // In a group of processes a member whose streams stopped is lost to the
-  // group for this epoch: every member hears it (failure notices) instead
-  // of finding out at its own timeout.
-  if (err != OpError::GroupBroken) fail_stop_.saw(op_.active ? op_.sub.op : next_op_, err, peer);
   stream_error_peer_.store(peer, std::memory_order_relaxed);
   stream_error_.store(static_cast<uint8_t>(err), std::memory_order_release);
   publishers_.fail_all(static_cast<uint8_t>(err), peer);
-  channels_.drop_everything(now);  // owed dropped, in flight abandoned, lists emptied
   stream_owed_ = 0;
-  if (op_.active) finish(now, err, peer);
+  // The node drops what its channels owe and abandons what is in flight
+  // (streams' batches too, so the channels stay in step), and fails the
+  // broadcast that runs beside them.
+  host_.streams_failed(now, err, peer);
 }
 
-}  // namespace lanecast::engine
+}  // namespace lanecast::engine::stream

@@ -1,0 +1,130 @@
+// Streams: the frames a member's streams send (streams.cc has the whole
+// picture) - reports up the tree, eviction notices, and the frame that
+// carries a held batch to a child over its channel, which the node's
+// transmit path asks for when the channels' order comes to an owed batch.
+// A batch's payload goes by reference (zero copy); the wire format is the
+// data frame's, flagged kFlagStream.
+#include <rte_mbuf.h>
+
+#include <algorithm>
+
+#include "engine/stream/streams.h"
+
+namespace lanecast::engine::stream {
+
+using algos::Rank;
+
+// A report to the parent: a datagram (never acknowledged: the next one
+// carries everything this one did). `flags` kFlagAbandoned: this member's
+// streams failed (tell_parents).
+bool Streams::send_report(StreamState& s, uint64_t now, uint16_t flags) {
+  const uint64_t held = std::max(s.held_end, s.deliver_next);
+  uint32_t gap = 0;  // batches missing from `held` on, with a later one here
+  if (cfg_.streams.multicast)
+    while (held + gap < s.received_end && !s.holds(held + gap)) ++gap;
+  if (!report_to(s.tree.parent(), s.publisher, s.index, s.subtree_mark, s.subtree_slowest, flags, now, held, gap))
+    return false;
+  s.reported_held = held;
+  s.reported = s.subtree_mark;
+  s.last_report_ns = now;
+  return true;
+}
+
+// `mark`: every batch below it delivered in this member's subtree;
+// `slowest`: who holds the mark back, for the publisher's counters.
+bool Streams::report_to(Rank parent, Rank publisher, uint16_t index, uint64_t mark, uint32_t slowest, uint16_t flags,
+                        uint64_t now, uint64_t held, uint32_t gap) {
+  if (parent == algos::kNoRank || !host_.lane_room(0, link_bytes_ + hdr_data_, now, false)) return false;
+  uint8_t* at;
+  rte_mbuf* h = host_.alloc_frame(addrs_[parent], hdr_data_, &at);
+  if (h == nullptr) return false;
+  wire::DataBody b{};
+  b.op = index;
+  b.root = publisher;
+  b.offset = mark;
+  b.segment = slowest;
+  // Streams over multicast: what to repair (stream_multicast.cc) - what it
+  // holds, and its first gap (a datagram's seq is free).
+  b.total_len = held;
+  b.seq = gap;
+  b.segment_bytes = cfg_.segment_bytes;
+  wire::write_data(at, cfg_.origin, b, static_cast<uint16_t>(flags | wire::kFlagStream | wire::kFlagSignal | seal_flag_),
+                   wire::FrameType::Datagram);
+  put_payload_seal(at, wire::Seal{});
+  host_.push(0, h);
+  counters_.stream_reports_tx.add();
+  return true;
+}
+
+// The notice, to each other member in turn (datagrams: one that finds the
+// lane's batch full waits for the next turn).
+void Streams::tell_eviction(StreamState& s, uint64_t now) {
+  for (; s.evict_notice_next < cfg_.nodes; ++s.evict_notice_next) {
+    const Rank to = s.evict_notice_next;
+    if (to == cfg_.rank) continue;
+    if (!host_.lane_room(0, link_bytes_ + hdr_data_, now, false)) return;
+    uint8_t* at;
+    rte_mbuf* h = host_.alloc_frame(addrs_[to], hdr_data_, &at);
+    if (h == nullptr) return;
+    wire::DataBody b{};
+    b.op = s.index;
+    b.root = s.publisher;
+    b.segment = cfg_.rank;
+    b.segment_bytes = cfg_.segment_bytes;
+    wire::write_data(at, cfg_.origin, b, wire::kFlagStream | wire::kFlagSignal | wire::kFlagEvicted | seal_flag_,
+                     wire::FrameType::Datagram);
+    put_payload_seal(at, wire::Seal{});
+    host_.push(0, h);
+  }
+}
+
+// ---------------------------------------------------------------- batches
+
+// A batch went to a child over its channel: the child's reports may now
+// say it has it (StreamState::sent_to_child).
+void Streams::note_sent_to_child(StreamState& s, Rank child, uint32_t batch_low) {
+  const uint32_t i = s.tree.child_index(child);
+  if (i == s.tree.children()) return;  // a repair's channel is always a child's; nothing else sends batches
+  s.child_sent[i] = std::max(s.child_sent[i], s.unwrap(batch_low) + 1);
+}
+
+rte_mbuf* Streams::build_frame(Rank peer, uint16_t lane, uint16_t slot, uint32_t batch_low, uint32_t seq,
+                               uint16_t flags) {
+  if (!holds(slot, batch_low)) return nullptr;
+  const StreamState& s = *table_.at(slot);
+  return build_batch_frame(addrs_[peer], s, s.slots[batch_low & s.mask], seq, static_cast<uint8_t>(lane), flags,
+                           wire::FrameType::Data);
+}
+
+// The books of a batch sent over a channel: no longer owed, in flight, and
+// what the child may now say it has.
+void Streams::sent(uint16_t slot, Rank peer, uint32_t batch_low) {
+  counters_.stream_batches_tx.add();
+  --stream_owed_;
+  ++stream_unacked_;
+  note_sent_to_child(*table_.at(slot), peer, batch_low);
+}
+
+// A batch's frame: its header, then the held payload by reference.
+rte_mbuf* Streams::build_batch_frame(const drivers::PeerAddress& to, const StreamState& s, const BatchSlot& b,
+                                     uint32_t seq, uint8_t lane, uint16_t flags, wire::FrameType type) {
+  uint8_t* at;
+  rte_mbuf* h = host_.alloc_frame(to, hdr_data_, &at);
+  if (h == nullptr) return nullptr;
+  wire::DataBody body{};
+  body.op = s.index;
+  body.root = s.publisher;
+  body.seq = seq;
+  body.segment = static_cast<uint32_t>(b.batch);
+  body.offset = b.first_msg;
+  body.total_len = b.records;
+  body.payload_len = b.len;
+  body.payload_crc = b.crc;
+  body.segment_bytes = cfg_.segment_bytes;
+  body.lane = lane;
+  wire::write_data(at, cfg_.origin, body, static_cast<uint16_t>(flags | wire::kFlagStream | seal_flag_), type);
+  put_payload_seal(at, b.seal);
+  return host_.attach_payload(h, b.payload);
+}
+
+}  // namespace lanecast::engine::stream
