@@ -1,4 +1,4 @@
-// Node: set-up, the poll loop, and the life of one broadcast.
+// Node: set-up and the poll loop.
 #include "engine/node/node.h"
 
 #include <rte_mbuf.h>
@@ -10,7 +10,6 @@
 
 #include "drivers/wake.h"
 #include "engine/auth/frame_auth.h"
-#include "engine/node/node_sink.h"
 
 namespace lanecast::engine {
 
@@ -66,21 +65,18 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
       port_(port),
       caps_(port.caps()),
       pools_(pools),
-      link_bytes_(port.link_header_bytes()),
+      frames_(port, pools.header, pools.payload, wire::Origin{cfg.group_id, cfg.epoch, cfg.rank}, cfg.auth != nullptr,
+              {counters_.tx_alloc_failures, counters_.tx_flatten_bytes}),
       rx_link_bytes_(port.rx_link_header_bytes()),
       sealed_link_bytes_(port.sealed_link_bytes()),
-      machine_arena_(algos::machine_arena_bytes(cfg.nodes, cfg.lanes,
-                                                static_cast<uint32_t>(std::min<uint64_t>(max_segments_of(cfg), UINT32_MAX)),
-                                                algos::GroupShape{cfg.hypercube_order, cfg.site_of_rank})),
       acks_(cfg.nodes * cfg.lanes, cfg.ack_every ? cfg.ack_every : std::max<uint32_t>(1, cfg.window / 4),
             cfg.ack_delay_ns),
       channels_(cfg.nodes, cfg.lanes, cfg.window, cfg.rtt, slabs_for(cfg),
                 owed_runs_for(max_segments_of(cfg), uint64_t{cfg.nodes} * cfg.lanes), counters_.channels),
-      store_(segments_held_of(cfg)),
-      multicasts_(store_.capacity() + 1),  // a machine multicasts each segment at most once
       tx_lanes_(cfg.lanes, port.link_header_bytes(), cfg.pace_overhead_bytes, counters_.tx_lanes),
-      stash_(cfg.stash_frames, counters_.stash),
       fail_stop_(cfg.fail_stop, cfg.nodes, cfg.rank, counters_.fail_stop),
+      broadcast_(cfg_, {*this, frames_, counters_, box_, fail_stop_, caps_, addrs_, group_addrs_, pools.payload},
+                 segments_held_of(cfg)),
       streams_(streams_config_of(cfg_), *this, counters_.streams,
                {counters_.root_copy_bytes, counters_.delivered_bytes, counters_.tx_alloc_failures,
                 counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)]}) {
@@ -89,20 +85,16 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   if (pools.payload == nullptr || pools.header == nullptr) throw std::invalid_argument("node: mempools missing");
   if (cfg.auth) {
     auth_ = std::make_unique<auth::FrameAuth>(*cfg.auth, cfg.rank, cfg.nodes);
-    seal_flag_ = wire::kFlagSealed;
     tx_lanes_.seal_with(auth_.get(), sealed_link_bytes_);
-    hdr_data_ += wire::seal_bytes(wire::FrameType::Data);
-    hdr_ack_ += wire::seal_bytes(wire::FrameType::Ack);
-    hdr_failed_ += wire::seal_bytes(wire::FrameType::Failed);
-    scratch_.resize(cfg.segment_bytes);
   }
   const uint32_t header_room = rte_pktmbuf_data_room_size(pools.header) - RTE_PKTMBUF_HEADROOM;
-  if (sealed_link_bytes_ > link_bytes_ || sealed_link_bytes_ > rx_link_bytes_)
+  const uint32_t link_bytes = frames_.link_bytes(), hdr_data = frames_.data_header();
+  if (sealed_link_bytes_ > link_bytes || sealed_link_bytes_ > rx_link_bytes_)
     throw std::invalid_argument("node: port " + port.name() + " seals more link header than it has");
-  if (header_room < link_bytes_ + hdr_data_)
+  if (header_room < link_bytes + hdr_data)
     throw std::invalid_argument("node: header buffers of " + std::to_string(header_room) + " bytes cannot hold a " +
-                                std::to_string(link_bytes_ + hdr_data_) + "-byte frame header");
-  const uint64_t frame = uint64_t{link_bytes_} + hdr_data_ + cfg.segment_bytes;
+                                std::to_string(link_bytes + hdr_data) + "-byte frame header");
+  const uint64_t frame = uint64_t{link_bytes} + hdr_data + cfg.segment_bytes;
   if (frame > port.max_frame_bytes())
     throw std::invalid_argument("segment of " + std::to_string(cfg.segment_bytes) + " bytes makes " +
                                 std::to_string(frame) + "-byte frames; port " + port.name() + " carries at most " +
@@ -129,11 +121,12 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
     throw std::runtime_error("port " + port.name() + ": " + why);
   addrs_ = std::move(peers);
   join_groups();
-  streams_.connect({auth_.get(), seal_flag_, hdr_data_, link_bytes_, pools.payload, addrs_.data(),
+  streams_.connect({auth_.get(), frames_.seal_flag(), frames_.data_header(), frames_.link_bytes(), pools.payload, addrs_.data(),
                     group_addrs_.empty() ? nullptr : &group_addrs_[0]});
 
   peer_counters_ = std::make_unique<PeerCounters[]>(cfg.nodes);
   heard_ns_ = std::make_unique<uint64_t[]>(cfg.nodes);
+  broadcast_.connect(auth_.get(), heard_ns_.get());
 
   // At least two frames. A found rate's bursts at most 16: the rate is
   // learned and may sit above the path's (by half, at 1000 Mbit/s on
@@ -197,16 +190,17 @@ Node::Footprint Node::footprint() const {
   f.channels = channels_.list_bytes() + addrs_.capacity() * sizeof(drivers::PeerAddress) + acks_.footprint_bytes();
   f.flight = channels_.flight_bytes();
   f.owed = channels_.owed_bytes();
-  f.store = store_.bytes();
-  f.stash = stash_.footprint_bytes();
-  f.datagrams = multicasts_.bytes();
-  f.other = sizeof(Node) + machine_arena_.capacity() + (auth_ ? auth_->bytes() : 0) +
+  const Broadcast::Bytes b = broadcast_.bytes();
+  f.store = b.store;
+  f.stash = b.stash;
+  f.datagrams = b.multicasts;
+  f.other = sizeof(Node) + b.arena + (auth_ ? auth_->bytes() : 0) +
             streams_.bytes();
   return f;
 }
 
 bool Node::submit(const Submission& s) {
-  if (!submissions_.push(s)) return false;
+  if (!broadcast_.submit(s)) return false;
   if (waker_ != nullptr) waker_->notify();
   return true;
 }
@@ -224,7 +218,7 @@ uint32_t Node::poll(uint64_t now) { return poll_rx(now) + poll_tx(now); }
 // Everything that arrived, and the timers: the machine decides what to send.
 uint32_t Node::poll_rx(uint64_t now) {
   uint32_t work = 0;
-  if (!op_.active) try_start(now);
+  broadcast_.try_start(now);
   rte_mbuf* rx[kBurst];
   bool behind = false;  // a lane gave a full burst: more frames are waiting
   for (uint16_t lane = 0; lane < cfg_.lanes; ++lane) {
@@ -236,7 +230,7 @@ uint32_t Node::poll_rx(uint64_t now) {
     behind = behind || n == kBurst;
     work += n;
   }
-  if (op_.active && now >= op_.timer_at_ns) fire_timer(now);
+  broadcast_.timer_due(now);
   // A retransmission or silence deadline that passed while this member was
   // not looking says nothing of the peer. Two ways not to look: frames still
   // wait in a receive queue (a lane gave a full burst) - they may be the very
@@ -272,33 +266,29 @@ uint32_t Node::poll_tx(uint64_t now) {
   streams_.pump(now);
   pump(now);
   const uint32_t work = tx_lanes_.flush(port_);
-  if (op_.active) check_done(now);
-  if (op_.active && !op_.released && buffer_done()) {
-    op_.released = true;
-    box_.release(op_.sub.op);
-  }
+  broadcast_.end_turn(now, tx_lanes_.pending());
   return work;
 }
 
 uint64_t Node::next_wakeup_ns() const {
-  if (tx_lanes_.pending() || submissions_.read_available() > 0 || !fail_stop_.due().empty() ||
+  if (tx_lanes_.pending() || broadcast_.waiting() || !fail_stop_.due().empty() ||
       streams_.waiting())
     return 0;
   uint64_t at = std::min(scan_due_ns_, streams_.due_ns());
   // Frames left unsent wait for a pacer (then it says when) or for acks to
   // open a window (then an arrival wakes the core): tx_lanes_.paced_until() == 0 is
   // not "due now", or a sender waiting for acks would never sleep.
-  if ((channels_.owed() > 0 || !multicasts_.empty() || channels_.resending()) && tx_lanes_.paced_until() != 0)
+  if ((channels_.owed() > 0 || broadcast_.multicasting() || channels_.resending()) && tx_lanes_.paced_until() != 0)
     at = std::min(at, tx_lanes_.paced_until());
   if (acks_.urgent()) return 0;
   at = std::min(at, acks_.next_deadline());
-  if (op_.active) at = std::min(at, op_.timer_at_ns);
+  at = std::min(at, broadcast_.timer_at());
   return std::min(at, port_.held_until_ns());
 }
 
 bool Node::pacer_holds(uint64_t now_ns) const {
-  if (tx_lanes_.pending() || submissions_.read_available() > 0 || acks_.urgent()) return false;
-  return (channels_.owed() > 0 || !multicasts_.empty() || channels_.resending()) && tx_lanes_.paced_until() > now_ns;
+  if (tx_lanes_.pending() || broadcast_.waiting() || acks_.urgent()) return false;
+  return (channels_.owed() > 0 || broadcast_.multicasting() || channels_.resending()) && tx_lanes_.paced_until() > now_ns;
 }
 
 bool Node::arm_wakeup() {
@@ -309,138 +299,6 @@ bool Node::arm_wakeup() {
 void Node::disarm_wakeup() {
   port_.disarm_wakeup();
   last_rx_poll_ns_ = 0;  // a nap is not a stall: an arrival would have ended it
-}
-
-// ---------------------------------------------------------------- operations
-
-void Node::try_start(uint64_t now) {
-  Submission sub;
-  if (!submissions_.pop(sub)) return;
-  now = std::max(now, sub.posted_ns);  // this iteration's time may predate the post
-  if (fail_stop_.broken()) {  // a broken group's broadcasts fail at once
-    CompletionRecord rec;
-    rec.op = sub.op;
-    rec.error = OpError::GroupBroken;
-    blame_broken(rec);
-    rec.start_ns = rec.finish_ns = now;
-    counters_.ops_failed.add();
-    next_op_ = sub.op + 1;
-    publish(rec);
-    return;
-  }
-
-  algos::PlanParams pp;
-  pp.nodes = cfg_.nodes;
-  pp.lanes = cfg_.lanes;
-  pp.root = sub.root;
-  pp.message_bytes = sub.size;
-  pp.segment_bytes = cfg_.segment_bytes;
-  pp.op = sub.op;  // equal on every member: broadcasts are posted in the same order
-  pp.algo = cfg_.algo_options;
-  op_.sub = sub;
-  op_.timer_at_ns = kNoTimer;
-  next_op_ = sub.op + 1;
-  try {
-    op_.plan.emplace(pp);  // parameters were checked when the broadcast was posted
-    op_.machine = algos::make_machine(sub.algo, *op_.plan, cfg_.rank, machine_arena_,
-                                      algos::GroupShape{cfg_.hypercube_order, cfg_.site_of_rank});
-  } catch (const std::exception&) {
-    op_.plan.reset();
-    CompletionRecord rec;
-    rec.op = sub.op;
-    rec.error = OpError::Internal;
-    publish(rec);
-    return;
-  }
-  op_.active = true;
-  const bool root = sub.root == cfg_.rank;
-  op_.held = root ? op_.plan->segments() : 0;
-  op_.copied_out = 0;
-  op_.released = false;
-  op_.start_ns = now;
-  op_.held_ns = root || op_.plan->segments() == 0 ? now : 0;
-  op_.last_rx_ns = now;
-  channels_.restart_order();
-  internal_error_ = false;
-  note_deadline(now + cfg_.peer_timeout_ns);  // the broadcast's own deadline
-
-  Sink sink(*this, now);
-  op_.machine->start(sink);
-  replay_stash(now);
-  if (op_.active) check_done(now);
-}
-
-void Node::check_done(uint64_t now) {
-  if (internal_error_) {
-    finish(now, OpError::Internal, algos::kNoRank);
-    return;
-  }
-  // Streams' batches share the channels; the broadcast waits only for its own.
-  if (channels_.owed() == streams_.owed() && multicasts_.empty() && channels_.unacked() == streams_.unacked() &&
-      op_.machine->done())
-    finish(now, OpError::None, algos::kNoRank);
-}
-
-void Node::finish(uint64_t now, OpError err, Rank peer) {
-  CompletionRecord rec;
-  rec.op = op_.sub.op;
-  rec.error = err;
-  rec.peer = peer;
-  rec.start_ns = op_.start_ns;
-  rec.held_ns = op_.held_ns;
-  rec.finish_ns = std::max(now, op_.start_ns);
-  rec.segments_held = op_.held;
-  rec.segments_total = op_.plan ? op_.plan->segments() : 0;
-  if (err == OpError::GroupBroken) blame_broken(rec);
-  if (err == OpError::NoProgress) rec.quiet_peer = quietest_peer(now, &rec.quiet_ns);
-  // A wait that ended with nothing arrived names its suspect to the group too.
-  const bool breaks = fail_stop_.saw(op_.sub.op, err, err == OpError::NoProgress ? rec.quiet_peer : peer);
-  if (err == OpError::None) {
-    counters_.ops_completed.add();
-  } else {
-    counters_.ops_failed.add();
-    channels_.drop_broadcast(now);  // what it owed is dropped, what is in flight abandoned
-    multicasts_.clear();
-  }
-  store_.clear();
-  channels_.after_broadcast();
-  op_.active = false;
-  op_.timer_at_ns = kNoTimer;
-  op_.machine.reset();
-  publish(rec);
-  if (breaks) streams_.fail(now, OpError::GroupBroken, peer);  // a broken group's streams stop too
-}
-
-void Node::publish(const CompletionRecord& rec) { box_.publish(rec); }
-
-// Whom a member that waited in vain for data names. In a fail-stop group a
-// lost forwarder is named by the member that sends to it (PeerSilent) and
-// everyone hears of it before its own wait ends, so a wait that ends with
-// nothing held means nobody sends to the lost member: it is this
-// broadcast's root, named if it was silent a peer timeout or more - however
-// recently the members that wait with it acknowledged each other's last
-// broadcast (bench's barriers: linear, rooted at each member in turn).
-// Otherwise, the peer heard from in this epoch that was silent longest, if
-// that is a peer timeout or more.
-Rank Node::quietest_peer(uint64_t now, uint64_t* silent_ns) const {
-  const auto silent_past_timeout = [&](Rank r) {
-    return heard_ns_[r] != 0 && now >= heard_ns_[r] + cfg_.peer_timeout_ns;
-  };
-  const Rank root = op_.sub.root;
-  Rank best = algos::kNoRank;
-  if (cfg_.fail_stop && op_.held == 0 && root != cfg_.rank && root < cfg_.nodes && silent_past_timeout(root)) {
-    best = root;
-  } else {
-    uint64_t oldest = UINT64_MAX;
-    for (Rank r = 0; r < cfg_.nodes; ++r)
-      if (heard_ns_[r] != 0 && heard_ns_[r] < oldest) {
-        oldest = heard_ns_[r];
-        best = r;
-      }
-    if (best == algos::kNoRank || !silent_past_timeout(best)) return algos::kNoRank;
-  }
-  *silent_ns = now - heard_ns_[best];
-  return best;
 }
 
 }  // namespace lanecast::engine

@@ -21,7 +21,7 @@ bool Node::owe_batch(algos::Rank child, uint32_t batch_low, uint16_t slot) {
 
 void Node::grow_runs(uint32_t extra) { channels_.grow_runs(extra); }
 
-void Node::internal_error() { internal_error_ = true; }
+void Node::internal_error() { broadcast_.internal_error(); }
 
 // In a group of processes a member whose streams stopped is lost to the
 // group for this epoch: every member hears it (failure notices) instead of
@@ -29,9 +29,9 @@ void Node::internal_error() { internal_error_ = true; }
 // they have in flight abandoned (streams' batches too), so they stay in
 // step; the broadcast running beside the streams fails with them.
 void Node::streams_failed(uint64_t now, OpError err, algos::Rank peer) {
-  if (err != OpError::GroupBroken) fail_stop_.saw(op_.active ? op_.sub.op : next_op_, err, peer);
+  if (err != OpError::GroupBroken) fail_stop_.saw(broadcast_.current_op(), err, peer);
   channels_.drop_everything(now);  // owed dropped, in flight abandoned, lists emptied
-  if (op_.active) finish(now, err, peer);
+  broadcast_.fail(now, err, peer);
 }
 
 }  // namespace lanecast::engine

@@ -24,7 +24,7 @@ void Node::excuse_silence(uint64_t unseen_from, uint64_t now) {
   const uint64_t unseen = now - unseen_from;
   excused_to_ns_ = now;
   for (size_t i = 0; i < channels_.active_count(); ++i) channels_.active(i).tx.excuse_silence(unseen, now);
-  if (op_.active) op_.last_rx_ns = std::min(now, op_.last_rx_ns + unseen);
+  broadcast_.excuse(unseen, now);
 }
 
 void Node::scan(uint64_t now) {
@@ -35,9 +35,9 @@ void Node::scan(uint64_t now) {
   for (size_t i = 0; i < channels_.active_count(); ++i) {
     Channel& c = channels_.active(i);
     if (c.tx.idle()) continue;
-    const bool watched = op_.active || (streams_.unacked() > 0 && !streams_.failed());
+    const bool watched = broadcast_.active() || (streams_.unacked() > 0 && !streams_.failed());
     if (watched && now > c.tx.last_progress_ns() + cfg_.peer_timeout_ns) {
-      if (op_.active) finish(now, OpError::PeerSilent, c.peer);
+      broadcast_.fail(now, OpError::PeerSilent, c.peer);
       if (streams_.unacked() > 0 && !streams_.failed()) streams_.fail(now, OpError::PeerSilent, c.peer);
       scan_due_ns_ = now + cfg_.min_scan_interval_ns;  // frames were abandoned: look again soon
       return;
@@ -46,14 +46,9 @@ void Node::scan(uint64_t now) {
     next = std::min(next, c.tx.deadline());
     if (watched) next = std::min(next, c.tx.last_progress_ns() + cfg_.peer_timeout_ns + 1);
   }
-  if (op_.active && !op_.machine->done()) {
-    // In a fail-stop group the member that sends to a lost peer names it
-    // (PeerSilent) at the deadline and tells everyone; those that only wait
-    // for data give it half a deadline more to arrive, so they fail naming
-    // the lost rank rather than "nothing arrived".
-    const uint64_t silent_at = op_.last_rx_ns + cfg_.peer_timeout_ns + (cfg_.fail_stop ? cfg_.peer_timeout_ns / 2 : 0);
+  if (const uint64_t silent_at = broadcast_.silent_at(); silent_at != UINT64_MAX) {
     if (now > silent_at) {
-      finish(now, OpError::NoProgress, algos::kNoRank);
+      broadcast_.fail(now, OpError::NoProgress, algos::kNoRank);
       scan_due_ns_ = now + cfg_.min_scan_interval_ns;
       return;
     }

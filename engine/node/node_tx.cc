@@ -1,5 +1,5 @@
-// Node: the transmit path. The machine's actions become owed work (runs per
-// channel in channels_, multicasts in a queue of their own); pump() turns
+// Node: the transmit path. The machine's actions became owed work (runs per
+// channel in channels_, multicasts in the broadcast's queue); pump() turns
 // owed work into frames - first what must be sent again, then multicasts,
 // then owed sends in the order the machine owed its peers (channels.h
 // decides the order) - within each channel's window, each lane's pacer and
@@ -12,120 +12,21 @@
 #include <functional>
 
 #include "engine/auth/frame_auth.h"
-#include "engine/checksum/crc32c.h"
 #include "engine/node/node.h"
-#include "engine/node/node_sink.h"
 
 namespace lanecast::engine {
 
 using algos::Rank;
 using algos::SegmentIndex;
 
-// ---------------------------------------------------------------- machine actions
-
-void Node::owe(Rank to, SegmentIndex seg, algos::Lane lane) {
-  if (to >= cfg_.nodes || to == cfg_.rank || seg >= op_.plan->segments() || lane >= cfg_.lanes) {
-    internal_error_ = true;
-    return;
-  }
-  if (!channels_.owe_segment(channel(to, lane), seg)) internal_error_ = true;
-}
-
-void Node::owe_signal(Rank to, uint32_t tag) {
-  if (to >= cfg_.nodes || to == cfg_.rank) {
-    internal_error_ = true;
-    return;
-  }
-  if (!channels_.owe_signal(channel(to, 0), tag)) internal_error_ = true;
-}
-
-void Node::multicast(SegmentIndex seg, algos::Lane lane) {
-  if (seg >= op_.plan->segments() || lane >= cfg_.lanes) {
-    internal_error_ = true;
-    return;
-  }
-  // Sized for one multicast per segment, the most a machine may ask for
-  // (algos/machine.h); a machine asking for more loses the extra, counted.
-  if (!multicasts_.push(seg, lane)) {
-    counters_.tx_datagrams_dropped.add();
-    return;
-  }
-  if (!caps_.multicast) counters_.tx_mcast_emulated.add();
-}
-
-// One timer per machine (algos/machine.h): a second before the first fired is
-// the machine's error.
-void Node::arm(uint64_t at_ns, uint32_t tag) {
-  if (op_.timer_at_ns != kNoTimer) {
-    internal_error_ = true;
-    return;
-  }
-  op_.timer_at_ns = at_ns;
-  op_.timer_tag = tag;
-}
-
-void Node::fire_timer(uint64_t now) {
-  op_.timer_at_ns = kNoTimer;
-  counters_.timers_fired.add();
-  Sink sink(*this, now);
-  op_.machine->on_timer(op_.timer_tag, sink);
-}
-
-// The bytes are in the application's buffer already (copied while their CRC
-// was checked, node_rx.cc): delivering only makes them part of the result.
-void Node::deliver(SegmentIndex seg) {
-  if (seg >= op_.plan->segments() || !store_.held(seg)) {
-    internal_error_ = true;
-    return;
-  }
-  counters_.delivered_bytes.add(op_.plan->segment(seg).length);
-}
-
-// ---------------------------------------------------------------- frames
-
-// The root's one copy: a segment of the user's buffer into a frame buffer,
-// with its CRC computed in the same pass, made when the segment is first sent
-// so the copy is spread over the pipeline.
-bool Node::materialize(SegmentIndex seg) {
-  if (op_.sub.root != cfg_.rank) return false;
-  rte_mbuf* m = rte_pktmbuf_alloc(pools_.payload);
-  if (m == nullptr) return false;
-  const algos::Segment s = op_.plan->segment(seg);
-  void* dst = rte_pktmbuf_append(m, static_cast<uint16_t>(s.length));
-  if (dst == nullptr) {
-    rte_pktmbuf_free(m);
-    return false;
-  }
-  // With a key the root seals the segment once (the seal stands in for the
-  // CRC) and every forwarder carries the seal.
-  uint32_t crc = 0;
-  wire::Seal seal{};
-  if (auth_ != nullptr) {
-    std::memcpy(dst, op_.sub.buffer + s.offset, s.length);
-    seal = auth_->seal_payload(static_cast<const uint8_t*>(dst), s.length);
-  } else {
-    crc = crc32c_copy(0, dst, op_.sub.buffer + s.offset, s.length);
-  }
-  store_.keep(seg, SegmentStore::Entry{m, crc, seal});
-  counters_.root_copy_bytes.add(s.length);
-  ++op_.copied_out;
-  return true;
-}
-
-bool Node::buffer_done() const {
-  const uint32_t segments = op_.plan->segments();
-  const bool copied = op_.sub.root == cfg_.rank ? op_.copied_out == segments : op_.held == segments;
-  return copied && channels_.owed() == streams_.owed() && multicasts_.empty() && !tx_lanes_.pending();
-}
-
 // ---------------------------------------------------------------- sending
 
 void Node::pump(uint64_t now) {
   tx_lanes_.new_turn();
-  datagram_blocked_lanes_ = 0;
   if (channels_.resending()) pump_resends(now);
-  if (!multicasts_.empty()) pump_datagrams(now);
-  if (channels_.owed() > 0) pump_owed(now);
+  // Lanes whose owed sends wait behind a multicast that could not go.
+  const uint32_t blocked = broadcast_.multicasting() ? broadcast_.send_multicasts(now, tx_lanes_) : 0;
+  if (channels_.owed() > 0) pump_owed(now, blocked);
 }
 
 // Frames to send again: holes the acks revealed, timeouts, abandoned frames.
@@ -146,7 +47,7 @@ void Node::pump_resends(uint64_t now) {
       rte_mbuf* m = nullptr;
       const bool stream = (e.flags & reliable::InFlight::kStream) != 0;
       // Only the running broadcast's frames are in flight unabandoned.
-      const bool gone = !stream && (!op_.active || e.op != op_.sub.op);
+      const bool gone = !stream && !broadcast_.runs(e.op);
       if (stream && !(e.flags & reliable::InFlight::kAbandoned)) {
         m = streams_.build_frame(c.peer, c.lane, static_cast<uint16_t>(e.op), e.segment, seq, wire::kFlagAckNow);
         if (m != nullptr) {
@@ -160,10 +61,10 @@ void Node::pump_resends(uint64_t now) {
         m = build_abandoned(c, seq, e);
         if (m != nullptr) counters_.tx_abandoned.add();
       } else if (e.flags & reliable::InFlight::kSignal) {
-        m = build_signal(c, e.segment, seq, wire::kFlagAckNow);
+        m = broadcast_.build_signal(c.peer, c.lane, e.segment, seq, wire::kFlagAckNow);
         if (m != nullptr) counters_.tx_retransmits.add();
       } else {
-        m = build_data(addrs_[c.peer], e.segment, seq, c.lane, wire::kFlagAckNow);
+        m = broadcast_.data_frame(addrs_[c.peer], e.segment, seq, c.lane, wire::kFlagAckNow);
         if (m != nullptr) counters_.tx_retransmits.add();
       }
       if (m == nullptr) break;
@@ -174,48 +75,11 @@ void Node::pump_resends(uint64_t now) {
   });
 }
 
-// Multicasts: one frame to the group address where the port's switch copies,
-// otherwise one datagram to each member in turn (the emulation).
-void Node::pump_datagrams(uint64_t now) {
-  while (!multicasts_.empty()) {
-    MulticastQueue::Item& g = multicasts_.front();
-    if (!store_.held(g.segment) && !materialize(g.segment)) {
-      if (op_.sub.root != cfg_.rank) internal_error_ = true;  // multicasting what it lacks
-      return;
-    }
-    const uint32_t frame = link_bytes_ + hdr_data_ + op_.plan->segment(g.segment).length;
-    if (g.next_rank == cfg_.rank) ++g.next_rank;
-    // A multicast that cannot go yet holds back the owed sends of its lane
-    // (pump_owed): they come after it in the machine's order, and a small
-    // frame the pacer would let through - mcast_chain's last segment to
-    // virtual rank 1 - must not overtake the multicasts it closes.
-    datagram_blocked_lanes_ = 1u << g.lane;
-    if (caps_.multicast) {
-      if (!tx_lanes_.room(g.lane, frame, now, /*datagram=*/true)) return;
-      rte_mbuf* m = build_data(group_addrs_[g.lane], g.segment, 0, g.lane, 0, wire::FrameType::Datagram);
-      if (m == nullptr) return;
-      tx_lanes_.push(g.lane, m);
-      counters_.tx_datagrams.add();
-      g.next_rank = cfg_.nodes;
-    }
-    while (g.next_rank < cfg_.nodes) {
-      if (!tx_lanes_.room(g.lane, frame, now, /*datagram=*/true)) return;
-      rte_mbuf* m = build_data(addrs_[g.next_rank], g.segment, 0, g.lane, 0, wire::FrameType::Datagram);
-      if (m == nullptr) return;
-      tx_lanes_.push(g.lane, m);
-      counters_.tx_datagrams.add();
-      if (++g.next_rank == cfg_.rank) ++g.next_rank;
-    }
-    multicasts_.pop();
-  }
-  datagram_blocked_lanes_ = 0;
-}
-
 // Owed sends in the machine's order (channels_ offers them, channels.h):
 // each item offered becomes a frame if its window and lane have room.
-void Node::pump_owed(uint64_t now) {
+void Node::pump_owed(uint64_t now, uint32_t blocked_lanes) {
   using Step = Channels::Step;
-  channels_.send_owed(datagram_blocked_lanes_, [&](Channel& c, const OwedItem& item, bool may_send) {
+  channels_.send_owed(blocked_lanes, [&](Channel& c, const OwedItem& item, bool may_send) {
     if (item.is_stream() && !streams_.holds(item.stream, item.value)) {
       // A batch let go before it was sent here: the reports say this peer's
       // subtree delivered it (as pump_resends takes them to). Nothing to
@@ -232,28 +96,26 @@ void Node::pump_owed(uint64_t now) {
     if (item.is_stream()) {
       payload = streams_.batch_bytes(item.stream, item.value);
     } else if (!item.signal) {
-      payload = op_.plan->segment(item.value).length;
+      payload = broadcast_.segment_length(item.value);
     }
-    const uint32_t frame_bytes = link_bytes_ + hdr_data_ + payload;
+    const uint32_t frame_bytes = frames_.data_frame_bytes(payload);
     if (!tx_lanes_.room(c.lane, frame_bytes, now)) return Step::kLaneFull;
     // Ask for an ack at once when this is the last frame we have for the
     // peer in this broadcast, or when it fills the window.
-    const bool last = !item.is_stream() && c.owed.size() == 1 && op_.machine->done();
+    const bool last = !item.is_stream() && c.owed.size() == 1 && broadcast_.machine_done();
     const uint16_t flags = last || c.tx.last_in_window() ? wire::kFlagAckNow : 0;
     rte_mbuf* m = nullptr;
     if (item.is_stream()) {
       m = streams_.build_frame(c.peer, c.lane, item.stream, item.value, c.tx.next_seq(), flags);
     } else if (item.signal) {
-      m = build_signal(c, item.value, c.tx.next_seq(), flags);
+      m = broadcast_.build_signal(c.peer, c.lane, item.value, c.tx.next_seq(), flags);
       if (m != nullptr) counters_.tx_signals.add();
-    } else if (store_.held(item.value) || materialize(item.value)) {
-      m = build_data(addrs_[c.peer], item.value, c.tx.next_seq(), c.lane, flags);
+    } else {
+      m = broadcast_.data_frame(addrs_[c.peer], item.value, c.tx.next_seq(), c.lane, flags);
       if (m != nullptr) {
         counters_.tx_data.add();
         counters_.tx_data_lane[c.lane].add();
       }
-    } else if (op_.sub.root != cfg_.rank) {
-      internal_error_ = true;  // sending what it lacks
     }
     if (m == nullptr) return Step::kStop;  // a pool is empty: try again next iteration
     peer_counters_[c.peer].tx_data.add();
@@ -262,7 +124,7 @@ void Node::pump_owed(uint64_t now) {
       c.tx.push(item.stream, item.value, now, false, /*stream=*/true, frame_bytes);
       streams_.sent(item.stream, c.peer, item.value);
     } else {
-      c.tx.push(op_.sub.op, item.value, now, item.signal, /*stream=*/false, frame_bytes);
+      c.tx.push(broadcast_.current_op(), item.value, now, item.signal, /*stream=*/false, frame_bytes);
     }
     tx_lanes_.push(c.lane, m);
     return Step::kSent;
@@ -271,7 +133,7 @@ void Node::pump_owed(uint64_t now) {
 
 // Sends c's ack now if its lane has room; false if it must wait.
 bool Node::send_ack(Channel& c, uint64_t now) {
-  if (!tx_lanes_.room(c.lane, link_bytes_ + hdr_ack_, now)) return false;
+  if (!tx_lanes_.room(c.lane, frames_.link_bytes() + frames_.ack_header(), now)) return false;
   rte_mbuf* a = build_ack(c);
   if (a == nullptr) return false;
   tx_lanes_.push(c.lane, a);

@@ -30,7 +30,7 @@ RECORD_METHODS = 3
 # Classes over the caps when the caps came, each held to what it had then
 # until it is split (fields, methods). Only ever removed from.
 OVER_THE_CAP = {
-    "engine/node/node.h:Node": (44, 97),
+    "engine/node/node.h:Node": (31, 73),
     "engine/stream/streams.h:Streams": (26, 59),
     "engine/stream/stream_state.h:StreamState": (42, 5),
     "drivers/verbs/verbs_port.h:VerbsPort": (20, 48),

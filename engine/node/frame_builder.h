@@ -1,0 +1,68 @@
+// The frames a node sends, begun and finished: a header mbuf holding the
+// link header and room for lanecast's headers, chained by reference to a
+// payload's mbuf (zero copy; flattened for a port that cannot send chains).
+// It knows the header lengths (with seals in a group with a key) and the
+// node's origin. The node, its broadcast and its streams fill the bodies.
+//
+// A concrete class the others call directly: its calls are per frame.
+#pragma once
+
+#include <cstdint>
+
+#include "drivers/port.h"
+#include "engine/runtime/counter.h"
+#include "engine/wire/wire.h"
+
+struct rte_mbuf;
+struct rte_mempool;
+
+namespace lanecast::engine {
+
+class FrameBuilder {
+ public:
+  struct Counters {
+    Counter& alloc_failures;  // a pool was empty
+    Counter& flatten_bytes;   // payload bytes copied to flatten frames
+  };
+  // `sealed`: a group with a key (every frame sealed, headers longer).
+  FrameBuilder(drivers::Port& port, rte_mempool* header_pool, rte_mempool* payload_pool, wire::Origin origin,
+               bool sealed, Counters counters);
+
+  // A header mbuf holding the link header to `to` and room for
+  // `header_bytes` of lanecast headers at *body; null when the pool is empty.
+  rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body);
+  // `header` chained to `payload` by reference, or flattened for a port
+  // without chains; null when that failed (both freed).
+  rte_mbuf* attach_payload(rte_mbuf* header, rte_mbuf* payload);
+
+  wire::Origin origin() const { return origin_; }
+  uint16_t seal_flag() const { return seal_flag_; }
+  // A data frame's payload seal (a group with a key), after its body.
+  void put_payload_seal(uint8_t* at, const wire::Seal& seal) const {
+    if (seal_flag_ != 0) wire::write_payload_seal(at, seal);
+  }
+  // Header lengths, with seals when sealed.
+  uint32_t data_header() const { return hdr_data_; }
+  uint32_t ack_header() const { return hdr_ack_; }
+  uint32_t failed_header() const { return hdr_failed_; }
+  uint16_t link_bytes() const { return link_bytes_; }
+  // A data frame with `payload` bytes, link header included.
+  uint32_t data_frame_bytes(uint32_t payload) const { return link_bytes_ + hdr_data_ + payload; }
+
+ private:
+  rte_mbuf* flatten(rte_mbuf* chained);
+
+  drivers::Port& port_;
+  rte_mempool* header_pool_;
+  rte_mempool* payload_pool_;
+  wire::Origin origin_;
+  uint16_t link_bytes_;
+  uint16_t seal_flag_ = 0;
+  uint32_t hdr_data_ = wire::kDataHeaderBytes;
+  uint32_t hdr_ack_ = wire::kAckHeaderBytes;
+  uint32_t hdr_failed_ = wire::kFailedBytes;
+  bool chained_ = true;
+  Counters counters_;
+};
+
+}  // namespace lanecast::engine
