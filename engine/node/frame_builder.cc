@@ -1,5 +1,4 @@
-// FrameBuilder: header mbufs, payloads chained by reference, and the copy a
-// port without chains needs.
+// FrameBuilder: set-up, and the copy a port without chains needs.
 #include "engine/node/frame_builder.h"
 
 #include <rte_mbuf.h>
@@ -23,28 +22,6 @@ FrameBuilder::FrameBuilder(drivers::Port& port, rte_mempool* header_pool, rte_me
     hdr_ack_ += wire::seal_bytes(wire::FrameType::Ack);
     hdr_failed_ += wire::seal_bytes(wire::FrameType::Failed);
   }
-}
-
-rte_mbuf* FrameBuilder::alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body) {
-  rte_mbuf* h = rte_pktmbuf_alloc(header_pool_);
-  if (h == nullptr) {
-    counters_.alloc_failures.add();
-    return nullptr;
-  }
-  auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(h, link_bytes_ + header_bytes));
-  port_.write_link_header(p, to);
-  *body = p + link_bytes_;
-  return h;
-}
-
-// Zero-copy: the payload is shared by reference, never copied (unless the
-// port cannot send chains: flatten()).
-rte_mbuf* FrameBuilder::attach_payload(rte_mbuf* h, rte_mbuf* payload) {
-  for (rte_mbuf* m = payload; m != nullptr; m = m->next) rte_mbuf_refcnt_update(m, 1);
-  h->next = payload;
-  h->nb_segs = static_cast<uint16_t>(1 + payload->nb_segs);
-  h->pkt_len += payload->pkt_len;
-  return chained_ ? h : flatten(h);
 }
 
 // A port that cannot transmit chains gets one buffer holding header and

@@ -4,17 +4,17 @@
 // It knows the header lengths (with seals in a group with a key) and the
 // node's origin. The node, its broadcast and its streams fill the bodies.
 //
-// A concrete class the others call directly: its calls are per frame.
+// A concrete class the others call directly, its per-frame calls inline:
+// every data frame sent takes a header and a chained payload.
 #pragma once
+
+#include <rte_mbuf.h>
 
 #include <cstdint>
 
 #include "drivers/port.h"
 #include "engine/runtime/counter.h"
 #include "engine/wire/wire.h"
-
-struct rte_mbuf;
-struct rte_mempool;
 
 namespace lanecast::engine {
 
@@ -30,10 +30,27 @@ class FrameBuilder {
 
   // A header mbuf holding the link header to `to` and room for
   // `header_bytes` of lanecast headers at *body; null when the pool is empty.
-  rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body);
+  rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body) {
+    rte_mbuf* h = rte_pktmbuf_alloc(header_pool_);
+    if (h == nullptr) {
+      counters_.alloc_failures.add();
+      return nullptr;
+    }
+    auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(h, link_bytes_ + header_bytes));
+    port_.write_link_header(p, to);
+    *body = p + link_bytes_;
+    return h;
+  }
   // `header` chained to `payload` by reference, or flattened for a port
   // without chains; null when that failed (both freed).
-  rte_mbuf* attach_payload(rte_mbuf* header, rte_mbuf* payload);
+  // Zero-copy: the payload is shared by reference, never copied.
+  rte_mbuf* attach_payload(rte_mbuf* header, rte_mbuf* payload) {
+    for (rte_mbuf* m = payload; m != nullptr; m = m->next) rte_mbuf_refcnt_update(m, 1);
+    header->next = payload;
+    header->nb_segs = static_cast<uint16_t>(1 + payload->nb_segs);
+    header->pkt_len += payload->pkt_len;
+    return chained_ ? header : flatten(header);
+  }
 
   wire::Origin origin() const { return origin_; }
   uint16_t seal_flag() const { return seal_flag_; }

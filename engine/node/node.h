@@ -4,9 +4,9 @@
 //
 //   node.cc           set-up, the poll loop
 //   node_rx.cc        receive path: frames, acks, data and datagrams handed on by kind
-//   node_tx.cc        transmit path: owed work into frames, pacing, acks, resends
+//   node_tx.cc        transmit path: owed work into frames, pacing, acks
 //   node_frames.cc    ack and abandoned frames (FrameBuilder, frame_builder.h, begins every frame)
-//   node_timers.cc    retransmission and silence deadlines
+//   node_resends.cc   resends: the deadlines scanned, frames sent again
 //   node_broadcast.cc what the running broadcast (broadcast.h) asks of the node
 //   node_streams.cc   what the streams (engine/stream/streams.h) ask of the node
 //
@@ -187,15 +187,15 @@ class Node final : public PollTask, private BroadcastHost, private stream::Strea
   rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body) override;
   rte_mbuf* attach_payload(rte_mbuf* header, rte_mbuf* payload) override;
   void pump(uint64_t now);
-  void pump_resends(uint64_t now);
   void join_groups();
   void leave_groups();
   void pump_owed(uint64_t now, uint32_t blocked_lanes);
   bool send_ack(Channel& c, uint64_t now);
   void send_acks(uint64_t now);
 
-  // timers (node_timers.cc)
+  // resends and deadlines (node_resends.cc)
   void scan(uint64_t now);
+  void pump_resends(uint64_t now);
   void excuse_silence(uint64_t unseen_from, uint64_t now);
   void note_deadline(uint64_t at) {
     if (at < scan_due_ns_) scan_due_ns_ = at;

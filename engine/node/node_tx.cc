@@ -1,6 +1,7 @@
 // Node: the transmit path. The machine's actions became owed work (runs per
 // channel in channels_, multicasts in the broadcast's queue); pump() turns
-// owed work into frames - first what must be sent again, then multicasts,
+// owed work into frames - first what must be sent again (pump_resends,
+// node_resends.cc), then multicasts,
 // then owed sends in the order the machine owed its peers (channels.h
 // decides the order) - within each channel's window, each lane's pacer and
 // the lane's transmit batch; tx_lanes_.flush(port_) hands each lane's batch
@@ -27,52 +28,6 @@ void Node::pump(uint64_t now) {
   // Lanes whose owed sends wait behind a multicast that could not go.
   const uint32_t blocked = broadcast_.multicasting() ? broadcast_.send_multicasts(now, tx_lanes_) : 0;
   if (channels_.owed() > 0) pump_owed(now, blocked);
-}
-
-// Frames to send again: holes the acks revealed, timeouts, abandoned frames.
-void Node::pump_resends(uint64_t now) {
-  channels_.send_resends([&](Channel& c) {
-    const uint32_t frame = full_frame_bytes();
-    while (c.tx.has_resend() && tx_lanes_.room(c.lane, frame, now)) {
-      if (c.tx.has_filler()) {  // numbers a forged ack took from the receiver (send_channel.h)
-        rte_mbuf* f = build_abandoned(c, c.tx.filler_front(), reliable::InFlight{});
-        if (f == nullptr) break;
-        counters_.tx_fillers.add();
-        c.tx.filler_done();
-        tx_lanes_.push(c.lane, f);
-        continue;
-      }
-      const uint32_t seq = c.tx.resend_front();
-      const reliable::InFlight& e = c.tx.entry(seq);
-      rte_mbuf* m = nullptr;
-      const bool stream = (e.flags & reliable::InFlight::kStream) != 0;
-      // Only the running broadcast's frames are in flight unabandoned.
-      const bool gone = !stream && !broadcast_.runs(e.op);
-      if (stream && !(e.flags & reliable::InFlight::kAbandoned)) {
-        m = streams_.build_frame(c.peer, c.lane, static_cast<uint16_t>(e.op), e.segment, seq, wire::kFlagAckNow);
-        if (m != nullptr) {
-          counters_.tx_retransmits.add();
-        } else {
-          // Let go already: the peer's subtree delivered it (so it has it).
-          m = build_abandoned(c, seq, e);
-          if (m != nullptr) counters_.tx_abandoned.add();
-        }
-      } else if ((e.flags & reliable::InFlight::kAbandoned) || gone) {
-        m = build_abandoned(c, seq, e);
-        if (m != nullptr) counters_.tx_abandoned.add();
-      } else if (e.flags & reliable::InFlight::kSignal) {
-        m = broadcast_.build_signal(c.peer, c.lane, e.segment, seq, wire::kFlagAckNow);
-        if (m != nullptr) counters_.tx_retransmits.add();
-      } else {
-        m = broadcast_.data_frame(addrs_[c.peer], e.segment, seq, c.lane, wire::kFlagAckNow);
-        if (m != nullptr) counters_.tx_retransmits.add();
-      }
-      if (m == nullptr) break;
-      peer_counters_[c.peer].tx_retransmits.add();
-      c.tx.resend_done(now);
-      tx_lanes_.push(c.lane, m);
-    }
-  });
 }
 
 // Owed sends in the machine's order (channels_ offers them, channels.h):

@@ -1,10 +1,16 @@
-// Node: timers. Each channel with frames in flight has one retransmission
-// deadline (send_channel.h) and one silence deadline (peer_timeout_ns since it
-// last saw progress); the running broadcast has one more (nothing arrived for
+// Node: resends, found and sent, and the deadlines that find them. Each
+// channel with frames in flight has one retransmission deadline
+// (send_channel.h) and one silence deadline (peer_timeout_ns since it last
+// saw progress); the running broadcast has one more (nothing arrived for
 // peer_timeout_ns). scan() runs when the earliest of them is due - never more
 // often than min_scan_interval_ns - and looks only at the channels holding
 // frames in flight (at most NodeConfig::active_channels), never at every peer
-// or every frame.
+// or every frame: a passed retransmission deadline queues the channel's
+// frames to send again (Channels::on_timeout), as an ack that reveals holes
+// does (Channels::on_ack). pump_resends() sends what is queued, first in
+// each turn's transmit path (node_tx.cc's pump).
+#include <rte_mbuf.h>
+
 #include <algorithm>
 
 #include "engine/node/node.h"
@@ -55,6 +61,52 @@ void Node::scan(uint64_t now) {
     next = std::min(next, silent_at + 1);
   }
   scan_due_ns_ = next == UINT64_MAX ? UINT64_MAX : std::max(next, now + cfg_.min_scan_interval_ns);
+}
+
+// Frames to send again: holes the acks revealed, timeouts, abandoned frames.
+void Node::pump_resends(uint64_t now) {
+  channels_.send_resends([&](Channel& c) {
+    const uint32_t frame = full_frame_bytes();
+    while (c.tx.has_resend() && tx_lanes_.room(c.lane, frame, now)) {
+      if (c.tx.has_filler()) {  // numbers a forged ack took from the receiver (send_channel.h)
+        rte_mbuf* f = build_abandoned(c, c.tx.filler_front(), reliable::InFlight{});
+        if (f == nullptr) break;
+        counters_.tx_fillers.add();
+        c.tx.filler_done();
+        tx_lanes_.push(c.lane, f);
+        continue;
+      }
+      const uint32_t seq = c.tx.resend_front();
+      const reliable::InFlight& e = c.tx.entry(seq);
+      rte_mbuf* m = nullptr;
+      const bool stream = (e.flags & reliable::InFlight::kStream) != 0;
+      // Only the running broadcast's frames are in flight unabandoned.
+      const bool gone = !stream && !broadcast_.runs(e.op);
+      if (stream && !(e.flags & reliable::InFlight::kAbandoned)) {
+        m = streams_.build_frame(c.peer, c.lane, static_cast<uint16_t>(e.op), e.segment, seq, wire::kFlagAckNow);
+        if (m != nullptr) {
+          counters_.tx_retransmits.add();
+        } else {
+          // Let go already: the peer's subtree delivered it (so it has it).
+          m = build_abandoned(c, seq, e);
+          if (m != nullptr) counters_.tx_abandoned.add();
+        }
+      } else if ((e.flags & reliable::InFlight::kAbandoned) || gone) {
+        m = build_abandoned(c, seq, e);
+        if (m != nullptr) counters_.tx_abandoned.add();
+      } else if (e.flags & reliable::InFlight::kSignal) {
+        m = broadcast_.build_signal(c.peer, c.lane, e.segment, seq, wire::kFlagAckNow);
+        if (m != nullptr) counters_.tx_retransmits.add();
+      } else {
+        m = broadcast_.data_frame(addrs_[c.peer], e.segment, seq, c.lane, wire::kFlagAckNow);
+        if (m != nullptr) counters_.tx_retransmits.add();
+      }
+      if (m == nullptr) break;
+      peer_counters_[c.peer].tx_retransmits.add();
+      c.tx.resend_done(now);
+      tx_lanes_.push(c.lane, m);
+    }
+  });
 }
 
 }  // namespace lanecast::engine
