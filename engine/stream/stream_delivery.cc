@@ -27,9 +27,9 @@ void Streams::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint
   b = BatchSlot{payload, batch, len, crc, records, first_msg, msgs_after, bytes_after, seal};
   s.received_end = std::max(s.received_end, batch + 1);
   s.last_activity_ns = now;
-  s.held_end = std::max(s.held_end, s.deliver_next);
+  s.held_end = std::max(s.held_end, s.deliver.next);
   while (s.held_end < s.received_end && s.holds(s.held_end)) ++s.held_end;
-  if (s.pub != nullptr && stream_multicast_) return;  // to the group address, not to each child (stream_multicast.cc)
+  if (s.pub.shared != nullptr && stream_multicast_) return;  // to the group address, not to each child (stream_multicast.cc)
   for (uint32_t i = 0; i < s.tree.children(); ++i) {
     if (host_.owe_batch(s.tree.child(i), static_cast<uint32_t>(batch), s.slot)) ++stream_owed_;
     else host_.internal_error();
@@ -43,33 +43,33 @@ void Streams::hold_batch(StreamState& s, uint64_t batch, rte_mbuf* payload, uint
 // slow-member policy). A member that left the stream for being slow
 // delivers nothing more: the batches that arrived in order only move it on.
 void Streams::deliver_stream(StreamState& s, uint64_t now) {
-  s.missing = StreamState::kNoBatch;
+  s.deliver.missing = DeliveryPosition::kNoBatch;
   bool took = false;
-  while (s.deliver_next < s.received_end) {
-    BatchSlot& b = s.slot_of(s.deliver_next);
-    if (b.payload == nullptr || b.batch != s.deliver_next) {  // a gap: wait for it
-      s.missing = s.deliver_next;
+  while (s.deliver.next < s.received_end) {
+    BatchSlot& b = s.slot_of(s.deliver.next);
+    if (b.payload == nullptr || b.batch != s.deliver.next) {  // a gap: wait for it
+      s.deliver.missing = s.deliver.next;
       break;
     }
     const uint8_t* base = rte_pktmbuf_mtod(b.payload, const uint8_t*);
-    if (s.evicted || s.deliver_offset >= b.len) {
+    if (s.evicted || s.deliver.offset >= b.len) {
       if (s.evicted) counters_.stream_batches_skipped.add();
-      ++s.deliver_next;
-      s.deliver_offset = 0;
+      ++s.deliver.next;
+      s.deliver.offset = 0;
       continue;
     }
     uint32_t used = 0;
-    const uint64_t seq = s.deliver_seq;
-    const bool went = deliver_message(s, base + s.deliver_offset, &used);
-    took = took || s.deliver_seq != seq;
+    const uint64_t seq = s.deliver.seq;
+    const bool went = deliver_message(s, base + s.deliver.offset, &used);
+    took = took || s.deliver.seq != seq;
     if (!went) {
-      if (used != 0) s.full_since_ns = 0;                            // a piece is missing
-      else if (took || s.full_since_ns == 0) s.full_since_ns = now;  // the ring is full
+      if (used != 0) s.deliver.full_since_ns = 0;                            // a piece is missing
+      else if (took || s.deliver.full_since_ns == 0) s.deliver.full_since_ns = now;  // the ring is full
       return;
     }
-    s.deliver_offset += used;
+    s.deliver.offset += used;
   }
-  s.full_since_ns = 0;
+  s.deliver.full_since_ns = 0;
 }
 
 // One message from the record at `rec`: handed to the handler or written to
@@ -80,7 +80,7 @@ void Streams::deliver_stream(StreamState& s, uint64_t now) {
 bool Streams::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used) {
   const RecordHead h = read_head(rec);
   const uint32_t piece = h.piece & kPieceMask;
-  DeliveredHead dh{s.deliver_seq, h.timestamp_ns, s.publisher, s.index, 0};
+  DeliveredHead dh{s.deliver.seq, h.timestamp_ns, s.publisher, s.index, 0};
   if (h.piece & kContinuation) {
     // A piece whose first piece was never seen here: only a publisher that
     // breaks the format sends this. Counted and skipped.
@@ -95,7 +95,7 @@ bool Streams::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used
     }
     if (!delivery_.to_handler()) shared_.delivered_bytes.add(piece);  // copied into the ring
     *used = kHeadBytes + piece;
-    ++s.deliver_seq;
+    ++s.deliver.seq;
     counters_.stream_msgs_delivered.add();
     note_delivered(s, piece);
     return true;
@@ -106,13 +106,13 @@ bool Streams::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used
     *used = kHeadBytes + piece;
     return true;
   }
-  uint64_t have = piece, last = s.deliver_next;
+  uint64_t have = piece, last = s.deliver.next;
   uint32_t last_piece = 0;
   while (have < h.message_len) {
     ++last;
     const BatchSlot& b = s.slot_of(last);
     if (last >= s.received_end || b.payload == nullptr || b.batch != last) {
-      s.missing = last;
+      s.deliver.missing = last;
       *used = 1;
       return false;
     }
@@ -138,7 +138,7 @@ bool Streams::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used
   }
   std::memcpy(dst, rec + kHeadBytes, piece);
   uint64_t at = piece;
-  for (uint64_t b = s.deliver_next + 1; b <= last; ++b) {
+  for (uint64_t b = s.deliver.next + 1; b <= last; ++b) {
     const uint8_t* p = rte_pktmbuf_mtod(s.slot_of(b).payload, const uint8_t*);
     const uint32_t n = read_head(p).piece & kPieceMask;
     std::memcpy(dst + at, p + kHeadBytes, n);
@@ -146,12 +146,12 @@ bool Streams::deliver_message(StreamState& s, const uint8_t* rec, uint32_t* used
   }
   delivery_.finish(dh, dst, h.message_len);
   if (!delivery_.to_handler()) shared_.delivered_bytes.add(h.message_len);
-  ++s.deliver_seq;
+  ++s.deliver.seq;
   counters_.stream_msgs_delivered.add();
   note_delivered(s, h.message_len);
   // The cursor moves past the last piece, in its batch.
-  s.deliver_next = last;
-  s.deliver_offset = kHeadBytes + last_piece;
+  s.deliver.next = last;
+  s.deliver.offset = kHeadBytes + last_piece;
   *used = 0;
   return true;
 }
@@ -166,33 +166,33 @@ void Streams::note_delivered(StreamState& s, uint64_t bytes) {
 // child's subtree. Slots below it are let go; the publisher's mark is the
 // group's stable point.
 void Streams::update_marks(StreamState& s, uint64_t now) {
-  uint64_t mark = s.deliver_next;
+  uint64_t mark = s.deliver.next;
   uint32_t slowest = cfg_.rank;
-  for (size_t i = 0; i < s.child_mark.size(); ++i)
-    if (s.child_mark[i] < mark) {
-      mark = s.child_mark[i];
-      slowest = s.child_slowest[i];
+  for (size_t i = 0; i < s.books.child_mark.size(); ++i)
+    if (s.books.child_mark[i] < mark) {
+      mark = s.books.child_mark[i];
+      slowest = s.books.child_slowest[i];
     }
   StreamMirror& mirror = s.mirror;
   mirror.batches_held.store(s.received_end - s.released, std::memory_order_relaxed);
   mirror.slowest.store(slowest, std::memory_order_relaxed);
   mirror.slowest_lag.store(s.received_end - mark, std::memory_order_relaxed);
-  s.subtree_slowest = slowest;
-  if (mark <= s.subtree_mark) return;
-  s.subtree_mark = mark;
+  s.books.slowest = slowest;
+  if (mark <= s.books.mark) return;
+  s.books.mark = mark;
   release_batches(s, mark);
-  if (s.pub != nullptr) return;
+  if (s.pub.shared != nullptr) return;
   // Report at once when a good part of the window moved; otherwise soon.
-  if (mark - s.reported >= std::max<uint64_t>(1, s.slots.size() / 8)) send_report(s, now);
+  if (mark - s.books.reported >= std::max<uint64_t>(1, s.slots.size() / 8)) send_report(s, now);
 }
 
 void Streams::release_batches(StreamState& s, uint64_t below) {
   for (; s.released < below; ++s.released) {
     BatchSlot& b = s.slot_of(s.released);
     if (b.payload == nullptr || b.batch != s.released) continue;
-    if (s.pub != nullptr) {
-      s.pub->stable_bytes.store(b.bytes_after, std::memory_order_relaxed);
-      s.pub->stable_msgs.store(b.msgs_after, std::memory_order_release);
+    if (s.pub.shared != nullptr) {
+      s.pub.shared->stable_bytes.store(b.bytes_after, std::memory_order_relaxed);
+      s.pub.shared->stable_msgs.store(b.msgs_after, std::memory_order_release);
     }
     rte_pktmbuf_free(b.payload);
     b.payload = nullptr;

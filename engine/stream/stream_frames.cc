@@ -18,15 +18,15 @@ using algos::Rank;
 // carries everything this one did). `flags` kFlagAbandoned: this member's
 // streams failed (tell_parents).
 bool Streams::send_report(StreamState& s, uint64_t now, uint16_t flags) {
-  const uint64_t held = std::max(s.held_end, s.deliver_next);
+  const uint64_t held = std::max(s.held_end, s.deliver.next);
   uint32_t gap = 0;  // batches missing from `held` on, with a later one here
   if (cfg_.streams.multicast)
     while (held + gap < s.received_end && !s.holds(held + gap)) ++gap;
-  if (!report_to(s.tree.parent(), s.publisher, s.index, s.subtree_mark, s.subtree_slowest, flags, now, held, gap))
+  if (!report_to(s.tree.parent(), s.publisher, s.index, s.books.mark, s.books.slowest, flags, now, held, gap))
     return false;
-  s.reported_held = held;
-  s.reported = s.subtree_mark;
-  s.last_report_ns = now;
+  s.books.reported_held = held;
+  s.books.reported = s.books.mark;
+  s.books.last_report_ns = now;
   return true;
 }
 
@@ -85,7 +85,7 @@ void Streams::tell_eviction(StreamState& s, uint64_t now) {
 void Streams::note_sent_to_child(StreamState& s, Rank child, uint32_t batch_low) {
   const uint32_t i = s.tree.child_index(child);
   if (i == s.tree.children()) return;  // a repair's channel is always a child's; nothing else sends batches
-  s.child_sent[i] = std::max(s.child_sent[i], s.unwrap(batch_low) + 1);
+  s.books.child_sent[i] = std::max(s.books.child_sent[i], s.unwrap(batch_low) + 1);
 }
 
 rte_mbuf* Streams::build_frame(Rank peer, uint16_t lane, uint16_t slot, uint32_t batch_low, uint32_t seq,

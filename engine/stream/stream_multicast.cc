@@ -26,17 +26,17 @@ namespace lanecast::engine::stream {
 // under its load, carried more; a fixed 50 us gap batched as well but made
 // every message of a 100k msgs/s stream wait (p50 28 us against the chain's 4).
 bool Streams::multicast_may_form(StreamState& s, uint64_t now) {
-  if (s.multicast_next < s.next_batch) return false;  // the last one has not gone yet
-  if (now >= s.gap_checked_ns + kBatchGapStepNs) {
-    s.gap_checked_ns = now;
-    uint64_t held = s.multicast_next;
-    for (uint32_t i = 0; i < s.tree.children(); ++i) held = std::min(held, s.child_holds(i));
-    const uint64_t behind = s.multicast_next - held;
-    if (behind > s.slots.size() / 4) s.batch_gap_ns = std::min(kMaxBatchGapNs, 2 * s.batch_gap_ns + kBatchGapStepNs / 10);
-    else if (behind < s.slots.size() / 16) s.batch_gap_ns /= 2;
+  if (s.mcast.next < s.pub.next_batch) return false;  // the last one has not gone yet
+  if (now >= s.mcast.gap_checked_ns + kBatchGapStepNs) {
+    s.mcast.gap_checked_ns = now;
+    uint64_t held = s.mcast.next;
+    for (uint32_t i = 0; i < s.tree.children(); ++i) held = std::min(held, s.books.child_holds(i));
+    const uint64_t behind = s.mcast.next - held;
+    if (behind > s.slots.size() / 4) s.mcast.batch_gap_ns = std::min(kMaxBatchGapNs, 2 * s.mcast.batch_gap_ns + kBatchGapStepNs / 10);
+    else if (behind < s.slots.size() / 16) s.mcast.batch_gap_ns /= 2;
   }
-  const uint64_t may_at = s.slots[(s.multicast_next - 1) & s.mask].multicast_ns + s.batch_gap_ns;
-  if (may_at <= now || s.pub_ring.bytes_waiting() >= cfg_.segment_bytes) return true;
+  const uint64_t may_at = s.slots[(s.mcast.next - 1) & s.mask].multicast_ns + s.mcast.batch_gap_ns;
+  if (may_at <= now || s.pub.ring.bytes_waiting() >= cfg_.segment_bytes) return true;
   stream_due_ns_ = std::min(stream_due_ns_, may_at);  // the core looks again then
   return false;
 }
@@ -44,11 +44,11 @@ bool Streams::multicast_may_form(StreamState& s, uint64_t now) {
 // The batches formed and not yet sent to the group address, in order, as
 // far as the lane has room.
 void Streams::multicast_batches(StreamState& s, uint64_t now) {
-  while (s.multicast_next < s.next_batch) {
-    BatchSlot& b = s.slot_of(s.multicast_next);
-    if (b.payload == nullptr || b.batch != s.multicast_next) {  // never formed into this slot: nothing to send
+  while (s.mcast.next < s.pub.next_batch) {
+    BatchSlot& b = s.slot_of(s.mcast.next);
+    if (b.payload == nullptr || b.batch != s.mcast.next) {  // never formed into this slot: nothing to send
       host_.internal_error();
-      ++s.multicast_next;
+      ++s.mcast.next;
       continue;
     }
     if (!host_.lane_room(0, link_bytes_ + hdr_data_ + b.len, now, /*datagram=*/true)) return;  // the pacer says when
@@ -58,7 +58,7 @@ void Streams::multicast_batches(StreamState& s, uint64_t now) {
     counters_.stream_multicasts_tx.add();
     counters_.stream_batches_tx.add();
     b.multicast_ns = now;
-    ++s.multicast_next;
+    ++s.mcast.next;
   }
 }
 
@@ -74,14 +74,14 @@ void Streams::multicast_batches(StreamState& s, uint64_t now) {
 // application is slow holds batches it has not delivered, and needs no
 // second copy); one that only lags is sent nothing again.
 void Streams::repair_batches(StreamState& s, uint64_t now) {
-  if (s.multicast_next == 0) return;
-  const uint64_t last_out = s.slot_of(s.multicast_next - 1).multicast_ns;
+  if (s.mcast.next == 0) return;
+  const uint64_t last_out = s.slot_of(s.mcast.next - 1).multicast_ns;
   const bool quiet = last_out + stream_repair_ns_ <= now;
   for (uint32_t i = 0; i < s.tree.children(); ++i) {
-    const uint64_t held = s.child_holds(i);
-    uint64_t end = s.child_gap[i] > 0 ? std::min(held + s.child_gap[i], s.multicast_next) : held;
-    if (s.child_gap[i] == 0 && quiet) end = s.multicast_next;
-    uint64_t b = std::max(held, s.repair_next[i]);
+    const uint64_t held = s.books.child_holds(i);
+    uint64_t end = s.books.child_gap[i] > 0 ? std::min(held + s.books.child_gap[i], s.mcast.next) : held;
+    if (s.books.child_gap[i] == 0 && quiet) end = s.mcast.next;
+    uint64_t b = std::max(held, s.mcast.repair_next[i]);
     for (; b < end; ++b) {
       if (!s.holds(b)) continue;  // let go: every member delivered it
       if (!host_.owe_batch(s.tree.child(i), static_cast<uint32_t>(b), s.slot)) {
@@ -91,8 +91,8 @@ void Streams::repair_batches(StreamState& s, uint64_t now) {
       ++stream_owed_;
       counters_.stream_repairs.add();
     }
-    s.repair_next[i] = std::max(s.repair_next[i], b);
-    if (!quiet && held < s.multicast_next) stream_due_ns_ = std::min(stream_due_ns_, last_out + stream_repair_ns_);
+    s.mcast.repair_next[i] = std::max(s.mcast.repair_next[i], b);
+    if (!quiet && held < s.mcast.next) stream_due_ns_ = std::min(stream_due_ns_, last_out + stream_repair_ns_);
   }
 }
 

@@ -72,7 +72,7 @@ StreamState* Streams::checked_stream_batch(rte_mbuf* m, const wire::Parsed& p, u
 Streams::BatchFit Streams::batch_fit(const StreamState& s, uint64_t batch) {
   // Behind what it delivered: unwrap()'s distance is signed (near the
   // stream's start a batch "behind" wraps below 0).
-  if (static_cast<int64_t>(batch - s.deliver_next) < 0 || batch < s.released || s.holds(batch)) return BatchFit::Held;
+  if (static_cast<int64_t>(batch - s.deliver.next) < 0 || batch < s.released || s.holds(batch)) return BatchFit::Held;
   if (batch >= s.released + s.slots.size()) return BatchFit::Ahead;
   return BatchFit::New;
 }
@@ -118,20 +118,20 @@ void Streams::handle_stream_report(const wire::Parsed& p, uint64_t now) {
   // instead of the child waiting for it unheard (over multicast the
   // publisher cannot know what the child got from the group address, so
   // this is how it learns).
-  uint64_t& lacks_since = s->child_lacks_since[i];
+  uint64_t& lacks_since = s->books.child_lacks_since[i];
   if (std::max(d.offset, d.total_len) < s->released) {
     counters_.rx_stream_contradicted.add();
-    if (lacks_since == StreamState::kNoTime) lacks_since = now;
+    if (lacks_since == SubtreeBooks::kNoTime) lacks_since = now;
     else if (now >= lacks_since + kChildLacksNs) fail(now, OpError::NoProgress, p.src);
     return;
   }
-  lacks_since = StreamState::kNoTime;
+  lacks_since = SubtreeBooks::kNoTime;
   counters_.stream_reports_rx.add();
-  if (d.segment < cfg_.nodes) s->child_slowest[i] = d.segment;
-  if (d.offset > s->child_mark[i]) s->child_mark[i] = d.offset;
-  if (d.total_len <= sent && d.total_len >= s->child_held[i]) {
-    s->child_held[i] = d.total_len;
-    s->child_gap[i] = std::min<uint64_t>(d.seq, sent - d.total_len);
+  if (d.segment < cfg_.nodes) s->books.child_slowest[i] = d.segment;
+  if (d.offset > s->books.child_mark[i]) s->books.child_mark[i] = d.offset;
+  if (d.total_len <= sent && d.total_len >= s->books.child_held[i]) {
+    s->books.child_held[i] = d.total_len;
+    s->books.child_gap[i] = std::min<uint64_t>(d.seq, sent - d.total_len);
   }
   update_marks(*s, now);
 }
@@ -152,7 +152,7 @@ void Streams::given_up(const wire::Parsed& p, uint64_t now) {
   if (streams_failed_) return tell_failed(p, now);
   if (const StreamState* s = table_.at(*slot)) {
     const uint64_t batch = s->unwrap(d.segment);
-    if (batch < s->deliver_next || s->holds(batch)) return;  // it has it
+    if (batch < s->deliver.next || s->holds(batch)) return;  // it has it
   }
   counters_.rx_stream_given_up.add();
   fail(now, OpError::NoProgress, p.src);
@@ -174,16 +174,16 @@ void Streams::tell_failed(const wire::Parsed& p, uint64_t now) {
 // as delivered: a bug, or a forger without a group key): the streams fail,
 // naming the parent, instead of waiting for ever.
 void Streams::watch_gap(StreamState& s, uint64_t now) {
-  if (s.missing == StreamState::kNoBatch || s.missing >= s.received_end) {
-    s.gap = StreamState::kNoBatch;  // no gap: nothing beyond it is here yet
+  if (s.deliver.missing == DeliveryPosition::kNoBatch || s.deliver.missing >= s.received_end) {
+    s.deliver.gap = DeliveryPosition::kNoBatch;  // no gap: nothing beyond it is here yet
     return;
   }
-  if (s.gap != s.missing) {
-    s.gap = s.missing;
-    s.gap_since_ns = now;
+  if (s.deliver.gap != s.deliver.missing) {
+    s.deliver.gap = s.deliver.missing;
+    s.deliver.gap_since_ns = now;
     return;
   }
-  if (now > s.gap_since_ns + cfg_.peer_timeout_ns) {
+  if (now > s.deliver.gap_since_ns + cfg_.peer_timeout_ns) {
     counters_.stream_gap_timeouts.add();
     fail(now, OpError::NoProgress, s.tree.parent());
   }

@@ -107,8 +107,8 @@ void Streams::take_publishers(uint64_t now) {
       return;
     }
     StreamState* s = open_stream_state(*slot, cfg_.rank, p.index, now);
-    s->pub = &p;
-    s->pub_ring = RecordRing(p.ring);
+    s->pub.shared = &p;
+    s->pub.ring = RecordRing(p.ring);
   });
 }
 
@@ -133,11 +133,11 @@ StreamState* Streams::open_stream_state(uint16_t slot, Rank publisher, uint16_t 
 // them if they fit, else as much as fits, a large message in pieces). False
 // when there is nothing to send or no slot free in the window.
 bool Streams::form_batch(StreamState& s, uint64_t now) {
-  if (s.next_batch - s.released >= s.slots.size()) return false;  // the window is full: wait for reports
-  if (stream_multicast_ && s.multicast_next > 0 && !multicast_may_form(s, now)) return false;
-  RecordView r = s.pub_ring.peek();
+  if (s.pub.next_batch - s.released >= s.slots.size()) return false;  // the window is full: wait for reports
+  if (stream_multicast_ && s.mcast.next > 0 && !multicast_may_form(s, now)) return false;
+  RecordView r = s.pub.ring.peek();
   if (r.data == nullptr) {
-    if (s.pub_ring.corrupt()) fail(now, OpError::Internal, cfg_.rank);
+    if (s.pub.ring.corrupt()) fail(now, OpError::Internal, cfg_.rank);
     return false;
   }
   rte_mbuf* m = rte_pktmbuf_alloc(payload_pool_);
@@ -147,7 +147,7 @@ bool Streams::form_batch(StreamState& s, uint64_t now) {
     shared_.tx_alloc_failures.add();
     return false;
   }
-  const uint64_t first_msg = s.next_msg;
+  const uint64_t first_msg = s.pub.next_msg;
   uint32_t used = 0, records = 0, crc = 0;
   while (r.data != nullptr) {
     if (r.len < 8) {  // the application side writes a timestamp first, always
@@ -158,39 +158,39 @@ bool Streams::form_batch(StreamState& s, uint64_t now) {
     uint64_t ts;
     std::memcpy(&ts, r.data, 8);
     const uint32_t msg_len = r.len - 8;
-    const uint32_t remaining = msg_len - s.pub_offset;
+    const uint32_t remaining = msg_len - s.pub.offset;
     if (cfg_.segment_bytes - used < kHeadBytes + (remaining > 0 ? 1 : 0)) break;
     const uint32_t piece = std::min(remaining, cfg_.segment_bytes - used - kHeadBytes);
     RecordHead h;
-    h.piece = piece | (s.pub_offset > 0 ? kContinuation : 0) | (piece < remaining ? kMorePieces : 0);
+    h.piece = piece | (s.pub.offset > 0 ? kContinuation : 0) | (piece < remaining ? kMorePieces : 0);
     h.message_len = msg_len;
     h.timestamp_ns = ts;
     write_head(dst + used, h);
     if (auth_ != nullptr) {  // the batch's seal stands in for its CRC
-      std::memcpy(dst + used + kHeadBytes, r.data + 8 + s.pub_offset, piece);
+      std::memcpy(dst + used + kHeadBytes, r.data + 8 + s.pub.offset, piece);
     } else {
       crc = crc32c(crc, dst + used, kHeadBytes);
-      crc = crc32c_copy(crc, dst + used + kHeadBytes, r.data + 8 + s.pub_offset, piece);
+      crc = crc32c_copy(crc, dst + used + kHeadBytes, r.data + 8 + s.pub.offset, piece);
     }
     used += kHeadBytes + piece;
     ++records;
     shared_.root_copy_bytes.add(piece);
     if (piece < remaining) {
-      s.pub_offset += piece;
+      s.pub.offset += piece;
       break;  // the frame is full
     }
-    s.pub_offset = 0;
-    s.pub_ring.pop();
-    ++s.next_msg;
-    s.bytes_done += msg_len;
+    s.pub.offset = 0;
+    s.pub.ring.pop();
+    ++s.pub.next_msg;
+    s.pub.bytes_done += msg_len;
     counters_.stream_msgs_published.add();
-    r = s.pub_ring.peek();
+    r = s.pub.ring.peek();
   }
   rte_pktmbuf_trim(m, static_cast<uint16_t>(cfg_.segment_bytes - used));
-  const uint64_t batch = s.next_batch++;
+  const uint64_t batch = s.pub.next_batch++;
   BatchSlot& b = s.slot_of(batch);
-  b.msgs_after = s.next_msg;  // messages numbered below it are complete
-  b.bytes_after = s.bytes_done;
+  b.msgs_after = s.pub.next_msg;  // messages numbered below it are complete
+  b.bytes_after = s.pub.bytes_done;
   counters_.stream_batches_formed.add();
   // With a key the publisher seals the batch once; every forwarder carries the seal.
   const wire::Seal seal = auth_ != nullptr ? auth_->seal_payload(dst, used) : wire::Seal{};
@@ -211,7 +211,7 @@ void Streams::pump_streams(uint64_t now) {
   const uint64_t delay = static_cast<uint64_t>(cfg_.streams.report_us * 1000);
   for (const uint16_t slot : table_.open_slots()) {
     StreamState& s = *table_.at(slot);
-    if (s.pub != nullptr) {
+    if (s.pub.shared != nullptr) {
       if (stream_multicast_) {
         // Each batch goes to the group address before the next is cut
         // (multicast_may_form). A turn cuts one batch of what waits - what
@@ -224,7 +224,7 @@ void Streams::pump_streams(uint64_t now) {
         multicast_batches(s, now);
         for (uint32_t n = 0; n < kMulticastBatchesPerTurn && form_batch(s, now); ++n) {
           multicast_batches(s, now);
-          if (s.pub_ring.bytes_waiting() < cfg_.segment_bytes) break;
+          if (s.pub.ring.bytes_waiting() < cfg_.segment_bytes) break;
         }
         repair_batches(s, now);
       } else {
@@ -232,13 +232,13 @@ void Streams::pump_streams(uint64_t now) {
         }
       }
     }
-    if (s.deliver_next < s.received_end) {
+    if (s.deliver.next < s.received_end) {
       deliver_stream(s, now);
       const uint64_t evict_ns = static_cast<uint64_t>(cfg_.streams.evict_after_ms * 1e6);
-      if (evict_ns > 0 && !s.evicted && s.full_since_ns != 0 && now > s.full_since_ns + evict_ns) evict_self(s, now);
+      if (evict_ns > 0 && !s.evicted && s.deliver.full_since_ns != 0 && now > s.deliver.full_since_ns + evict_ns) evict_self(s, now);
       update_marks(s, now);
       // Still behind: a full ring the application is draining, or a gap.
-      if (s.deliver_next < s.received_end) stream_due_ns_ = std::min(stream_due_ns_, now + delay);
+      if (s.deliver.next < s.received_end) stream_due_ns_ = std::min(stream_due_ns_, now + delay);
       watch_gap(s, now);
       if (streams_failed_) return;
     }
@@ -246,22 +246,22 @@ void Streams::pump_streams(uint64_t now) {
       tell_eviction(s, now);
       stream_due_ns_ = std::min(stream_due_ns_, now + delay);
     }
-    if (s.pub == nullptr) {
+    if (s.pub.shared == nullptr) {
       // Over multicast what it holds is news too (the publisher repairs what
       // it does not), but every member reports to the publisher, not a
       // parent each: progress waits five report intervals, a gap one.
-      const bool news = s.subtree_mark > s.reported || (cfg_.streams.multicast && s.held_end > s.reported_held);
+      const bool news = s.books.mark > s.books.reported || (cfg_.streams.multicast && s.held_end > s.books.reported_held);
       const uint64_t news_delay =
-          cfg_.streams.multicast && std::max(s.held_end, s.deliver_next) >= s.received_end ? 5 * delay : delay;
-      const bool quiet_since = now >= s.last_report_ns + (news ? news_delay : kRefreshNs);
-      const bool refresh = s.subtree_mark > 0 && now < s.last_activity_ns + kRefreshForNs;
+          cfg_.streams.multicast && std::max(s.held_end, s.deliver.next) >= s.received_end ? 5 * delay : delay;
+      const bool quiet_since = now >= s.books.last_report_ns + (news ? news_delay : kRefreshNs);
+      const bool refresh = s.books.mark > 0 && now < s.last_activity_ns + kRefreshForNs;
       if ((news || refresh) && quiet_since) send_report(s, now);
       if (news || refresh)
-        stream_due_ns_ = std::min(stream_due_ns_, s.last_report_ns + (news ? news_delay : kRefreshNs));
+        stream_due_ns_ = std::min(stream_due_ns_, s.books.last_report_ns + (news ? news_delay : kRefreshNs));
     }
-    const bool pending = (s.pub != nullptr && (!s.pub_ring.empty() || s.multicast_next < s.next_batch)) ||
-                         s.deliver_next < s.received_end ||
-                         s.subtree_mark < s.received_end;
+    const bool pending = (s.pub.shared != nullptr && (!s.pub.ring.empty() || s.mcast.next < s.pub.next_batch)) ||
+                         s.deliver.next < s.received_end ||
+                         s.books.mark < s.received_end;
     streams_busy_ = streams_busy_ || pending;
   }
 }
