@@ -82,7 +82,7 @@ struct DeliveryPosition {
   uint32_t offset = 0;         // bytes of it delivered
   uint64_t seq = 0;            // the next message's sequence number
   // Delivery waits for this batch (a gap, or a message's later piece), or
-  // kNoBatch; a gap with later batches held is watched (Streams::watch_gap).
+  // kNoBatch; a gap with later batches held is watched (Receiving::watch_gap).
   uint64_t missing = kNoBatch;
   uint64_t gap = kNoBatch;     // the gap watched, since gap_since_ns
   uint64_t gap_since_ns = 0;
@@ -118,7 +118,7 @@ struct SubtreeBooks {
 struct MulticastRepair {
   uint64_t next = 0;
   std::vector<uint64_t> repair_next;
-  uint64_t batch_gap_ns = 0;   // the least time between non-full batches (Streams::multicast_may_form)
+  uint64_t batch_gap_ns = 0;   // the least time between non-full batches (Publishing::multicast_may_form)
   uint64_t gap_checked_ns = 0;
 };
 
@@ -152,7 +152,7 @@ struct StreamState {
   }
   // What child i can have had: the batches sent to it over its channel or
   // (a publisher's, over multicast) to the group address. Its reports may
-  // not say more (Streams::handle_stream_report).
+  // not say more (Receiving::handle_stream_report).
   uint64_t sent_to_child(uint32_t i) const { return std::max(books.child_sent[i], mcast.next); }
   // The batch number a frame's low 32 bits mean, near what this member holds.
   uint64_t unwrap(uint32_t low) const {
