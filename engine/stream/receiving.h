@@ -16,6 +16,7 @@
 #include "engine/stream/stream_frames.h"
 #include "engine/stream/stream_state.h"
 #include "engine/stream/streams_core.h"
+#include "engine/wire/stream_body.h"
 #include "engine/wire/wire.h"
 
 namespace lanecast::engine::stream {
@@ -86,7 +87,7 @@ template <typename Accept>
 void Receiving::handle_batch(rte_mbuf* m, const wire::Parsed& p, uint64_t now, Accept&& accept) {
   StreamState* s = checked_stream_batch(m, p, now);
   if (s == nullptr) return;
-  const uint64_t batch = s->unwrap(p.data.segment);
+  const uint64_t batch = s->unwrap(wire::stream_body<wire::StreamBatch>(p).batch_low);
   switch (batch_fit(*s, batch)) {
     case BatchFit::Held:
       accept(true);  // had it: take it off the sender's hands

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "engine/stream/stream_frames.h"
+#include "engine/wire/stream_body.h"
 
 namespace lanecast::engine::stream {
 
@@ -48,18 +49,18 @@ bool StreamFrames::report_to(Rank parent, Rank publisher, uint16_t index, uint64
   uint8_t* at;
   rte_mbuf* h = core_.host.alloc_frame(addrs_[parent], hdr_data_, &at);
   if (h == nullptr) return false;
-  wire::DataBody b{};
-  b.op = index;
-  b.root = publisher;
-  b.offset = mark;
-  b.segment = slowest;
+  wire::StreamReport b{};
+  b.stream = index;
+  b.publisher = publisher;
+  b.delivered = mark;
+  b.slowest = slowest;
   // Streams over multicast: what to repair (stream_multicast.cc) - what it
-  // holds, and its first gap (a datagram's seq is free).
-  b.total_len = held;
-  b.seq = gap;
+  // holds, and its first gap.
+  b.held = held;
+  b.gap = gap;
   b.segment_bytes = core_.cfg.segment_bytes;
-  wire::write_data(at, core_.cfg.origin, b, static_cast<uint16_t>(flags | wire::kFlagStream | wire::kFlagSignal | seal_flag_),
-                   wire::FrameType::Datagram);
+  wire::write_stream(at, core_.cfg.origin, b, static_cast<uint16_t>(flags | wire::kFlagSignal | seal_flag_),
+                     wire::FrameType::Datagram);
   put_payload_seal(at, wire::Seal{});
   core_.host.push(0, h);
   core_.counters.stream_reports_tx.add();
@@ -76,13 +77,13 @@ void StreamFrames::tell_eviction(StreamState& s, uint64_t now) {
     uint8_t* at;
     rte_mbuf* h = core_.host.alloc_frame(addrs_[to], hdr_data_, &at);
     if (h == nullptr) return;
-    wire::DataBody b{};
-    b.op = s.index;
-    b.root = s.publisher;
-    b.segment = core_.cfg.rank;
+    wire::StreamEviction b{};
+    b.stream = s.index;
+    b.publisher = s.publisher;
+    b.member = core_.cfg.rank;
     b.segment_bytes = core_.cfg.segment_bytes;
-    wire::write_data(at, core_.cfg.origin, b, wire::kFlagStream | wire::kFlagSignal | wire::kFlagEvicted | seal_flag_,
-                     wire::FrameType::Datagram);
+    wire::write_stream(at, core_.cfg.origin, b, wire::kFlagSignal | wire::kFlagEvicted | seal_flag_,
+                       wire::FrameType::Datagram);
     put_payload_seal(at, wire::Seal{});
     core_.host.push(0, h);
   }
@@ -113,18 +114,18 @@ rte_mbuf* StreamFrames::build_batch_frame(const drivers::PeerAddress& to, const 
   uint8_t* at;
   rte_mbuf* h = core_.host.alloc_frame(to, hdr_data_, &at);
   if (h == nullptr) return nullptr;
-  wire::DataBody body{};
-  body.op = s.index;
-  body.root = s.publisher;
+  wire::StreamBatch body{};
+  body.stream = s.index;
+  body.publisher = s.publisher;
   body.seq = seq;
-  body.segment = static_cast<uint32_t>(b.batch);
-  body.offset = b.first_msg;
-  body.total_len = b.records;
+  body.batch_low = static_cast<uint32_t>(b.batch);
+  body.first_msg = b.first_msg;
+  body.records = b.records;
   body.payload_len = b.len;
   body.payload_crc = b.crc;
   body.segment_bytes = core_.cfg.segment_bytes;
   body.lane = lane;
-  wire::write_data(at, core_.cfg.origin, body, static_cast<uint16_t>(flags | wire::kFlagStream | seal_flag_), type);
+  wire::write_stream(at, core_.cfg.origin, body, static_cast<uint16_t>(flags | seal_flag_), type);
   put_payload_seal(at, b.seal);
   return core_.host.attach_payload(h, b.payload);
 }

@@ -13,6 +13,7 @@
 #include "engine/stream/batch_format.h"
 #include "engine/stream/receiving.h"
 #include "engine/stream/streams.h"
+#include "engine/wire/stream_body.h"
 
 namespace lanecast::engine::stream {
 
@@ -30,7 +31,7 @@ void Receiving::handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now
 }
 
 StreamState* Receiving::checked_stream_batch(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
-  const wire::DataBody& d = p.data;
+  const auto d = wire::stream_body<wire::StreamBatch>(p);
   // Every refusal is counted under its reason, and the frame given back.
   // Nothing is kept for a stream - not even its slot - before its frame
   // came from the stream's parent and holds well-formed records.
@@ -38,8 +39,8 @@ StreamState* Receiving::checked_stream_batch(rte_mbuf* m, const wire::Parsed& p,
     rte_pktmbuf_free(m);
     return nullptr;
   };
-  const std::optional<uint16_t> slot = core_.table.slot(d.root, d.op);
-  const bool from_parent = slot && p.src == algos::StreamTree(core_.cfg.nodes, d.root, core_.cfg.rank, core_.cfg.streams.fanout).parent();
+  const std::optional<uint16_t> slot = core_.table.slot(d.publisher, d.stream);
+  const bool from_parent = slot && p.src == algos::StreamTree(core_.cfg.nodes, d.publisher, core_.cfg.rank, core_.cfg.streams.fanout).parent();
   if (core_.failed && from_parent) tell_failed(p, now);
   if (core_.failed || !from_parent || d.payload_len > core_.cfg.segment_bytes || d.payload_len < kHeadBytes ||
       d.segment_bytes != core_.cfg.segment_bytes) {
@@ -61,11 +62,11 @@ StreamState* Receiving::checked_stream_batch(rte_mbuf* m, const wire::Parsed& p,
     return drop();
   }
   if (!core_.host.seal_ok(bytes, d.payload_len, p)) return drop();  // counted
-  if (d.total_len > UINT32_MAX || !records_valid(bytes, d.payload_len, static_cast<uint32_t>(d.total_len))) {
+  if (d.records > UINT32_MAX || !records_valid(bytes, d.payload_len, static_cast<uint32_t>(d.records))) {
     core_.counters.rx_stream_bad.add();
     return drop();
   }
-  return open(*slot, d.root, static_cast<uint16_t>(d.op), now);
+  return open(*slot, d.publisher, static_cast<uint16_t>(d.stream), now);
 }
 
 // Where a checked batch falls: new and within the window, held already
@@ -80,17 +81,17 @@ Receiving::BatchFit Receiving::batch_fit(const StreamState& s, uint64_t batch) {
 
 // A new batch, however it came: kept, delivered as far as it goes, marks moved.
 void Receiving::keep_stream_batch(StreamState& s, uint64_t batch, rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
-  const wire::DataBody& d = p.data;
+  const auto d = wire::stream_body<wire::StreamBatch>(p);
   core_.counters.stream_batches_rx.add();
   hold_batch(s, batch, core_.host.detach_payload(m, p.payload_offset), d.payload_len, d.payload_crc, p.payload_seal,
-             static_cast<uint32_t>(d.total_len), d.offset, now);
+             static_cast<uint32_t>(d.records), d.first_msg, now);
   deliver_stream(s, now);
   update_marks(s, now);
 }
 
 void Receiving::handle_stream_report(const wire::Parsed& p, uint64_t now) {
-  const wire::DataBody& d = p.data;
-  StreamState* s = core_.table.find(d.root, d.op);
+  const auto d = wire::stream_body<wire::StreamReport>(p);
+  StreamState* s = core_.table.find(d.publisher, d.stream);
   const uint32_t i = s == nullptr ? 0 : s->tree.child_index(p.src);
   if (s == nullptr || i == s->tree.children()) {
     core_.counters.rx_stream_bad.add();
@@ -106,7 +107,7 @@ void Receiving::handle_stream_report(const wire::Parsed& p, uint64_t now) {
   // had - the last ones with no later batch to show it a gap, so it would
   // wait for them unaware, and nobody would hear of it.
   const uint64_t sent = s->sent_to_child(i);
-  if (d.offset > sent) {
+  if (d.delivered > sent) {
     core_.counters.rx_stream_bad.add();
     return;
   }
@@ -120,7 +121,7 @@ void Receiving::handle_stream_report(const wire::Parsed& p, uint64_t now) {
   // publisher cannot know what the child got from the group address, so
   // this is how it learns).
   uint64_t& lacks_since = s->books.child_lacks_since[i];
-  if (std::max(d.offset, d.total_len) < s->released) {
+  if (std::max(d.delivered, d.held) < s->released) {
     core_.counters.rx_stream_contradicted.add();
     if (lacks_since == SubtreeBooks::kNoTime) lacks_since = now;
     else if (now >= lacks_since + kChildLacksNs) streams_.fail(now, OpError::NoProgress, p.src);
@@ -128,11 +129,11 @@ void Receiving::handle_stream_report(const wire::Parsed& p, uint64_t now) {
   }
   lacks_since = SubtreeBooks::kNoTime;
   core_.counters.stream_reports_rx.add();
-  if (d.segment < core_.cfg.nodes) s->books.child_slowest[i] = d.segment;
-  if (d.offset > s->books.child_mark[i]) s->books.child_mark[i] = d.offset;
-  if (d.total_len <= sent && d.total_len >= s->books.child_held[i]) {
-    s->books.child_held[i] = d.total_len;
-    s->books.child_gap[i] = std::min<uint64_t>(d.seq, sent - d.total_len);
+  if (d.slowest < core_.cfg.nodes) s->books.child_slowest[i] = d.slowest;
+  if (d.delivered > s->books.child_mark[i]) s->books.child_mark[i] = d.delivered;
+  if (d.held <= sent && d.held >= s->books.child_held[i]) {
+    s->books.child_held[i] = d.held;
+    s->books.child_gap[i] = std::min<uint64_t>(d.gap, sent - d.held);
   }
   update_marks(*s, now);
 }
@@ -143,16 +144,16 @@ void Receiving::handle_stream_report(const wire::Parsed& p, uint64_t now) {
 // come from anywhere: its streams fail now, naming the parent, instead of
 // waiting at the gap for ever (the publisher in WouldBlock above it).
 void Receiving::given_up(const wire::Parsed& p, uint64_t now) {
-  const wire::DataBody& d = p.data;
-  const std::optional<uint16_t> slot = core_.table.slot(d.root, d.op);
-  if (!slot || d.root == core_.cfg.rank ||
-      p.src != algos::StreamTree(core_.cfg.nodes, d.root, core_.cfg.rank, core_.cfg.streams.fanout).parent()) {
+  const auto d = wire::stream_body<wire::StreamBatch>(p);
+  const std::optional<uint16_t> slot = core_.table.slot(d.publisher, d.stream);
+  if (!slot || d.publisher == core_.cfg.rank ||
+      p.src != algos::StreamTree(core_.cfg.nodes, d.publisher, core_.cfg.rank, core_.cfg.streams.fanout).parent()) {
     core_.counters.rx_stream_bad.add();
     return;
   }
   if (core_.failed) return tell_failed(p, now);
   if (const StreamState* s = core_.table.at(*slot)) {
-    const uint64_t batch = s->unwrap(d.segment);
+    const uint64_t batch = s->unwrap(d.batch_low);
     if (batch < s->deliver.next || s->holds(batch)) return;  // it has it
   }
   core_.counters.rx_stream_given_up.add();
@@ -166,7 +167,8 @@ void Receiving::given_up(const wire::Parsed& p, uint64_t now) {
 // and a parent whose frames were all acknowledged (batches it gave up are)
 // has nothing else to time out on.
 void Receiving::tell_failed(const wire::Parsed& p, uint64_t now) {
-  frames_.report_to(p.src, p.data.root, static_cast<uint16_t>(p.data.op), 0, core_.cfg.rank, wire::kFlagAbandoned, now);
+  const auto d = wire::stream_body<wire::StreamBatch>(p);  // a batch, or one given up
+  frames_.report_to(p.src, d.publisher, static_cast<uint16_t>(d.stream), 0, core_.cfg.rank, wire::kFlagAbandoned, now);
 }
 
 // A gap - a batch missing while later ones are held - is filled by the
@@ -205,9 +207,9 @@ void Receiving::evict_self(StreamState& s, uint64_t now) {
 }
 
 void Receiving::handle_stream_eviction(const wire::Parsed& p) {
-  const wire::DataBody& d = p.data;
-  StreamState* s = core_.table.find(d.root, d.op);
-  if (s == nullptr || d.segment != p.src) {  // a member tells of itself only
+  const auto d = wire::stream_body<wire::StreamEviction>(p);
+  StreamState* s = core_.table.find(d.publisher, d.stream);
+  if (s == nullptr || d.member != p.src) {  // a member tells of itself only
     core_.counters.rx_stream_bad.add();
     return;
   }
@@ -230,7 +232,7 @@ void Receiving::handle_stream_multicast(rte_mbuf* m, const wire::Parsed& p, uint
   }
   StreamState* s = checked_stream_batch(m, p, now);
   if (s == nullptr) return;
-  const uint64_t batch = s->unwrap(p.data.segment);
+  const uint64_t batch = s->unwrap(wire::stream_body<wire::StreamBatch>(p).batch_low);
   switch (batch_fit(*s, batch)) {
     case BatchFit::Held:
       core_.counters.rx_stream_duplicate.add();
