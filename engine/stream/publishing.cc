@@ -114,10 +114,10 @@ void Publishing::turn(StreamState& s, uint64_t now) {
     // (multicast_may_form). A turn cuts one batch of what waits - what
     // comes meanwhile fills the next - unless more than a frame's worth
     // waits: then it cuts and sends full batches one after another, up
-    // to kMulticastBatchesPerTurn. One batch a turn (19 64-byte
-    // messages) barely outran a 1M msgs/s stream on a polling core that
-    // also delivers to 7 members, and a 0.4 ms hiccup left a backlog
-    // that took milliseconds to clear.
+    // to kMulticastBatchesPerTurn. One batch a turn is at most a frame
+    // of small messages, less than a fast stream publishes in the turn of
+    // a core that also delivers, and a backlog left by a pause of the core
+    // would take many turns to clear.
     multicast_batches(s, now);
     for (uint32_t n = 0; n < kMulticastBatchesPerTurn && form_batch(s, now); ++n) {
       multicast_batches(s, now);

@@ -20,11 +20,11 @@ namespace lanecast::engine::stream {
 // members keep up and grows (to at most kMaxBatchGapNs) while batches pile
 // up that they have not reported held - more than a quarter of the window:
 // then what is published meanwhile goes out together. Without it each
-// message left alone - the polling core cuts a batch of whatever one turn
-// finds - and on 8 member processes sharing 2 CPUs the members' work per
-// frame held the stream to 44k messages/s, where the unicast tree, batching
-// under its load, carried more; a fixed 50 us gap batched as well but made
-// every message of a 100k msgs/s stream wait (p50 28 us against the chain's 4).
+// message would leave alone - the polling core cuts a batch of whatever one
+// turn finds - and the members' work per frame, not the link, would bound
+// the stream. The gap follows the members rather than being fixed: a fixed
+// gap batches as well, but makes every message of a moderate stream wait
+// for it, members keeping up or not.
 bool Publishing::multicast_may_form(StreamState& s, uint64_t now) {
   if (s.mcast.next < s.pub.next_batch) return false;  // the last one has not gone yet
   if (now >= s.mcast.gap_checked_ns + kBatchGapStepNs) {

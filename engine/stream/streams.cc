@@ -113,9 +113,9 @@ void Streams::pump_streams(uint64_t now) {
 // this member's reports for ever - its publisher's last messages never
 // stable, and nobody told. Datagrams, so repeated every kRefreshNs for
 // kRefreshForNs from the first telling, as reports are - from the first
-// telling, not the failure: a core that did not run for kRefreshForNs after
-// its streams failed (the stream fuzzer stalled one 97 ms) told nobody, and
-// the publisher waited on this member unaware.
+// telling, not the failure: a core held still for kRefreshForNs after its
+// streams fail would otherwise tell nobody, and the publisher would wait on
+// this member unaware.
 void Streams::tell_parents(uint64_t now) {
   if (streams_first_told_ns_ != kNeverTold && now >= streams_first_told_ns_ + kRefreshForNs) return;
   if (now >= streams_told_ns_ + kRefreshNs) {

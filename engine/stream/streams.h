@@ -1,23 +1,12 @@
-// A member's streams (docs/streams.md): the part of a node that owns every
-// stream's state and what a turn needs to know of them all. It is a facade
-// over three parts, each with its own state and behaviour:
-//
-//   Publishing    publishing.h   the publishers, cutting their messages into batches, multicast and repair
-//   Receiving     receiving.h    batches checked, held, delivered in order, let go; reports, gaps, evictions heard
-//   StreamFrames  stream_frames.h the frames it sends: reports, notices, a batch's frame
-//
-// and what they share (StreamsCore, streams_core.h: the values, the table,
-// the streams' share of the channels). streams.cc has set-up, each turn and
-// failure.
-//
-// It reaches the node only through StreamHost (stream_host.h). The node
-// hands it the stream frames it receives, asks it each turn to pump, and
-// asks it for the frame of a batch its channels owe (build_frame): batches
-// share the reliable channels with the broadcasts, which stay the node's.
-//
-// Threads: the application side's calls say so; everything else is the
-// polling core's. Nothing on the per-frame path allocates, locks or enters
-// the kernel; a stream's memory is made on its first frame.
+// A member's streams (docs/streams.md), as the node sees them: one facade
+// over three parts - Publishing (publishing.h), Receiving (receiving.h) and
+// StreamFrames (stream_frames.h) - and what they share (StreamsCore,
+// streams_core.h); streams.cc runs each turn and the streams' failure.
+// Batches share the node's reliable channels with the broadcasts, so the
+// node's transmit path asks here for an owed batch's frame (build_frame).
+// It reaches the node only through StreamHost (stream_host.h). The
+// application side's calls say so; the rest is the polling core's, and
+// nothing on the per-frame path allocates, locks or enters the kernel.
 #pragma once
 
 #include <rte_mbuf.h>
