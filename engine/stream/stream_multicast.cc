@@ -1,4 +1,4 @@
-// Streams: streams over the port's multicast (StreamOptions::multicast,
+// Publishing (publishing.h): streams over the port's multicast (StreamOptions::multicast,
 // docs/streams.md). The publisher sends each batch once, to the group's
 // address, instead of once to each child; every member reports to the
 // publisher (the star tree) what it holds and its first gap, and gets what
@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-#include "engine/stream/streams.h"
+#include "engine/stream/publishing.h"
 
 namespace lanecast::engine::stream {
 
@@ -20,45 +20,45 @@ namespace lanecast::engine::stream {
 // members keep up and grows (to at most kMaxBatchGapNs) while batches pile
 // up that they have not reported held - more than a quarter of the window:
 // then what is published meanwhile goes out together. Without it each
-// message left alone - the polling core cuts a batch of whatever one turn
-// finds - and on 8 member processes sharing 2 CPUs the members' work per
-// frame held the stream to 44k messages/s, where the unicast tree, batching
-// under its load, carried more; a fixed 50 us gap batched as well but made
-// every message of a 100k msgs/s stream wait (p50 28 us against the chain's 4).
-bool Streams::multicast_may_form(StreamState& s, uint64_t now) {
-  if (s.multicast_next < s.next_batch) return false;  // the last one has not gone yet
-  if (now >= s.gap_checked_ns + kBatchGapStepNs) {
-    s.gap_checked_ns = now;
-    uint64_t held = s.multicast_next;
-    for (uint32_t i = 0; i < s.tree.children(); ++i) held = std::min(held, s.child_holds(i));
-    const uint64_t behind = s.multicast_next - held;
-    if (behind > s.slots.size() / 4) s.batch_gap_ns = std::min(kMaxBatchGapNs, 2 * s.batch_gap_ns + kBatchGapStepNs / 10);
-    else if (behind < s.slots.size() / 16) s.batch_gap_ns /= 2;
+// message would leave alone - the polling core cuts a batch of whatever one
+// turn finds - and the members' work per frame, not the link, would bound
+// the stream. The gap follows the members rather than being fixed: a fixed
+// gap batches as well, but makes every message of a moderate stream wait
+// for it, members keeping up or not.
+bool Publishing::multicast_may_form(StreamState& s, uint64_t now) {
+  if (s.mcast.next < s.pub.next_batch) return false;  // the last one has not gone yet
+  if (now >= s.mcast.gap_checked_ns + kBatchGapStepNs) {
+    s.mcast.gap_checked_ns = now;
+    uint64_t held = s.mcast.next;
+    for (uint32_t i = 0; i < s.tree.children(); ++i) held = std::min(held, s.books.child_holds(i));
+    const uint64_t behind = s.mcast.next - held;
+    if (behind > s.slots.size() / 4) s.mcast.batch_gap_ns = std::min(kMaxBatchGapNs, 2 * s.mcast.batch_gap_ns + kBatchGapStepNs / 10);
+    else if (behind < s.slots.size() / 16) s.mcast.batch_gap_ns /= 2;
   }
-  const uint64_t may_at = s.slots[(s.multicast_next - 1) & s.mask].multicast_ns + s.batch_gap_ns;
-  if (may_at <= now || s.pub_ring.bytes_waiting() >= cfg_.segment_bytes) return true;
-  stream_due_ns_ = std::min(stream_due_ns_, may_at);  // the core looks again then
+  const uint64_t may_at = s.slots[(s.mcast.next - 1) & s.mask].multicast_ns + s.mcast.batch_gap_ns;
+  if (may_at <= now || s.pub.ring.bytes_waiting() >= core_.cfg.segment_bytes) return true;
+  core_.due_ns = std::min(core_.due_ns, may_at);  // the core looks again then
   return false;
 }
 
 // The batches formed and not yet sent to the group address, in order, as
 // far as the lane has room.
-void Streams::multicast_batches(StreamState& s, uint64_t now) {
-  while (s.multicast_next < s.next_batch) {
-    BatchSlot& b = s.slot_of(s.multicast_next);
-    if (b.payload == nullptr || b.batch != s.multicast_next) {  // never formed into this slot: nothing to send
-      host_.internal_error();
-      ++s.multicast_next;
+void Publishing::multicast_batches(StreamState& s, uint64_t now) {
+  while (s.mcast.next < s.pub.next_batch) {
+    BatchSlot& b = s.slot_of(s.mcast.next);
+    if (b.payload == nullptr || b.batch != s.mcast.next) {  // never formed into this slot: nothing to send
+      core_.host.internal_error();
+      ++s.mcast.next;
       continue;
     }
-    if (!host_.lane_room(0, link_bytes_ + hdr_data_ + b.len, now, /*datagram=*/true)) return;  // the pacer says when
-    rte_mbuf* m = build_batch_frame(group_addr_, s, b, 0, 0, 0, wire::FrameType::Datagram);
+    if (!core_.host.lane_room(0, frames_.frame_bytes(b.len), now, /*datagram=*/true)) return;  // the pacer says when
+    rte_mbuf* m = frames_.build_batch_frame(frames_.group(), s, b, 0, 0, 0, wire::FrameType::Datagram);
     if (m == nullptr) return;  // no header buffer: next turn
-    host_.push(0, m);
-    counters_.stream_multicasts_tx.add();
-    counters_.stream_batches_tx.add();
+    core_.host.push(0, m);
+    core_.counters.stream_multicasts_tx.add();
+    core_.counters.stream_batches_tx.add();
     b.multicast_ns = now;
-    ++s.multicast_next;
+    ++s.mcast.next;
   }
 }
 
@@ -73,56 +73,27 @@ void Streams::multicast_batches(StreamState& s, uint64_t now) {
 // Its reports say what it holds (not what it delivered: a member whose
 // application is slow holds batches it has not delivered, and needs no
 // second copy); one that only lags is sent nothing again.
-void Streams::repair_batches(StreamState& s, uint64_t now) {
-  if (s.multicast_next == 0) return;
-  const uint64_t last_out = s.slot_of(s.multicast_next - 1).multicast_ns;
-  const bool quiet = last_out + stream_repair_ns_ <= now;
+void Publishing::repair_batches(StreamState& s, uint64_t now) {
+  if (s.mcast.next == 0) return;
+  const uint64_t last_out = s.slot_of(s.mcast.next - 1).multicast_ns;
+  const bool quiet = last_out + repair_ns_ <= now;
   for (uint32_t i = 0; i < s.tree.children(); ++i) {
-    const uint64_t held = s.child_holds(i);
-    uint64_t end = s.child_gap[i] > 0 ? std::min(held + s.child_gap[i], s.multicast_next) : held;
-    if (s.child_gap[i] == 0 && quiet) end = s.multicast_next;
-    uint64_t b = std::max(held, s.repair_next[i]);
+    const uint64_t held = s.books.child_holds(i);
+    uint64_t end = s.books.child_gap[i] > 0 ? std::min(held + s.books.child_gap[i], s.mcast.next) : held;
+    if (s.books.child_gap[i] == 0 && quiet) end = s.mcast.next;
+    uint64_t b = std::max(held, s.mcast.repair_next[i]);
     for (; b < end; ++b) {
       if (!s.holds(b)) continue;  // let go: every member delivered it
-      if (!host_.owe_batch(s.tree.child(i), static_cast<uint32_t>(b), s.slot)) {
-        host_.internal_error();
+      if (!core_.host.owe_batch(s.tree.child(i), static_cast<uint32_t>(b), s.slot)) {
+        core_.host.internal_error();
         break;
       }
-      ++stream_owed_;
-      counters_.stream_repairs.add();
+      ++core_.owed;
+      core_.counters.stream_repairs.add();
     }
-    s.repair_next[i] = std::max(s.repair_next[i], b);
-    if (!quiet && held < s.multicast_next) stream_due_ns_ = std::min(stream_due_ns_, last_out + stream_repair_ns_);
+    s.mcast.repair_next[i] = std::max(s.mcast.repair_next[i], b);
+    if (!quiet && held < s.mcast.next) core_.due_ns = std::min(core_.due_ns, last_out + repair_ns_);
   }
-}
-
-// A batch from the group address: the checks any batch passes, then kept
-// unless held already (a repair came first, or a copy) or past the window
-// (the repair brings it when there is room). Nothing is acknowledged: the
-// reports say what arrived.
-void Streams::handle_stream_multicast(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
-  if (!cfg_.streams.multicast) {  // this group's streams do not travel so
-    counters_.rx_stream_bad.add();
-    rte_pktmbuf_free(m);
-    return;
-  }
-  StreamState* s = checked_stream_batch(m, p, now);
-  if (s == nullptr) return;
-  const uint64_t batch = s->unwrap(p.data.segment);
-  switch (batch_fit(*s, batch)) {
-    case BatchFit::Held:
-      counters_.rx_stream_duplicate.add();
-      rte_pktmbuf_free(m);
-      return;
-    case BatchFit::Ahead:
-      counters_.rx_stream_ahead.add();
-      rte_pktmbuf_free(m);
-      return;
-    case BatchFit::New:
-      break;
-  }
-  counters_.stream_multicasts_rx.add();
-  keep_stream_batch(*s, batch, m, p, now);
 }
 
 }  // namespace lanecast::engine::stream

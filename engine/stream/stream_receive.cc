@@ -1,4 +1,4 @@
-// Streams: what a stream's member receives (streams.cc has the whole
+// Receiving (receiving.h): what a stream's member receives (streams.cc has the whole
 // picture): batches from its parent (checked: the parent, the window, the
 // records' shapes; the node's channel takes them, Streams::handle_batch),
 // reports from its children, batches given up, failures and evictions
@@ -11,7 +11,9 @@
 #include "engine/auth/frame_auth.h"
 #include "engine/checksum/crc32c.h"
 #include "engine/stream/batch_format.h"
+#include "engine/stream/receiving.h"
 #include "engine/stream/streams.h"
+#include "engine/wire/stream_body.h"
 
 namespace lanecast::engine::stream {
 
@@ -21,15 +23,15 @@ using algos::Rank;
 
 // Reports and eviction notices come as datagrams, and so do batches sent to
 // the group address (streams over multicast).
-void Streams::handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
+void Receiving::handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   if (!(p.flags & (wire::kFlagEvicted | wire::kFlagSignal))) return handle_stream_multicast(m, p, now);
   if (p.flags & wire::kFlagEvicted) handle_stream_eviction(p);
   else handle_stream_report(p, now);
   rte_pktmbuf_free(m);
 }
 
-StreamState* Streams::checked_stream_batch(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
-  const wire::DataBody& d = p.data;
+StreamState* Receiving::checked_stream_batch(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
+  const auto d = wire::stream_body<wire::StreamBatch>(p);
   // Every refusal is counted under its reason, and the frame given back.
   // Nothing is kept for a stream - not even its slot - before its frame
   // came from the stream's parent and holds well-formed records.
@@ -37,12 +39,12 @@ StreamState* Streams::checked_stream_batch(rte_mbuf* m, const wire::Parsed& p, u
     rte_pktmbuf_free(m);
     return nullptr;
   };
-  const std::optional<uint16_t> slot = table_.slot(d.root, d.op);
-  const bool from_parent = slot && p.src == algos::StreamTree(cfg_.nodes, d.root, cfg_.rank, cfg_.streams.fanout).parent();
-  if (streams_failed_ && from_parent) tell_failed(p, now);
-  if (streams_failed_ || !from_parent || d.payload_len > cfg_.segment_bytes || d.payload_len < kHeadBytes ||
-      d.segment_bytes != cfg_.segment_bytes) {
-    counters_.rx_stream_bad.add();
+  const std::optional<uint16_t> slot = core_.table.slot(d.publisher, d.stream);
+  const bool from_parent = slot && p.src == algos::StreamTree(core_.cfg.nodes, d.publisher, core_.cfg.rank, core_.cfg.streams.fanout).parent();
+  if (core_.failed && from_parent) tell_failed(p, now);
+  if (core_.failed || !from_parent || d.payload_len > core_.cfg.segment_bytes || d.payload_len < kHeadBytes ||
+      d.segment_bytes != core_.cfg.segment_bytes) {
+    core_.counters.rx_stream_bad.add();
     return drop();
   }
   // The payload must be one contiguous buffer (as every port here gives it).
@@ -50,54 +52,54 @@ StreamState* Streams::checked_stream_batch(rte_mbuf* m, const wire::Parsed& p, u
   const rte_mbuf* body = chained ? m->next : m;
   const uint32_t body_off = chained ? 0 : p.payload_offset;
   if (body->next != nullptr || body->data_len != body_off + d.payload_len) {
-    counters_.rx_stream_bad.add();
+    core_.counters.rx_stream_bad.add();
     return drop();
   }
   const uint8_t* bytes = rte_pktmbuf_mtod_offset(body, const uint8_t*, body_off);
   // Its CRC, or with a key its seal (which stands in for the CRC).
-  if (auth_ == nullptr && crc32c(0, bytes, d.payload_len) != d.payload_crc) {
-    shared_.bad_payload_crc.add();
+  if (frames_.auth() == nullptr && crc32c(0, bytes, d.payload_len) != d.payload_crc) {
+    core_.shared.bad_payload_crc.add();
     return drop();
   }
-  if (!host_.seal_ok(bytes, d.payload_len, p)) return drop();  // counted
-  if (d.total_len > UINT32_MAX || !records_valid(bytes, d.payload_len, static_cast<uint32_t>(d.total_len))) {
-    counters_.rx_stream_bad.add();
+  if (!core_.host.seal_ok(bytes, d.payload_len, p)) return drop();  // counted
+  if (d.records > UINT32_MAX || !records_valid(bytes, d.payload_len, static_cast<uint32_t>(d.records))) {
+    core_.counters.rx_stream_bad.add();
     return drop();
   }
-  return open_stream_state(*slot, d.root, static_cast<uint16_t>(d.op), now);
+  return open(*slot, d.publisher, static_cast<uint16_t>(d.stream), now);
 }
 
 // Where a checked batch falls: new and within the window, held already
 // (or delivered and let go), or past the window.
-Streams::BatchFit Streams::batch_fit(const StreamState& s, uint64_t batch) {
+Receiving::BatchFit Receiving::batch_fit(const StreamState& s, uint64_t batch) {
   // Behind what it delivered: unwrap()'s distance is signed (near the
   // stream's start a batch "behind" wraps below 0).
-  if (static_cast<int64_t>(batch - s.deliver_next) < 0 || batch < s.released || s.holds(batch)) return BatchFit::Held;
+  if (static_cast<int64_t>(batch - s.deliver.next) < 0 || batch < s.released || s.holds(batch)) return BatchFit::Held;
   if (batch >= s.released + s.slots.size()) return BatchFit::Ahead;
   return BatchFit::New;
 }
 
 // A new batch, however it came: kept, delivered as far as it goes, marks moved.
-void Streams::keep_stream_batch(StreamState& s, uint64_t batch, rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
-  const wire::DataBody& d = p.data;
-  counters_.stream_batches_rx.add();
-  hold_batch(s, batch, host_.detach_payload(m, p.payload_offset), d.payload_len, d.payload_crc, p.payload_seal,
-             static_cast<uint32_t>(d.total_len), d.offset, now);
+void Receiving::keep_stream_batch(StreamState& s, uint64_t batch, rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
+  const auto d = wire::stream_body<wire::StreamBatch>(p);
+  core_.counters.stream_batches_rx.add();
+  hold_batch(s, batch, core_.host.detach_payload(m, p.payload_offset), d.payload_len, d.payload_crc, p.payload_seal,
+             static_cast<uint32_t>(d.records), d.first_msg, now);
   deliver_stream(s, now);
   update_marks(s, now);
 }
 
-void Streams::handle_stream_report(const wire::Parsed& p, uint64_t now) {
-  const wire::DataBody& d = p.data;
-  StreamState* s = table_.find(d.root, d.op);
+void Receiving::handle_stream_report(const wire::Parsed& p, uint64_t now) {
+  const auto d = wire::stream_body<wire::StreamReport>(p);
+  StreamState* s = core_.table.find(d.publisher, d.stream);
   const uint32_t i = s == nullptr ? 0 : s->tree.child_index(p.src);
   if (s == nullptr || i == s->tree.children()) {
-    counters_.rx_stream_bad.add();
+    core_.counters.rx_stream_bad.add();
     return;
   }
   if (p.flags & wire::kFlagAbandoned) {  // the child's streams failed (tell_parents): ours cannot complete
-    counters_.rx_stream_child_failed.add();
-    fail(now, OpError::NoProgress, p.src);
+    core_.counters.rx_stream_child_failed.add();
+    streams_.fail(now, OpError::NoProgress, p.src);
     return;
   }
   // A child can have delivered or hold only what was sent to it. A report
@@ -105,8 +107,8 @@ void Streams::handle_stream_report(const wire::Parsed& p, uint64_t now) {
   // had - the last ones with no later batch to show it a gap, so it would
   // wait for them unaware, and nobody would hear of it.
   const uint64_t sent = s->sent_to_child(i);
-  if (d.offset > sent) {
-    counters_.rx_stream_bad.add();
+  if (d.delivered > sent) {
+    core_.counters.rx_stream_bad.add();
     return;
   }
   // A child says it lacks a batch let go here, which needs an earlier report
@@ -118,20 +120,20 @@ void Streams::handle_stream_report(const wire::Parsed& p, uint64_t now) {
   // instead of the child waiting for it unheard (over multicast the
   // publisher cannot know what the child got from the group address, so
   // this is how it learns).
-  uint64_t& lacks_since = s->child_lacks_since[i];
-  if (std::max(d.offset, d.total_len) < s->released) {
-    counters_.rx_stream_contradicted.add();
-    if (lacks_since == StreamState::kNoTime) lacks_since = now;
-    else if (now >= lacks_since + kChildLacksNs) fail(now, OpError::NoProgress, p.src);
+  uint64_t& lacks_since = s->books.child_lacks_since[i];
+  if (std::max(d.delivered, d.held) < s->released) {
+    core_.counters.rx_stream_contradicted.add();
+    if (lacks_since == SubtreeBooks::kNoTime) lacks_since = now;
+    else if (now >= lacks_since + kChildLacksNs) streams_.fail(now, OpError::NoProgress, p.src);
     return;
   }
-  lacks_since = StreamState::kNoTime;
-  counters_.stream_reports_rx.add();
-  if (d.segment < cfg_.nodes) s->child_slowest[i] = d.segment;
-  if (d.offset > s->child_mark[i]) s->child_mark[i] = d.offset;
-  if (d.total_len <= sent && d.total_len >= s->child_held[i]) {
-    s->child_held[i] = d.total_len;
-    s->child_gap[i] = std::min<uint64_t>(d.seq, sent - d.total_len);
+  lacks_since = SubtreeBooks::kNoTime;
+  core_.counters.stream_reports_rx.add();
+  if (d.slowest < core_.cfg.nodes) s->books.child_slowest[i] = d.slowest;
+  if (d.delivered > s->books.child_mark[i]) s->books.child_mark[i] = d.delivered;
+  if (d.held <= sent && d.held >= s->books.child_held[i]) {
+    s->books.child_held[i] = d.held;
+    s->books.child_gap[i] = std::min<uint64_t>(d.gap, sent - d.held);
   }
   update_marks(*s, now);
 }
@@ -141,21 +143,21 @@ void Streams::handle_stream_report(const wire::Parsed& p, uint64_t now) {
 // member's subtree delivered it. A batch this member lacks will then never
 // come from anywhere: its streams fail now, naming the parent, instead of
 // waiting at the gap for ever (the publisher in WouldBlock above it).
-void Streams::given_up(const wire::Parsed& p, uint64_t now) {
-  const wire::DataBody& d = p.data;
-  const std::optional<uint16_t> slot = table_.slot(d.root, d.op);
-  if (!slot || d.root == cfg_.rank ||
-      p.src != algos::StreamTree(cfg_.nodes, d.root, cfg_.rank, cfg_.streams.fanout).parent()) {
-    counters_.rx_stream_bad.add();
+void Receiving::given_up(const wire::Parsed& p, uint64_t now) {
+  const auto d = wire::stream_body<wire::StreamBatch>(p);
+  const std::optional<uint16_t> slot = core_.table.slot(d.publisher, d.stream);
+  if (!slot || d.publisher == core_.cfg.rank ||
+      p.src != algos::StreamTree(core_.cfg.nodes, d.publisher, core_.cfg.rank, core_.cfg.streams.fanout).parent()) {
+    core_.counters.rx_stream_bad.add();
     return;
   }
-  if (streams_failed_) return tell_failed(p, now);
-  if (const StreamState* s = table_.at(*slot)) {
-    const uint64_t batch = s->unwrap(d.segment);
-    if (batch < s->deliver_next || s->holds(batch)) return;  // it has it
+  if (core_.failed) return tell_failed(p, now);
+  if (const StreamState* s = core_.table.at(*slot)) {
+    const uint64_t batch = s->unwrap(d.batch_low);
+    if (batch < s->deliver.next || s->holds(batch)) return;  // it has it
   }
-  counters_.rx_stream_given_up.add();
-  fail(now, OpError::NoProgress, p.src);
+  core_.counters.rx_stream_given_up.add();
+  streams_.fail(now, OpError::NoProgress, p.src);
   tell_failed(p, now);
 }
 
@@ -164,8 +166,9 @@ void Streams::given_up(const wire::Parsed& p, uint64_t now) {
 // anything of that stream - tell_parents knows only the streams it holds,
 // and a parent whose frames were all acknowledged (batches it gave up are)
 // has nothing else to time out on.
-void Streams::tell_failed(const wire::Parsed& p, uint64_t now) {
-  report_to(p.src, p.data.root, static_cast<uint16_t>(p.data.op), 0, cfg_.rank, wire::kFlagAbandoned, now);
+void Receiving::tell_failed(const wire::Parsed& p, uint64_t now) {
+  const auto d = wire::stream_body<wire::StreamBatch>(p);  // a batch, or one given up
+  frames_.report_to(p.src, d.publisher, static_cast<uint16_t>(d.stream), 0, core_.cfg.rank, wire::kFlagAbandoned, now);
 }
 
 // A gap - a batch missing while later ones are held - is filled by the
@@ -173,19 +176,19 @@ void Streams::tell_failed(const wire::Parsed& p, uint64_t now) {
 // stays for the peer timeout will not be filled (the channel took the batch
 // as delivered: a bug, or a forger without a group key): the streams fail,
 // naming the parent, instead of waiting for ever.
-void Streams::watch_gap(StreamState& s, uint64_t now) {
-  if (s.missing == StreamState::kNoBatch || s.missing >= s.received_end) {
-    s.gap = StreamState::kNoBatch;  // no gap: nothing beyond it is here yet
+void Receiving::watch_gap(StreamState& s, uint64_t now) {
+  if (s.deliver.missing == DeliveryPosition::kNoBatch || s.deliver.missing >= s.received_end) {
+    s.deliver.gap = DeliveryPosition::kNoBatch;  // no gap: nothing beyond it is here yet
     return;
   }
-  if (s.gap != s.missing) {
-    s.gap = s.missing;
-    s.gap_since_ns = now;
+  if (s.deliver.gap != s.deliver.missing) {
+    s.deliver.gap = s.deliver.missing;
+    s.deliver.gap_since_ns = now;
     return;
   }
-  if (now > s.gap_since_ns + cfg_.peer_timeout_ns) {
-    counters_.stream_gap_timeouts.add();
-    fail(now, OpError::NoProgress, s.tree.parent());
+  if (now > s.deliver.gap_since_ns + core_.cfg.peer_timeout_ns) {
+    core_.counters.stream_gap_timeouts.add();
+    streams_.fail(now, OpError::NoProgress, s.tree.parent());
   }
 }
 
@@ -195,27 +198,55 @@ void Streams::watch_gap(StreamState& s, uint64_t now) {
 // nothing more (its application learns it from stream_status()), still
 // forwards every batch to the members below it and reports their progress,
 // and tells every other member.
-void Streams::evict_self(StreamState& s, uint64_t now) {
+void Receiving::evict_self(StreamState& s, uint64_t now) {
   s.evicted = true;
   s.mirror.evicted.store(true, std::memory_order_release);
-  stream_evicted_.store(true, std::memory_order_release);
-  counters_.stream_evicted.add();
+  evicted_.store(true, std::memory_order_release);
+  core_.counters.stream_evicted.add();
   deliver_stream(s, now);  // what is here already moves it on
 }
 
-void Streams::handle_stream_eviction(const wire::Parsed& p) {
-  const wire::DataBody& d = p.data;
-  StreamState* s = table_.find(d.root, d.op);
-  if (s == nullptr || d.segment != p.src) {  // a member tells of itself only
-    counters_.rx_stream_bad.add();
+void Receiving::handle_stream_eviction(const wire::Parsed& p) {
+  const auto d = wire::stream_body<wire::StreamEviction>(p);
+  StreamState* s = core_.table.find(d.publisher, d.stream);
+  if (s == nullptr || d.member != p.src) {  // a member tells of itself only
+    core_.counters.rx_stream_bad.add();
     return;
   }
-  if (s->heard_evicted.empty()) s->heard_evicted.assign(cfg_.nodes, false);  // once per stream, control path
+  if (s->heard_evicted.empty()) s->heard_evicted.assign(core_.cfg.nodes, false);  // once per stream, control path
   if (s->heard_evicted[p.src]) return;  // a copy of the notice
   s->heard_evicted[p.src] = true;
-  counters_.stream_evictions_heard.add();
+  core_.counters.stream_evictions_heard.add();
   s->mirror.evicted_members.fetch_add(1, std::memory_order_relaxed);
 }
 
+// A batch from the group address: the checks any batch passes, then kept
+// unless held already (a repair came first, or a copy) or past the window
+// (the repair brings it when there is room). Nothing is acknowledged: the
+// reports say what arrived.
+void Receiving::handle_stream_multicast(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
+  if (!core_.cfg.streams.multicast) {  // this group's streams do not travel so
+    core_.counters.rx_stream_bad.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  StreamState* s = checked_stream_batch(m, p, now);
+  if (s == nullptr) return;
+  const uint64_t batch = s->unwrap(wire::stream_body<wire::StreamBatch>(p).batch_low);
+  switch (batch_fit(*s, batch)) {
+    case BatchFit::Held:
+      core_.counters.rx_stream_duplicate.add();
+      rte_pktmbuf_free(m);
+      return;
+    case BatchFit::Ahead:
+      core_.counters.rx_stream_ahead.add();
+      rte_pktmbuf_free(m);
+      return;
+    case BatchFit::New:
+      break;
+  }
+  core_.counters.stream_multicasts_rx.add();
+  keep_stream_batch(*s, batch, m, p, now);
+}
 
 }  // namespace lanecast::engine::stream
