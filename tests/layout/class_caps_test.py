@@ -96,7 +96,7 @@ def matching(text, open_at):
     return len(text) - 1
 
 
-CLASS_HEAD = re.compile(r"\b(class|struct|union)\s+(?:alignas\s*\([^)]*\)\s*)?([A-Za-z_]\w*)\b(?:\s+final)?\s*(?::[^;{()]*)?\{")
+CLASS_HEAD = re.compile(r"\b(class|struct|union)\s+(?:alignas\s*\([^)]*\)\s*)?([A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\b(?:\s+final)?\s*(?::[^;{()]*)?\{")
 ACCESS = re.compile(r"^\s*(public|private|protected)\s*:(?!:)\s*")
 QUALIFIERS = re.compile(r"^((const|override|final|noexcept(\s*\([^)]*\))?|volatile|&&?|mutable)\s*)*(->\s*[\w:<>,\s*&]+)?$")
 
