@@ -39,7 +39,7 @@ class PublisherSide {
  public:
   PublisherSide(Node* node, PublisherShared* shared)
       : node_(node), shared_(shared), ring_(shared->ring), opts_(node->config().streams),
-        max_message_(node->max_stream_message()) {}
+        max_message_(node->streams().max_message()) {}
 
   PublishResult publish(std::span<const std::byte> msg) {
     if (shared_->error.load(std::memory_order_acquire) != 0) return PublishResult::Failed;
@@ -201,10 +201,10 @@ Publisher Member::open_stream(uint16_t index) {
 
 bool Member::next(StreamMessage& out) {
   if (!delivery_) {
-    engine::stream::RecordRingHeader* h = node_->delivery_ring();
+    engine::stream::RecordRingHeader* h = node_->streams().delivery_ring();
     if (h == nullptr) {
       turn(node_);
-      h = node_->delivery_ring();
+      h = node_->streams().delivery_ring();
       if (h == nullptr) return false;
     }
     delivery_ = std::make_shared<engine::stream::DeliverySide>(h);
@@ -227,7 +227,7 @@ bool Member::next_for(StreamMessage& out, std::chrono::nanoseconds timeout) {
       drive(
           node_,
           [](const void* n) {
-            auto* ring = static_cast<const engine::Node*>(n)->delivery_ring();
+            auto* ring = static_cast<const engine::Node*>(n)->streams().delivery_ring();
             return ring != nullptr && ring->head.load(std::memory_order_acquire) != ring->tail.load(std::memory_order_acquire);
           },
           node_, deadline);
@@ -239,10 +239,10 @@ bool Member::next_for(StreamMessage& out, std::chrono::nanoseconds timeout) {
 
 void Member::on_message(std::function<void(const StreamMessage&)> handler) {
   if (!handler) {
-    node_->set_message_handler({});
+    node_->streams().set_message_handler({});
     return;
   }
-  node_->set_message_handler([h = std::move(handler)](const engine::stream::DeliveredHead& d, const uint8_t* data,
+  node_->streams().set_message_handler([h = std::move(handler)](const engine::stream::DeliveredHead& d, const uint8_t* data,
                                                       uint32_t len) {
     StreamMessage m;
     m.publisher = d.publisher;
@@ -256,8 +256,8 @@ void Member::on_message(std::function<void(const StreamMessage&)> handler) {
 
 std::vector<Member::StreamStats> Member::streams() const {
   std::vector<StreamStats> out;
-  for (size_t i = 0; i < node_->stream_slots(); ++i) {
-    const engine::stream::StreamMirror* mirror = node_->stream_mirror(i);
+  for (size_t i = 0; i < node_->streams().slots(); ++i) {
+    const engine::stream::StreamMirror* mirror = node_->streams().mirror(i);
     if (mirror == nullptr) continue;  // no stream has used the slot
     const engine::stream::StreamMirror& m = *mirror;
     StreamStats s;
@@ -286,8 +286,8 @@ std::vector<Member::PeerStats> Member::peers() const {
 }
 
 Status Member::stream_status() const {
-  Status s = status_of(node_->stream_error(), node_->stream_error_peer(), "streams");
-  if (s.ok() && node_->stream_evicted()) {
+  Status s = status_of(node_->streams().error(), node_->streams().error_peer(), "streams");
+  if (s.ok() && node_->streams().evicted()) {
     s.error = ErrorKind::Evicted;
     s.message = "streams: this member left a stream for being slow - its application took none of its messages "
                 "for " + std::to_string(node_->config().streams.evict_after_ms) +

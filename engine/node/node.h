@@ -115,25 +115,15 @@ class Node final : public PollTask, private BroadcastHost, private stream::Strea
   void notify_core() {
     if (waker_ != nullptr) waker_->notify();
   }
-  // The ring of messages delivered here and not yet taken (null until this
-  // member's first stream started): one consumer, the application.
-  stream::RecordRingHeader* delivery_ring() const { return streams_.delivery_ring(); }
-  // Instead of the ring: the core calls this for every message delivered
-  // here, in order (the bytes are valid during the call). Set before any
-  // stream starts; it must not block.
-  using MessageHandler = stream::DeliveryTarget::Handler;
-  void set_message_handler(MessageHandler h) { streams_.set_message_handler(std::move(h)); }
-  // Why this member's streams stopped (OpError::None while they run), and the
-  // peer it names.
-  OpError stream_error() const { return streams_.error(); }
-  bool stream_evicted() const { return streams_.evicted(); }
-  algos::Rank stream_error_peer() const { return streams_.error_peer(); }
-  uint64_t max_stream_message() const { return streams_.max_message(); }
+  // The streams, for the calls of their application side (streams.h): the
+  // delivery ring or the message handler, why they stopped, the largest
+  // message, each slot's counters. Those read atomics and rings the core
+  // writes, so application threads make them while the core runs; the rest
+  // of Streams is the core's (a publisher comes through open_publisher,
+  // which wakes the core).
+  stream::Streams& streams() { return streams_; }
+  const stream::Streams& streams() const { return streams_; }
   static constexpr uint64_t kMaxStreamMessage = stream::Streams::kMaxMessage;
-  // Slot i's counters (i < stream_slots()), or null while no stream has
-  // used it: application threads read them while the core runs.
-  const stream::StreamMirror* stream_mirror(size_t i) const { return streams_.mirror(i); }
-  size_t stream_slots() const { return streams_.slots(); }
   // This member's seals in a group with a key (null without one). The
   // member's own core seals with it; a fuzzer playing a member that holds
   // the key seals its frames with it too, so their counters continue the

@@ -421,7 +421,7 @@ TEST_F(HostileFrames, StreamFramesThatBreakTheFormatAreCounted) {
   inject_stream_batch(0, 0, good, 1);
   h_->run(50);
   EXPECT_EQ(c.streams.stream_msgs_delivered.get(), 1u);
-  stream::RecordRing ring(h_->node(1).delivery_ring());
+  stream::RecordRing ring(h_->node(1).streams().delivery_ring());
   ASSERT_TRUE(ring.valid());
   const stream::RecordView r = ring.peek();
   ASSERT_NE(r.data, nullptr);
@@ -485,7 +485,7 @@ TEST_F(HostileFrames, StreamPiecesThatDisagreeWithTheMessageLengthAreRefused) {
   EXPECT_EQ(c.streams.stream_batches_rx.get(), 7u) << "every batch is well formed on its own";
   EXPECT_EQ(c.streams.stream_msgs_delivered.get(), 1u) << "only the well-formed message";
   EXPECT_EQ(c.streams.rx_stream_bad.get(), 6u) << "each refused message, and its orphaned piece";
-  stream::RecordRing ring(h_->node(1).delivery_ring());
+  stream::RecordRing ring(h_->node(1).streams().delivery_ring());
   ASSERT_TRUE(ring.valid());
   const stream::RecordView r = ring.peek();
   ASSERT_NE(r.data, nullptr);
@@ -498,8 +498,8 @@ TEST_F(HostileFrames, StreamPiecesThatDisagreeWithTheMessageLengthAreRefused) {
 TEST_F(HostileFrames, StreamPiecesPastTheLargestMessageNeverReachTheHandler) {
   const auto& c = h_->node(1).counters();
   uint32_t handled = 0;
-  h_->node(1).set_message_handler([&](const stream::DeliveredHead&, const uint8_t*, uint32_t) { ++handled; });
-  const uint32_t len = static_cast<uint32_t>(h_->node(1).max_stream_message());
+  h_->node(1).streams().set_message_handler([&](const stream::DeliveredHead&, const uint8_t*, uint32_t) { ++handled; });
+  const uint32_t len = static_cast<uint32_t>(h_->node(1).streams().max_message());
   constexpr uint32_t kPiece = kSeg - sizeof(stream::RecordHead);
   uint32_t sent = 0, seq = 0;
   while (sent <= len) {  // one piece more than the message holds
@@ -561,17 +561,17 @@ TEST_F(HostileFrames, AStreamThatCannotCompleteFailsInsteadOfWaiting) {
   EXPECT_EQ(n.counters().streams.stream_msgs_delivered.get(), 2u);
   inject_given_up(2, 0);               // a batch it has: nothing
   h_->run(20);
-  EXPECT_EQ(n.stream_error(), OpError::None);
+  EXPECT_EQ(n.streams().error(), OpError::None);
   inject_stream_batch(3, 3, good, 1);  // a gap at batch 2 that nothing fills
   h_->run(20);
   h_->advance(1'500'000'000);
   h_->run(20);
-  EXPECT_EQ(n.stream_error(), OpError::None) << "within the peer timeout";
+  EXPECT_EQ(n.streams().error(), OpError::None) << "within the peer timeout";
   h_->advance(1'000'000'000);
   h_->run(20);
   EXPECT_EQ(n.counters().streams.stream_gap_timeouts.get(), 1u);
-  EXPECT_EQ(n.stream_error(), OpError::NoProgress);
-  EXPECT_EQ(n.stream_error_peer(), 0u);
+  EXPECT_EQ(n.streams().error(), OpError::NoProgress);
+  EXPECT_EQ(n.streams().error_peer(), 0u);
 }
 
 TEST_F(HostileFrames, AStreamBatchTheParentGaveUpFailsTheStream) {
@@ -580,8 +580,8 @@ TEST_F(HostileFrames, AStreamBatchTheParentGaveUpFailsTheStream) {
   h_->run(20);
   EXPECT_EQ(n.counters().rx_abandoned.get(), 1u);
   EXPECT_EQ(n.counters().streams.rx_stream_given_up.get(), 1u);
-  EXPECT_EQ(n.stream_error(), OpError::NoProgress);
-  EXPECT_EQ(n.stream_error_peer(), 0u);
+  EXPECT_EQ(n.streams().error(), OpError::NoProgress);
+  EXPECT_EQ(n.streams().error_peer(), 0u);
 }
 
 // A stream the application opens after the member's streams failed is told
@@ -594,7 +594,7 @@ TEST_F(HostileFrames, AStreamOpenedAfterTheStreamsFailedIsTold) {
   Node& n = h_->node(1);
   inject_given_up(0, 0);
   h_->run(20);
-  ASSERT_EQ(n.stream_error(), OpError::NoProgress);
+  ASSERT_EQ(n.streams().error(), OpError::NoProgress);
   auto pub = publisher(0);
   const stream::PublisherShared* shared = pub.get();  // the node owns it from here
   ASSERT_TRUE(n.open_publisher(std::move(pub)));
@@ -629,7 +629,7 @@ TEST_F(HostileStreamFrames, FramesFromOutsideTheTreeTakeNoSlot) {
   inject_stream_batch(3, 0, good, 1, /*root=*/0, 0, /*to=*/2, /*stream=*/60000); // nor this
   h_->run(50);
   EXPECT_EQ(victim.counters().streams.rx_stream_bad.get(), 4u);
-  for (size_t i = 0; i < victim.stream_slots(); ++i) EXPECT_EQ(victim.stream_mirror(i), nullptr) << "slot " << i;
+  for (size_t i = 0; i < victim.streams().slots(); ++i) EXPECT_EQ(victim.streams().mirror(i), nullptr) << "slot " << i;
   // Rank 0's real stream 1 reaches rank 2 through rank 1.
   auto pub = publisher(1);
   stream::RecordRing ring(pub->ring);
@@ -642,7 +642,7 @@ TEST_F(HostileStreamFrames, FramesFromOutsideTheTreeTakeNoSlot) {
   ASSERT_TRUE(h_->node(0).open_publisher(std::move(pub)));
   h_->run(200);
   EXPECT_EQ(victim.counters().streams.stream_msgs_delivered.get(), 1u);
-  EXPECT_NE(victim.stream_mirror(0 * 2 + 1), nullptr);
+  EXPECT_NE(victim.streams().mirror(0 * 2 + 1), nullptr);
 }
 
 // A member whose streams fail tells each stream's parent, whose streams
@@ -676,9 +676,9 @@ TEST_F(HostileStreamFrames, AMemberWhoseStreamsFailedTellsItsParents) {
   }, /*from=*/1, /*to=*/2);
   publish(2);  // batch 1: rank 2 refuses it
   for (int i = 0; i < 100 && shared->error.load() == 0; ++i) h_->run(10, 10'000'000);  // up to 10 s
-  EXPECT_EQ(h_->node(2).stream_error(), OpError::NoProgress);
-  EXPECT_EQ(h_->node(2).stream_error_peer(), 1u);
-  EXPECT_EQ(h_->node(1).stream_error_peer(), 2u);
+  EXPECT_EQ(h_->node(2).streams().error(), OpError::NoProgress);
+  EXPECT_EQ(h_->node(2).streams().error_peer(), 1u);
+  EXPECT_EQ(h_->node(1).streams().error_peer(), 2u);
   EXPECT_EQ(static_cast<OpError>(shared->error.load()), OpError::NoProgress) << "the publisher was never told";
   EXPECT_EQ(shared->error_peer.load(), 1u);
   EXPECT_EQ(shared->stable_msgs.load(), 1u);
@@ -694,7 +694,7 @@ TEST_F(HostileStreamFrames, AMemberWhoseStreamsFailedTellsItsParents) {
 TEST_F(HostileFrames, AFailedMemberTellsAParentThatSendsItABatch) {
   inject_given_up(100, 5);  // rank 1's streams fail; a sequence number rank 0's own frames do not reach
   h_->run(20);
-  ASSERT_EQ(h_->node(1).stream_error(), OpError::NoProgress);
+  ASSERT_EQ(h_->node(1).streams().error(), OpError::NoProgress);
   auto pub = publisher(0);
   stream::PublisherShared* shared = pub.get();  // the node owns it from here
   stream::RecordRing ring(shared->ring);
@@ -801,8 +801,8 @@ TEST(StreamLimits, AStreamMessageFitsA32BitRecordWhateverTheWindows) {
   o.node.streams.window_bytes = uint64_t{1} << 34;
   o.node.streams.delivery_bytes = uint64_t{1} << 34;
   test::NodeHarness h(o);
-  EXPECT_EQ(h.node(1).max_stream_message(), uint64_t{65536 - 2} * (9000 - sizeof(stream::RecordHead)));
-  EXPECT_LE(h.node(1).max_stream_message(), Node::kMaxStreamMessage);
+  EXPECT_EQ(h.node(1).streams().max_message(), uint64_t{65536 - 2} * (9000 - sizeof(stream::RecordHead)));
+  EXPECT_LE(h.node(1).streams().max_message(), Node::kMaxStreamMessage);
   EXPECT_LE(Node::kMaxStreamMessage + sizeof(stream::DeliveredHead) + 8, uint64_t{UINT32_MAX});
 }
 

@@ -148,7 +148,7 @@ class Run {
     for (uint32_t r = 0; r < g_.members(); ++r) {
       handler_[r] = (scenario_ & (kStreamHandler0 << r)) != 0;
       if (handler_[r])
-        g_.node(r).set_message_handler([this, r](const stream::DeliveredHead& h, const uint8_t* bytes, uint32_t len) {
+        g_.node(r).streams().set_message_handler([this, r](const stream::DeliveredHead& h, const uint8_t* bytes, uint32_t len) {
           take(r, h.publisher, h.stream, h.seq, h.timestamp_ns, bytes, len);
         });
     }
@@ -179,7 +179,7 @@ class Run {
       return pending != before;
     };
     const auto accounted = [&](uint32_t r) {
-      return g_.node(r).stream_error() != engine::OpError::None ||
+      return g_.node(r).streams().error() != engine::OpError::None ||
              (pending == std::size(kFinalLengths) && next_seq_[r][0][kRealStream] == lengths_.size());
     };
     const auto settled = [&] {
@@ -205,7 +205,7 @@ class Run {
             std::to_string(std::size(kFinalLengths) - pending) + " more waiting for room in the publisher's ring), " +
             "and neither its streams nor the publisher's stream failed");
     for (uint32_t r = 0; r < g_.members(); ++r)
-      says_why("rank " + std::to_string(r) + "'s streams", g_.node(r).stream_error(), g_.node(r).stream_error_peer());
+      says_why("rank " + std::to_string(r) + "'s streams", g_.node(r).streams().error(), g_.node(r).streams().error_peer());
     says_why("the publisher's stream", static_cast<engine::OpError>(pub_->error.load()), pub_->error_peer.load());
     if (keyed()) check_seals();
   }
@@ -263,7 +263,7 @@ class Run {
         return true;
       case kStreamPublish:
         if (!have(2)) return false;
-        publish(static_cast<uint32_t>(le16(data_ + *at) % (g_.node(0).max_stream_message() + 1)));
+        publish(static_cast<uint32_t>(le16(data_ + *at) % (g_.node(0).streams().max_message() + 1)));
         *at += 2;
         return true;
       case kStreamDrain:
@@ -468,7 +468,7 @@ class Run {
   };
   void drain(uint32_t r) {
     if (!readers_[r].valid()) {
-      stream::RecordRingHeader* h = g_.node(r).delivery_ring();
+      stream::RecordRingHeader* h = g_.node(r).streams().delivery_ring();
       if (h == nullptr) return;
       readers_[r] = stream::DeliveryReader(h);
     }
@@ -509,7 +509,7 @@ class Run {
   void print(const char* when) {
     g_.print_counters([&](uint32_t r) {
       return std::string(when) + " (" + (handler_[r] ? "handler" : "ring") + ", streams " +
-             std::to_string(static_cast<int>(g_.node(r).stream_error())) + ", real delivered " +
+             std::to_string(static_cast<int>(g_.node(r).streams().error())) + ", real delivered " +
              std::to_string(next_seq_[r][0][kRealStream]) + "/" + std::to_string(lengths_.size()) + ")";
     });
   }

@@ -137,7 +137,7 @@ TEST(VerbsEngine, SealedFramesAndStreamsWorkUnchanged) {
 
     std::vector<std::vector<std::string>> got(4);
     for (uint32_t r = 0; r < 4; ++r)
-      h.node(r).set_message_handler([&got, r](const engine::stream::DeliveredHead&, const uint8_t* p, uint32_t n) {
+      h.node(r).streams().set_message_handler([&got, r](const engine::stream::DeliveredHead&, const uint8_t* p, uint32_t n) {
         got[r].emplace_back(reinterpret_cast<const char*>(p), n);
       });
     auto pub = std::make_unique<engine::stream::PublisherShared>();
