@@ -1,7 +1,7 @@
 // What the running broadcast (broadcast.h) needs of the node it runs in: a
 // segment or signal owed to a peer over its reliable channel, whether the
 // channels still owe or await anything of it, and the node told when it
-// starts and ends. The node implements it.
+// starts and ends. The node implements it (BroadcastLink, node_links.h).
 //
 // An abstract class: the broadcast's code stays in its own files. Its calls
 // are per segment the machine owes or per broadcast, never per frame

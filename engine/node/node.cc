@@ -69,15 +69,17 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
               {counters_.tx_alloc_failures, counters_.tx_flatten_bytes}),
       rx_link_bytes_(port.rx_link_header_bytes()),
       sealed_link_bytes_(port.sealed_link_bytes()),
+      groups_(port),
       acks_(cfg.nodes * cfg.lanes, cfg.ack_every ? cfg.ack_every : std::max<uint32_t>(1, cfg.window / 4),
             cfg.ack_delay_ns),
+      peers_(cfg.nodes),
       channels_(cfg.nodes, cfg.lanes, cfg.window, cfg.rtt, slabs_for(cfg),
                 owed_runs_for(max_segments_of(cfg), uint64_t{cfg.nodes} * cfg.lanes), counters_.channels),
       tx_lanes_(cfg.lanes, port.link_header_bytes(), cfg.pace_overhead_bytes, counters_.tx_lanes),
       fail_stop_(cfg.fail_stop, cfg.nodes, cfg.rank, counters_.fail_stop),
-      broadcast_(cfg_, {*this, frames_, counters_, box_, fail_stop_, caps_, addrs_, group_addrs_, pools.payload},
+      broadcast_(cfg_, {broadcast_link_, frames_, counters_, box_, fail_stop_, caps_, addrs_, groups_.addresses(), pools.payload},
                  segments_held_of(cfg)),
-      streams_(streams_config_of(cfg_), *this, counters_.streams,
+      streams_(streams_config_of(cfg_), streams_link_, counters_.streams,
                {counters_.root_copy_bytes, counters_.delivered_bytes, counters_.tx_alloc_failures,
                 counters_.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)]}) {
   if (cfg.nodes == 0 || cfg.rank >= cfg.nodes) throw std::invalid_argument("node: rank outside the group");
@@ -120,13 +122,10 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   if (std::string why = port.learn_peers(peers.data(), peers.size()); !why.empty())
     throw std::runtime_error("port " + port.name() + ": " + why);
   addrs_ = std::move(peers);
-  join_groups();
+  caps_.multicast = groups_.join(cfg_, caps_.multicast);  // on any refusal, emulated
   streams_.connect({auth_.get(), frames_.seal_flag(), frames_.data_header(), frames_.link_bytes(), pools.payload, addrs_.data(),
-                    group_addrs_.empty() ? nullptr : &group_addrs_[0]});
-
-  peer_counters_ = std::make_unique<PeerCounters[]>(cfg.nodes);
-  heard_ns_ = std::make_unique<uint64_t[]>(cfg.nodes);
-  broadcast_.connect(auth_.get(), heard_ns_.get());
+                    groups_.addresses().empty() ? nullptr : &groups_.addresses()[0]});
+  broadcast_.connect(auth_.get(), peers_.heard_ns());
 
   // At least two frames. A found rate's bursts at most 16: the rate is
   // learned and may sit above the path's (by half, at 1000 Mbit/s on
@@ -142,45 +141,14 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
     p.ceiling_bps = cfg.lane_rate_bps ? cfg.lane_rate_bps : kRateControlCeilingBps;
     p.start_bps = std::min<uint64_t>(p.ceiling_bps, 100'000'000);
     p.floor_bps = std::min(p.floor_bps, p.ceiling_bps);
-    rates_.assign(cfg.lanes, reliable::RateControl(p));
-    tx_lanes_.pace(rates_[0].rate_bps());  // every lane starts alike
-    counters_.rate_mbit.set(rates_[0].rate_bps() / 1'000'000);
+    rates_.start(cfg.lanes, p);
   } else if (cfg.lane_rate_bps > 0) {
     tx_lanes_.pace(cfg.lane_rate_bps);
   }
 }
 
-// The group's address on each lane, joined on the port; on any refusal none
-// is kept and multicasts are emulated (caps_.multicast off, the reason kept).
-void Node::join_groups() {
-  if (!cfg_.multicast) {
-    caps_.multicast = false;
-    return;
-  }
-  if (!caps_.multicast) {
-    multicast_fallback_ = port_.name() + " cannot multicast";
-    return;
-  }
-  for (uint16_t l = 0; l < cfg_.lanes; ++l) {
-    const drivers::PeerAddress a = port_.group_address(cfg_.address_seed, l);
-    const std::string why = a.len == 0 ? port_.name() + " has no group address" : port_.join_group(l, a);
-    if (!why.empty()) {
-      leave_groups();
-      multicast_fallback_ = why;
-      caps_.multicast = false;
-      return;
-    }
-    group_addrs_.push_back(a);
-  }
-}
-
-void Node::leave_groups() {
-  for (uint16_t l = 0; l < group_addrs_.size(); ++l) port_.leave_group(l, group_addrs_[l]);
-  group_addrs_.clear();
-}
-
 Node::~Node() {
-  leave_groups();
+  groups_.leave();
   streams_.free_batches();
   tx_lanes_.drop_queued();
 }
@@ -231,31 +199,7 @@ uint32_t Node::poll_rx(uint64_t now) {
     work += n;
   }
   broadcast_.timer_due(now);
-  // A retransmission or silence deadline that passed while this member was
-  // not looking says nothing of the peer. Two ways not to look: frames still
-  // wait in a receive queue (a lane gave a full burst) - they may be the very
-  // acks a timer waits for; or the core stalled since this member's last
-  // turn (on a kernel-backed port, a transmit can carry a burst through the
-  // kernel's network for milliseconds, and acks that came meanwhile may
-  // still sit in the kernel's backlog until the next transmit). So timers
-  // wait until the queues are drained and two turns passed after a stall.
-  // Bounded: a queue that never drains (a flood) cannot hold them off.
-  if (last_rx_poll_ns_ != 0 && now > last_rx_poll_ns_ + kStallNs) {
-    hold_turns_ = 2;
-    excuse_silence(last_rx_poll_ns_, now);
-  }
-  last_rx_poll_ns_ = now;
-  const bool blind = behind || hold_turns_ > 0;
-  if (hold_turns_ > 0) --hold_turns_;
-  if (now >= scan_due_ns_) {
-    if (blind && timer_defers_ < kMaxTimerDefers) {
-      ++timer_defers_;
-      counters_.timers_deferred.add();
-    } else {
-      timer_defers_ = 0;
-      scan(now);
-    }
-  }
+  resends_.after_rx(now, behind);  // the timers, when due and the member was looking
   return work;
 }
 
@@ -274,7 +218,7 @@ uint64_t Node::next_wakeup_ns() const {
   if (tx_lanes_.pending() || broadcast_.waiting() || !fail_stop_.due().empty() ||
       streams_.waiting())
     return 0;
-  uint64_t at = std::min(scan_due_ns_, streams_.due_ns());
+  uint64_t at = std::min(resends_.due_ns(), streams_.due_ns());
   // Frames left unsent wait for a pacer (then it says when) or for acks to
   // open a window (then an arrival wakes the core): tx_lanes_.paced_until() == 0 is
   // not "due now", or a sender waiting for acks would never sleep.
@@ -298,7 +242,7 @@ bool Node::arm_wakeup() {
 
 void Node::disarm_wakeup() {
   port_.disarm_wakeup();
-  last_rx_poll_ns_ = 0;  // a nap is not a stall: an arrival would have ended it
+  resends_.napped();
 }
 
 }  // namespace lanecast::engine

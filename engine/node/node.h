@@ -5,14 +5,16 @@
 //   node.cc           set-up, the poll loop
 //   node_rx.cc        receive path: frames, acks, data and datagrams handed on by kind
 //   node_tx.cc        transmit path: owed work into frames, pacing, acks
-//   node_frames.cc    ack and abandoned frames (FrameBuilder, frame_builder.h, begins every frame)
-//   node_resends.cc   resends: the deadlines scanned, frames sent again
+//   node_frames.cc    ack frames (FrameBuilder, frame_builder.h, begins every frame)
+//   node_resends.cc   resends (Resends): the deadlines scanned, frames sent again
 //   node_broadcast.cc what the running broadcast (broadcast.h) asks of the node
 //   node_streams.cc   what the streams (engine/stream/streams.h) ask of the node
 //
 // The node owns the running broadcast (broadcast_) and its streams
-// (streams_), and is their BroadcastHost and StreamHost: final, so its own
-// calls to the helpers it shares with them stay direct.
+// (streams_); their BroadcastHost and StreamHost are its small links
+// (node_links.h), friends that reach its parts. Rate control (lane_rates.h),
+// the peers' books (peer_books.h) and the group addresses joined
+// (multicast_groups.h) are parts of their own.
 //
 // Threading: poll() and everything it calls run on the one polling core that
 // owns the node. Application threads talk to it only through submit() (a
@@ -39,12 +41,16 @@
 #include "engine/node/completion_box.h"
 #include "engine/node/fail_stop.h"
 #include "engine/node/frame_builder.h"
+#include "engine/node/lane_rates.h"
+#include "engine/node/multicast_groups.h"
 #include "engine/node/multicast_queue.h"
+#include "engine/node/node_links.h"
+#include "engine/node/node_resends.h"
+#include "engine/node/peer_books.h"
 #include "engine/node/segment_store.h"
 #include "engine/node/stash.h"
 #include "engine/node/tx_lanes.h"
 #include "engine/reliable/ack_schedule.h"
-#include "engine/reliable/rate_control.h"
 #include "lanecast/group_spec.h"
 #include "engine/node/node_config.h"
 #include "engine/node/node_counters.h"
@@ -69,7 +75,7 @@ class FrameAuth;
 
 namespace lanecast::engine {
 
-class Node final : public PollTask, private BroadcastHost, private stream::StreamHost {
+class Node final : public PollTask {
  public:
   Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools,
        std::vector<drivers::PeerAddress> peers);
@@ -131,24 +137,22 @@ class Node final : public PollTask, private BroadcastHost, private stream::Strea
   auth::FrameAuth* frame_auth() { return auth_.get(); }
   // Frames to and from each member (both lanes): data and streams' batches
   // sent (first transmissions), sent again, and accepted.
-  struct PeerCounters {
-    Counter tx_data, tx_retransmits, rx_data;
-  };
-  const PeerCounters& peer_counters(algos::Rank r) const { return peer_counters_[r]; }
+  using PeerCounters = PeerBooks::Counters;
+  const PeerCounters& peer_counters(algos::Rank r) const { return peers_.counters(r); }
 
   const NodeCounters& counters() const { return counters_; }
   // When the last frame of this group from a member came (engine clock; 0:
   // none yet). Any thread: a member leaving its group waits until this is
   // longer ago than any peer would wait to send again.
-  uint64_t last_heard_ns() const { return last_heard_ns_.load(std::memory_order_relaxed); }
+  uint64_t last_heard_ns() const { return peers_.last_heard_ns(); }
   const NodeConfig& config() const { return cfg_; }
   algos::Rank rank() const { return cfg_.rank; }
   const drivers::PortCaps& port_caps() const { return caps_; }
   // Why multicasts are emulated although multicast was asked for (a port
   // that cannot multicast, a join refused); "" when they are not.
-  const std::string& multicast_fallback() const { return multicast_fallback_; }
+  const std::string& multicast_fallback() const { return groups_.fallback(); }
   // The group address joined per lane (empty when multicasts are emulated).
-  const std::vector<drivers::PeerAddress>& group_addresses() const { return group_addrs_; }
+  const std::vector<drivers::PeerAddress>& group_addresses() const { return groups_.addresses(); }
   // Bytes of state this node allocated at construction, by part (for the
   // memory report of `lanecast bench --memory`).
   struct Footprint {
@@ -166,51 +170,27 @@ class Node final : public PollTask, private BroadcastHost, private stream::Strea
   void handle_ack(algos::Rank src, const wire::AckBody& ack, uint16_t flags, uint64_t now);
   void handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   void handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
-  bool seal_ok(const uint8_t* bytes, uint32_t len, const wire::Parsed& p) override;
   bool open_sealed(rte_mbuf* m, const wire::Parsed& p);  // a group with a key: the frame's seal
-  rte_mbuf* detach_payload(rte_mbuf* m, uint32_t payload_offset) override;
 
   // tx path (node_tx.cc)
   rte_mbuf* build_ack(Channel& c);
-  rte_mbuf* build_abandoned(const Channel& c, uint32_t seq, const reliable::InFlight& e);
-  // frames_'s, for the streams (node_streams.cc)
-  rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body) override;
-  rte_mbuf* attach_payload(rte_mbuf* header, rte_mbuf* payload) override;
   void pump(uint64_t now);
-  void join_groups();
-  void leave_groups();
   void pump_owed(uint64_t now, uint32_t blocked_lanes);
   bool send_ack(Channel& c, uint64_t now);
   void send_acks(uint64_t now);
-
-  // resends and deadlines (node_resends.cc)
-  void scan(uint64_t now);
-  void pump_resends(uint64_t now);
-  void excuse_silence(uint64_t unseen_from, uint64_t now);
-  void note_deadline(uint64_t at) {
-    if (at < scan_due_ns_) scan_due_ns_ = at;
-  }
-
-  // what the streams ask of the node (node_streams.cc; stream_host.h says what each does)
-  bool lane_room(uint16_t lane, uint32_t frame_bytes, uint64_t now, bool datagram) override;
-  void push(uint16_t lane, rte_mbuf* m) override;
-  bool owe_batch(algos::Rank child, uint32_t batch_low, uint16_t slot) override;
-  void grow_runs(uint32_t extra) override;
-  void internal_error() override;
-  void streams_failed(uint64_t now, OpError err, algos::Rank peer) override;
 
   // fail-stop groups: fail_stop_ decides (fail_stop.h); the node fails what
   // runs when it says so and sends the notices it says are due (node_frames.cc)
   void heard_failure(const wire::Parsed& p, uint64_t now);
   void send_notices(uint64_t now);
 
-  // what the running broadcast asks of the node (node_broadcast.cc; broadcast_host.h says what each does)
-  bool owe_segment(algos::Rank to, algos::SegmentIndex seg, algos::Lane lane) override;
-  bool owe_signal(algos::Rank to, uint32_t tag) override;
-  bool channels_done(bool acked) const override;
-  void broadcast_started(uint64_t now) override;
-  void broadcast_ended(uint64_t now, bool failed) override;
-  void group_broken(uint64_t now, algos::Rank peer) override;
+  // What the running broadcast and the streams ask of the node
+  // (node_broadcast.cc, node_streams.cc; the hosts' headers say what each
+  // does), and the resends with their deadlines (node_resends.h): parts
+  // that reach the node's other parts.
+  friend class BroadcastLink;
+  friend class StreamsLink;
+  friend class Resends;
 
   NodeConfig cfg_;
   // A group with a key: this member's seals (engine/auth/frame_auth.h).
@@ -220,44 +200,29 @@ class Node final : public PollTask, private BroadcastHost, private stream::Strea
   Pools pools_;
   // The frames this member sends, begun and finished (frame_builder.h).
   FrameBuilder frames_;
-  // A data frame carrying a full segment, link header included.
-  uint32_t full_frame_bytes() const { return frames_.data_frame_bytes(cfg_.segment_bytes); }
   uint16_t rx_link_bytes_;  // and of one we receive (a UD datagram's GRH)
   uint16_t sealed_link_bytes_;  // the end of either that seals cover (the destination)
   std::vector<drivers::PeerAddress> addrs_;   // per rank
-  std::vector<drivers::PeerAddress> group_addrs_;  // per lane, joined on the port, when it multicasts
-  std::string multicast_fallback_;
+  MulticastGroups groups_;  // per lane, joined on the port, when it multicasts (multicast_groups.h)
   reliable::AckSchedule acks_;        // the acks this member owes, and when (ack_schedule.h)
-  uint64_t scan_due_ns_ = UINT64_MAX;   // earliest timer of a channel or of the broadcast
-  uint32_t timer_defers_ = 0;          // turns the due timers waited for a receive queue to drain
-  uint64_t last_rx_poll_ns_ = 0;       // this member's last poll_rx (0: after a nap)
-  uint32_t hold_turns_ = 0;            // turns the timers still wait after a stall
-  uint64_t excused_to_ns_ = 0;         // silences already excused up to here (excuse_silence)
-  uint64_t last_scan_ns_ = 0;
   drivers::Waker* waker_ = nullptr;
   Poller* driver_ = nullptr;
-
-  std::unique_ptr<PeerCounters[]> peer_counters_;
-  // When each peer's last frame of this epoch came (0: never). Read only
-  // when a broadcast fails for want of progress (quietest_peer).
-  std::unique_ptr<uint64_t[]> heard_ns_;
-  std::atomic<uint64_t> last_heard_ns_{0};  // the latest of them (last_heard_ns())
+  // Each peer's frames counted, and when its last frame came (peer_books.h).
+  PeerBooks peers_;
   static constexpr uint16_t kBurst = 32;
-  static constexpr uint32_t kMaxTimerDefers = 64;  // turns: 64 full bursts read per lane
-  static constexpr uint64_t kStallNs = 500'000;     // a gap between two turns that is a stall
   static constexpr uint16_t kMaxLanes = TxLanes::kMaxLanes;
-  // Rate control (NodeConfig::rate_control): a controller per lane.
-  std::vector<reliable::RateControl> rates_;
-  void adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, uint64_t now);
-  void rate_timeout(uint16_t lane, uint64_t now);
-  void rate_changed(uint16_t lane, uint64_t now);  // the pacer follows; counters_.rate_mbit
 
   CompletionBox box_;
   NodeCounters counters_;
   // Parts with their own state, after counters_: each writes its slice.
   Channels channels_;   // channels, owed work, flight slabs, resends (channels.h)
   TxLanes tx_lanes_;    // transmit batches, pacers, seals (tx_lanes.h)
+  LaneRates rates_{tx_lanes_, counters_};  // rate control: a controller per lane, the pacers following (lane_rates.h)
   FailStop fail_stop_;  // after counters_: it writes to its slice of them
+  Resends resends_{*this};  // resends and the deadlines that find them (node_resends.h)
+  // The hosts of the broadcast and the streams: before them, which hold them.
+  BroadcastLink broadcast_link_{*this};
+  StreamsLink streams_link_{*this};
   // The running broadcast: submissions, plan, machine, segments held,
   // multicasts, the stash (broadcast.h).
   Broadcast broadcast_;

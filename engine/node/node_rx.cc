@@ -9,7 +9,6 @@
 
 #include "engine/auth/frame_auth.h"
 #include "engine/node/node.h"
-#include "engine/node/payload_reads.h"
 
 namespace lanecast::engine {
 
@@ -60,8 +59,7 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
   // With a key, nothing of a frame is believed before its seal opened:
   // source addresses can be forged on the segment, tags cannot.
   if (auth_ != nullptr && !open_sealed(m, p)) return;
-  heard_ns_[p.src] = std::max<uint64_t>(now, 1);
-  last_heard_ns_.store(heard_ns_[p.src], std::memory_order_relaxed);
+  peers_.heard(p.src, now);
   if (fail_stop_.broken() && p.type != wire::FrameType::Failed) {
     // Whoever still sends has not heard: tell it (again), take nothing.
     fail_stop_.sent_after_broken(p.src, now);
@@ -106,14 +104,9 @@ void Node::handle_ack(Rank src, const wire::AckBody& ack, uint16_t flags, uint64
   streams_.acked(r.newly_stream);
   // A fresh RTT sample may have brought the channel's deadline before the
   // next scan: the timer must still fire on time.
-  if (!c.tx.idle()) note_deadline(c.tx.deadline());
+  if (!c.tx.idle()) resends_.note_deadline(c.tx.deadline());
   channels_.on_ack(c, r);
-  if (!rates_.empty()) adapt_rate(c.lane, r, now);
-}
-
-// The streams' payload seals (payload_reads.h).
-bool Node::seal_ok(const uint8_t* bytes, uint32_t len, const wire::Parsed& p) {
-  return payload_seal_ok(auth_.get(), counters_.rx_bad_payload_seal, bytes, len, p);
+  if (rates_.on()) rates_.adapt(c.lane, r, now);
 }
 
 // A group with a key: the frame's own seal - a tag by its sender over the
@@ -174,7 +167,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
     return;
   }
 
-  peer_counters_[src].rx_data.add();
+  peers_.counters(src).rx_data.add();
   if (p.flags & wire::kFlagStream) {  // a stream's batch (engine/stream/): the channel takes it here
     const uint32_t id = channels_.id_of(c);
     streams_.handle_batch(m, p, now, [&](bool held) {
@@ -207,8 +200,5 @@ void Node::handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   if (p.flags & wire::kFlagStream) return streams_.handle_datagram(m, p, now);
   broadcast_.take_datagram(m, p, now);
 }
-
-// The streams' (payload_reads.h).
-rte_mbuf* Node::detach_payload(rte_mbuf* m, uint32_t payload_offset) { return payload_of(m, payload_offset); }
 
 }  // namespace lanecast::engine

@@ -1,6 +1,6 @@
 // Node: the transmit path. The machine's actions became owed work (runs per
 // channel in channels_, multicasts in the broadcast's queue); pump() turns
-// owed work into frames - first what must be sent again (pump_resends,
+// owed work into frames - first what must be sent again (Resends::pump,
 // node_resends.cc), then multicasts,
 // then owed sends in the order the machine owed its peers (channels.h
 // decides the order) - within each channel's window, each lane's pacer and
@@ -24,7 +24,7 @@ using algos::SegmentIndex;
 
 void Node::pump(uint64_t now) {
   tx_lanes_.new_turn();
-  if (channels_.resending()) pump_resends(now);
+  if (channels_.resending()) resends_.pump(now);
   // Lanes whose owed sends wait behind a multicast that could not go.
   const uint32_t blocked = broadcast_.multicasting() ? broadcast_.send_multicasts(now, tx_lanes_) : 0;
   if (channels_.owed() > 0) pump_owed(now, blocked);
@@ -37,14 +37,14 @@ void Node::pump_owed(uint64_t now, uint32_t blocked_lanes) {
   channels_.send_owed(blocked_lanes, [&](Channel& c, const OwedItem& item, bool may_send) {
     if (item.is_stream() && !streams_.holds(item.stream, item.value)) {
       // A batch let go before it was sent here: the reports say this peer's
-      // subtree delivered it (as pump_resends takes them to). Nothing to
+      // subtree delivered it (as Resends::pump takes them to). Nothing to
       // send, and what is owed behind it must not wait for it for ever.
       streams_.let_go();
       return Step::kLetGo;
     }
     if (!may_send) {
       // Acks, not the pacer, hold this lane back: its controller hears it.
-      if (!rates_.empty() && c.tx.slab() != nullptr && !c.tx.window_open()) rates_[c.lane].on_window_full();
+      if (rates_.on() && c.tx.slab() != nullptr && !c.tx.window_open()) rates_.window_full(c.lane);
       return Step::kWait;
     }
     uint32_t payload = 0;
@@ -73,8 +73,8 @@ void Node::pump_owed(uint64_t now, uint32_t blocked_lanes) {
       }
     }
     if (m == nullptr) return Step::kStop;  // a pool is empty: try again next iteration
-    peer_counters_[c.peer].tx_data.add();
-    if (c.tx.idle()) note_deadline(now + c.tx.timeout_ns());
+    peers_.counters(c.peer).tx_data.add();
+    if (c.tx.idle()) resends_.note_deadline(now + c.tx.timeout_ns());
     if (item.is_stream()) {
       c.tx.push(item.stream, item.value, now, false, /*stream=*/true, frame_bytes);
       streams_.sent(item.stream, c.peer, item.value);
@@ -94,41 +94,6 @@ bool Node::send_ack(Channel& c, uint64_t now) {
   tx_lanes_.push(c.lane, a);
   counters_.tx_acks.add();
   return true;
-}
-
-// Rate control: the lane's controller hears what the ack acknowledged, its
-// RTT sample, the queue its frame met on the way there, and any hole it
-// revealed; the lane's pacer follows its rate.
-void Node::adapt_rate(uint16_t lane, const reliable::SendChannel::AckResult& r, uint64_t now) {
-  reliable::RateControl& rc = rates_[lane];
-  const uint64_t before = rc.rate_bps();
-  uint64_t datagram_bytes = 0;
-  const uint64_t sent = tx_lanes_.take_sent_bytes(lane, &datagram_bytes);
-  rc.on_sent(sent, datagram_bytes);
-  rc.on_acked(r.newly_bytes);
-  // First: a timeout this ack shows spurious gives its cut back before the
-  // ack's delay sample is judged.
-  if (r.spurious_timeout && rc.on_spurious_timeout()) counters_.rate_cut_undone.add();
-  const uint64_t judged = rc.rate_bps();
-  if (r.path_rtt_ns != 0 && rc.on_rtt(r.path_rtt_ns, now, r.forward_queue_ns)) {
-    if (rc.rate_bps() > judged) counters_.rate_raised.add();
-    else if (rc.followed_acks()) counters_.rate_cut_window.add();
-    else counters_.rate_cut_delay.add();
-  }
-  if (r.new_holes && rc.on_loss(now)) counters_.rate_cut_loss.add();
-  if (rc.rate_bps() != before) rate_changed(lane, now);
-  if (lane == 0) counters_.rate_target_us.set(rc.target_delay_ns() / 1000);
-}
-
-void Node::rate_timeout(uint16_t lane, uint64_t now) {
-  if (!rates_[lane].on_timeout(now)) return;
-  counters_.rate_cut_loss.add();
-  rate_changed(lane, now);
-}
-
-void Node::rate_changed(uint16_t lane, uint64_t now) {
-  tx_lanes_.set_rate(lane, rates_[lane].rate_bps(), now);
-  if (lane == 0) counters_.rate_mbit.set(rates_[0].rate_bps() / 1'000'000);
 }
 
 void Node::send_acks(uint64_t now) {

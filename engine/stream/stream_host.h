@@ -1,7 +1,8 @@
 // What a member's streams (streams.h) need of the node they run in: frames
 // to fill and send on a lane, a batch owed to a child over its reliable
 // channel, a payload's seal checked, and the node told when something
-// goes wrong. The node implements it; the streams know nothing else of it.
+// goes wrong. The node implements it (StreamsLink, engine/node/node_links.h);
+// the streams know nothing else of it.
 //
 // An abstract class rather than a template: the streams' code stays in its
 // own files, compiled once, and the node's headers stay out of them. Its
