@@ -33,7 +33,7 @@ rte_mbuf* FrameBuilder::flatten(rte_mbuf* chained) {
   if (dst == nullptr) {
     if (flat != nullptr) rte_pktmbuf_free(flat);
     rte_pktmbuf_free(chained);
-    counters_.alloc_failures.add();
+    counters_.tx_alloc_failures.add();
     return nullptr;
   }
   uint8_t* at = static_cast<uint8_t*>(dst);
@@ -41,7 +41,7 @@ rte_mbuf* FrameBuilder::flatten(rte_mbuf* chained) {
     std::memcpy(at, rte_pktmbuf_mtod(s, const void*), s->data_len);
     at += s->data_len;
   }
-  counters_.flatten_bytes.add(chained->pkt_len - chained->data_len);
+  counters_.tx_flatten_bytes.add(chained->pkt_len - chained->data_len);
   rte_pktmbuf_free(chained);
   return flat;
 }

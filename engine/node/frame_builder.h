@@ -21,8 +21,8 @@ namespace lanecast::engine {
 class FrameBuilder {
  public:
   struct Counters {
-    Counter& alloc_failures;  // a pool was empty
-    Counter& flatten_bytes;   // payload bytes copied to flatten frames
+    Counter& tx_alloc_failures;  // a pool was empty (NodeCounters::tx_alloc_failures)
+    Counter& tx_flatten_bytes;   // payload bytes copied to flatten frames (NodeCounters::tx_flatten_bytes)
   };
   // `sealed`: a group with a key (every frame sealed, headers longer).
   FrameBuilder(drivers::Port& port, rte_mempool* header_pool, rte_mempool* payload_pool, wire::Origin origin,
@@ -33,7 +33,7 @@ class FrameBuilder {
   rte_mbuf* alloc_frame(const drivers::PeerAddress& to, uint16_t header_bytes, uint8_t** body) {
     rte_mbuf* h = rte_pktmbuf_alloc(header_pool_);
     if (h == nullptr) {
-      counters_.alloc_failures.add();
+      counters_.tx_alloc_failures.add();
       return nullptr;
     }
     auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(h, link_bytes_ + header_bytes));

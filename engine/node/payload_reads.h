@@ -43,11 +43,11 @@ inline bool read_into(const rte_mbuf* m, uint32_t offset, uint32_t len, void* ds
 
 // A payload's seal, by whoever made the bytes (the frame names them: the
 // broadcast's root, the stream's publisher). Always true without a key; a
-// failure is counted in `bad`.
-inline bool payload_seal_ok(const auth::FrameAuth* auth, Counter& bad, const uint8_t* bytes, uint32_t len,
+// failure is counted (NodeCounters::rx_bad_payload_seal).
+inline bool payload_seal_ok(const auth::FrameAuth* auth, Counter& rx_bad_payload_seal, const uint8_t* bytes, uint32_t len,
                             const wire::Parsed& p) {
   if (auth == nullptr || auth->payload_ok(bytes, len, p.data.root, p.payload_seal)) return true;
-  bad.add();
+  rx_bad_payload_seal.add();
   return false;
 }
 

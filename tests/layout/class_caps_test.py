@@ -169,6 +169,7 @@ def members(body, cls):
 
 
 SKIP = re.compile(r"^(using|typedef|friend|static_assert|template\s*<[^>]*>\s*(friend|using))\b")
+STATIC = re.compile(r"^(static|inline static|static inline)\b")
 
 
 def declare(decl, cls, fields, methods):
@@ -182,7 +183,7 @@ def declare(decl, cls, fields, methods):
     paren = tmpl.find("(")
     pointer = re.search(r"\(\s*(?:[\w:]+::)?\*\s*([A-Za-z_]\w*)\s*\)", tmpl)
     if pointer:  # a pointer to a function
-        if not re.match(r"^(static|inline static|static inline)\b", d):
+        if not STATIC.match(d):
             fields.append(pointer.group(1))
         return
     if paren >= 0:
@@ -191,7 +192,7 @@ def declare(decl, cls, fields, methods):
             return  # operators, constructors, destructors
         methods.add(name[0])
         return
-    if re.match(r"^(static|inline static|static inline)\b", d) or re.match(r"^(constexpr|inline constexpr)\b", d):
+    if STATIC.match(d) or re.match(r"^(constexpr|inline constexpr)\b", d):
         return  # a static member or a constant: not the object's state
     m = re.findall(r"([A-Za-z_]\w*)\s*(\[[^\]]*\])?\s*(\{.*\})?\s*$", tmpl.strip())
     if m:
