@@ -31,7 +31,9 @@ Broadcast::Take Broadcast::take_data(rte_mbuf* m, const wire::Parsed& p, uint64_
       return Take::kAccept;
     }
     parts_.counters.rx_data.add();
+    stage_mark(Stage::kPayload);
     accept_segment(payload_of(m, p.payload_offset), src, d.lane, d, p.payload_seal, /*in_buffer=*/true, now);
+    stage_mark(Stage::kMachine);
     return Take::kAccept;
   }
   if (stashable(d.op)) {

@@ -181,7 +181,12 @@ void Node::attach_waker(drivers::Waker* w) {
 
 // ---------------------------------------------------------------- poll loop
 
-uint32_t Node::poll(uint64_t now) { return poll_rx(now) + poll_tx(now); }
+uint32_t Node::poll(uint64_t now) {
+  stage_begin(&counters_.stages);
+  const uint32_t work = poll_rx(now) + poll_tx(now);
+  stage_end();
+  return work;
+}
 
 // Everything that arrived, and the timers: the machine decides what to send.
 uint32_t Node::poll_rx(uint64_t now) {
@@ -191,6 +196,7 @@ uint32_t Node::poll_rx(uint64_t now) {
   bool behind = false;  // a lane gave a full burst: more frames are waiting
   for (uint16_t lane = 0; lane < cfg_.lanes; ++lane) {
     const uint16_t n = port_.rx_burst(lane, rx, kBurst);
+    stage_mark(Stage::kRxBurst);
     for (uint16_t i = 0; i < n; ++i) {
       if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], const void*));  // the next frame's headers
       handle_frame(rx[i], lane, now);
@@ -200,6 +206,7 @@ uint32_t Node::poll_rx(uint64_t now) {
   }
   broadcast_.timer_due(now);
   resends_.after_rx(now, behind);  // the timers, when due and the member was looking
+  stage_mark(Stage::kTimers);
   return work;
 }
 
@@ -207,10 +214,14 @@ uint32_t Node::poll_rx(uint64_t now) {
 uint32_t Node::poll_tx(uint64_t now) {
   if (!fail_stop_.due().empty()) send_notices(now);
   send_acks(now);
+  stage_mark(Stage::kAcksOut);
   streams_.pump(now);
   pump(now);
+  stage_mark(Stage::kTxBuild);
   const uint32_t work = tx_lanes_.flush(port_);
+  stage_mark(Stage::kTxBurst);
   broadcast_.end_turn(now, tx_lanes_.pending());
+  stage_mark(Stage::kEndTurn);
   return work;
 }
 

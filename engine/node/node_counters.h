@@ -12,12 +12,14 @@
 #include "engine/node/stash.h"
 #include "engine/node/tx_lanes.h"
 #include "engine/runtime/counter.h"
+#include "engine/runtime/stage_cycles.h"
 #include "engine/stream/stream_counters.h"
 #include "engine/wire/wire.h"
 
 namespace lanecast::engine {
 
 struct NodeCounters {
+  StageCycles stages;         // cycles per stage, profiling builds only (stage_cycles.h)
   Counter rx_frames;          // everything rx_burst returned
   Counter rx_data;            // data frames accepted by the channel
   Counter rx_acks;

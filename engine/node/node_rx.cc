@@ -60,6 +60,7 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
   // source addresses can be forged on the segment, tags cannot.
   if (auth_ != nullptr && !open_sealed(m, p)) return;
   peers_.heard(p.src, now);
+  stage_mark(Stage::kChecks);
   if (fail_stop_.broken() && p.type != wire::FrameType::Failed) {
     // Whoever still sends has not heard: tell it (again), take nothing.
     fail_stop_.sent_after_broken(p.src, now);
@@ -71,6 +72,7 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
       counters_.rx_acks.add();
       handle_ack(p.src, p.ack, p.flags, now);
       rte_pktmbuf_free(m);
+      stage_mark(Stage::kAcksIn);
       return;
     case wire::FrameType::Data:
       handle_data(m, p, now);
@@ -157,6 +159,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
       break;
   }
   c.rx.note_arrival(d.seq, now);
+  stage_mark(Stage::kChannel);
   if (p.flags & wire::kFlagAbandoned) {
     // Its broadcast failed at the sender: keep the channel in step, drop it.
     c.rx.accept(d.seq);
@@ -183,6 +186,7 @@ void Node::handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   switch (broadcast_.take_data(m, p, now)) {  // the running broadcast's, or a later one's (broadcast_rx.cc)
     case Broadcast::Take::kAccept:
       acks_.accepted(channels_.id_of(c), (p.flags & wire::kFlagAckNow) != 0, c.rx.accept(d.seq), now);
+      stage_mark(Stage::kChannel);
       return;
     case Broadcast::Take::kStale:
       // Already finished here: take it off the sender's hands.

@@ -6,7 +6,11 @@
 // 3-node chain is measured; ranks 0 and 2 and the switch run in the same
 // thread but outside the measured time.
 //
-// usage: forward_bench [SEGMENT_BYTES [SECONDS [MESSAGE_MIB]]]   one table row per segment size
+// usage: forward_bench [SEGMENT_BYTES [SECONDS [MESSAGE_MIB [keyed]]]]   one table row per segment size
+//
+// keyed: the group has a key, so every frame carries seals - each member
+// opens each frame's seal and checks the payload's (GMAC over the payload
+// instead of its CRC) - as in a group file with a key.
 //
 // The message (4 MiB by default) sets the working set: the three members'
 // buffers share this one core's caches, so past the cache each payload copy
@@ -16,6 +20,10 @@
 // of that time, TSC cycles per forwarded frame, payload bytes it copied to
 // forward (flattening), and the most payload buffers its own pool ever lent
 // (0: every forwarded payload is the one it received).
+//
+// Built with meson -Dstage_cycles=true, a second table splits rank 1's
+// cycles per forwarded frame by stage (engine/runtime/stage_cycles.h); each
+// stage's share includes its marks' own cost (one rdtsc each).
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -29,10 +37,12 @@
 #include <vector>
 
 #include "drivers/fabric/fabric.h"
+#include "engine/auth/epoch_keys.h"
 #include "engine/runtime/clock.h"
 #include "engine/runtime/eal.h"
 #include "engine/node/node.h"
 #include "engine/wire/wire.h"
+#include "lanecast/group_spec.h"
 
 using namespace lanecast;
 
@@ -46,6 +56,7 @@ struct Result {
   double cycles_per_frame;
   uint64_t flatten_bytes;
   unsigned own_buffers;  // most payload buffers rank 1's own pool lent at once
+  engine::StageCycles stages;  // rank 1's, in a -Dstage_cycles=true build
 };
 
 rte_mempool* pool(const std::string& name, uint32_t n, uint32_t room) {
@@ -58,7 +69,11 @@ rte_mempool* pool(const std::string& name, uint32_t n, uint32_t room) {
   return p;
 }
 
-Result run(uint32_t segment, double seconds, uint64_t message) {
+// Rank 1's turn, out of line: a profiler (perf, callgrind's
+// --toggle-collect=*measured_poll*) can take this member apart from the others.
+__attribute__((noinline)) uint32_t measured_poll(engine::Node& n, uint64_t now) { return n.poll(now); }
+
+Result run(uint32_t segment, double seconds, uint64_t message, bool keyed) {
   const uint32_t nodes = 3;
   const uint64_t segs = (message + segment - 1) / segment;
   const std::string tag = std::to_string(segment);
@@ -66,10 +81,10 @@ Result run(uint32_t segment, double seconds, uint64_t message) {
   // lend nothing while rank 1 only forwards.
   rte_mempool* root_payload = pool("fb_root" + tag, static_cast<uint32_t>(2 * segs + 1024), segment + 128);
   rte_mempool* own_payload = pool("fb_own" + tag, 1023, segment + 128);
-  rte_mempool* header = pool("fb_hdr" + tag, 32767, 128);
+  rte_mempool* header = pool("fb_hdr" + tag, 32767, 192);  // a sealed data header is 134 bytes
   drivers::Fabric::Options fo;
   fo.nodes = nodes;
-  fo.max_frame_bytes = 14 + engine::wire::kDataHeaderBytes + segment;
+  fo.max_frame_bytes = 14 + engine::wire::kDataHeaderBytes + 2 * engine::wire::kSealBytes + segment;
   fo.pool = header;
   auto fabric = std::make_unique<drivers::Fabric>(fo);
   std::vector<drivers::PeerAddress> addrs;
@@ -79,6 +94,9 @@ Result run(uint32_t segment, double seconds, uint64_t message) {
   nc.nodes = nodes;
   nc.segment_bytes = segment;
   nc.max_message_bytes = message;
+  if (keyed)
+    nc.auth = std::make_shared<const engine::auth::EpochKeys>(
+        engine::auth::derive_formation_keys(*AuthKey::from_hex(std::string(64, 'a'), "bench key"), nc.group_id, nc.epoch, {}));
   for (uint32_t r = 0; r < nodes; ++r) {
     nc.rank = r;
     const engine::Pools pools{r == 1 ? own_payload : root_payload, header};
@@ -109,7 +127,7 @@ Result run(uint32_t segment, double seconds, uint64_t message) {
     for (uint64_t spins = 0; !done() && spins < 100'000'000; ++spins) {
       const uint64_t now = engine::now_ns();
       const uint64_t t0 = rte_rdtsc();
-      n[1]->poll(now);
+      measured_poll(*n[1], now);
       busy += rte_rdtsc() - t0;
       n[0]->poll(now);
       n[2]->poll(now);
@@ -125,7 +143,7 @@ Result run(uint32_t segment, double seconds, uint64_t message) {
   }
   const auto& c = n[1]->counters();
   Result res{segment, c.tx_data.get(), static_cast<double>(busy) / static_cast<double>(hz), 0, 0,
-             c.tx_flatten_bytes.get(), own_most};
+             c.tx_flatten_bytes.get(), own_most, c.stages};
   res.mpps = static_cast<double>(res.frames) / res.busy_s / 1e6;
   res.cycles_per_frame = static_cast<double>(busy) / static_cast<double>(res.frames);
   n.clear();
@@ -147,16 +165,39 @@ int main(int argc, char** argv) {
   if (argc > 1) segments = {static_cast<uint32_t>(std::strtoul(argv[1], nullptr, 10))};
   const double seconds = argc > 2 ? std::strtod(argv[2], nullptr) : 2.0;
   const uint64_t message = (argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 4) << 20;
-  if (message == 0 || message > (uint64_t{1} << 30)) {
-    std::fprintf(stderr, "forward_bench: message of 1..1024 MiB\n");
+  const bool keyed = argc > 4 && std::string(argv[4]) == "keyed";
+  if (segments[0] == 0 || segments[0] > 9000 || !(seconds > 0 && seconds <= 3600) || message == 0 ||
+      message > (uint64_t{1} << 30) || (argc > 4 && !keyed)) {
+    std::fprintf(stderr,
+                 "usage: forward_bench [SEGMENT_BYTES (1..9000) [SECONDS (0..3600] [MESSAGE_MIB (1..1024) [keyed]]]]\n");
     return 2;
   }
   std::printf("%8s %12s %10s %10s %14s %14s %12s\n", "segment", "forwarded", "busy_s", "Mpps", "cycles/frame",
               "copied_bytes", "own_buffers");
+  std::vector<Result> results;
   for (uint32_t s : segments) {
-    const Result r = run(s, seconds, message);
+    const Result r = run(s, seconds, message, keyed);
     std::printf("%8u %12" PRIu64 " %10.3f %10.3f %14.1f %14" PRIu64 " %12u\n", r.segment, r.frames, r.busy_s, r.mpps,
                 r.cycles_per_frame, r.flatten_bytes, r.own_buffers);
+    results.push_back(r);
+  }
+  if constexpr (engine::kStageCycles) {
+    std::printf("\ncycles per forwarded frame by stage (rank 1)\n%-10s", "stage");
+    for (const Result& r : results) std::printf(" %10u", r.segment);
+    std::printf("\n");
+    for (unsigned st = 0; st < static_cast<unsigned>(engine::Stage::kCount); ++st) {
+      std::printf("%-10s", engine::stage_name(static_cast<engine::Stage>(st)));
+      for (const Result& r : results)
+        std::printf(" %10.1f", static_cast<double>(r.stages.cycles[st]) / static_cast<double>(r.frames));
+      std::printf("\n");
+    }
+    std::printf("%-10s", "total");
+    for (const Result& r : results) {
+      uint64_t sum = 0;
+      for (uint64_t c : r.stages.cycles) sum += c;
+      std::printf(" %10.1f", static_cast<double>(sum) / static_cast<double>(r.frames));
+    }
+    std::printf("\n");
   }
   return 0;
 }
