@@ -22,7 +22,7 @@ Broadcast::Broadcast(const NodeConfig& cfg, Parts parts, uint32_t max_segments)
       parts_(parts),
       machine_arena_(algos::machine_arena_bytes(cfg.nodes, cfg.lanes, max_segments,
                                                 algos::GroupShape{cfg.hypercube_order, cfg.site_of_rank})),
-      store_(max_segments),
+      store_(max_segments, cfg.auth != nullptr),
       multicasts_(store_.capacity() + 1),  // a machine multicasts each segment at most once
       stash_(cfg.stash_frames, parts.counters.stash) {}
 
@@ -251,13 +251,13 @@ rte_mbuf* Broadcast::data_frame(const drivers::PeerAddress& to, SegmentIndex seg
   b.offset = s.offset;
   b.total_len = op_.sub.size;
   b.payload_len = s.length;
-  b.payload_crc = store_[seg].crc;
+  b.payload_crc = store_.crc(seg);
   b.segment_bytes = cfg_.segment_bytes;
   b.algo = static_cast<uint8_t>(op_.sub.algo);
   b.lane = static_cast<uint8_t>(lane);
   wire::write_data(at, f.origin(), b, flags | f.seal_flag(), type);
-  f.put_payload_seal(at, store_[seg].seal);
-  return f.attach_payload(h, store_[seg].payload);
+  if (f.seal_flag() != 0) f.put_payload_seal(at, store_.seal(seg));
+  return f.attach_payload(h, store_.payload(seg));
 }
 
 // So the receiver checks it against its plan like data.

@@ -16,8 +16,11 @@ namespace {
 // received), so it is inlined with the crc32 instruction where the CPU has it
 // instead of going through crc32c()'s dispatch and a copy of the headers.
 // Header and body lengths are whole qwords (static_asserts in wire.h).
+// The body's length is a constant of each frame type, so each length gets
+// its own unrolled copy (header_crc_of).
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) uint32_t header_crc_hw(const uint8_t* at, size_t body_len) {
+template <size_t kBodyLen>
+__attribute__((target("sse4.2"))) uint32_t header_crc_hw(const uint8_t* at) {
   uint64_t q;
   std::memcpy(&q, at, 8);
   uint64_t c = __builtin_ia32_crc32di(0xFFFFFFFFu, q);
@@ -25,7 +28,7 @@ __attribute__((target("sse4.2"))) uint32_t header_crc_hw(const uint8_t* at, size
   c = __builtin_ia32_crc32di(c, q);
   std::memcpy(&q, at + 16, 8);
   c = __builtin_ia32_crc32di(c, q & 0xFFFFFFFF00000000u);  // bytes 16..19 are header_crc: zero
-  for (size_t i = 0; i < body_len; i += 8) {
+  for (size_t i = 0; i < kBodyLen; i += 8) {
     std::memcpy(&q, at + sizeof(FrameHeader) + i, 8);
     c = __builtin_ia32_crc32di(c, q);
   }
@@ -34,15 +37,28 @@ __attribute__((target("sse4.2"))) uint32_t header_crc_hw(const uint8_t* at, size
 const bool kHeaderCrcHw = __builtin_cpu_supports("sse4.2");
 #endif
 
-uint32_t header_crc(const uint8_t* at, size_t body_len) {
+template <size_t kBodyLen>
+uint32_t header_crc(const uint8_t* at) {
 #if defined(__x86_64__)
   if constexpr (std::endian::native == std::endian::little)
-    if (kHeaderCrcHw) return header_crc_hw(at, body_len);
+    if (kHeaderCrcHw) return header_crc_hw<kBodyLen>(at);
 #endif
-  uint8_t scratch[sizeof(FrameHeader) + sizeof(DataBody)];
-  std::memcpy(scratch, at, sizeof(FrameHeader) + body_len);
+  uint8_t scratch[sizeof(FrameHeader) + kBodyLen];
+  std::memcpy(scratch, at, sizeof scratch);
   std::memset(scratch + offsetof(FrameHeader, header_crc), 0, sizeof(uint32_t));
-  return crc32c(0, scratch, sizeof(FrameHeader) + body_len);
+  return crc32c(0, scratch, sizeof scratch);
+}
+
+// The header CRC of a frame of type t (whose body_bytes(t) is not 0).
+uint32_t header_crc_of(FrameType t, const uint8_t* at) {
+  switch (t) {
+    case FrameType::Data:
+    case FrameType::Datagram: return header_crc<sizeof(DataBody)>(at);
+    case FrameType::Ack: return header_crc<sizeof(AckBody)>(at);
+    case FrameType::Hello: return header_crc<sizeof(HelloBody)>(at);
+    case FrameType::Failed: return header_crc<sizeof(FailedBody)>(at);
+  }
+  return 0;
 }
 
 // The wire is little-endian; these are no-ops on x86 and arm64.
@@ -107,21 +123,29 @@ size_t body_bytes(FrameType t) {
   return 0;
 }
 
-void write_common(uint8_t* at, FrameType type, const Origin& from, const void* body, size_t body_len,
-                  uint16_t flags) {
-  FrameHeader h{};
-  h.version = kVersion;
-  h.type = static_cast<uint8_t>(type);
-  h.flags = le(flags);
-  h.group = le(from.group);
-  h.src = le(from.src);
-  h.epoch = le(from.epoch);
-  h.header_crc = 0;
-  h.reserved = 0;
-  std::memcpy(at, &h, sizeof h);
-  std::memcpy(at + sizeof h, body, body_len);
-  const uint32_t crc = le(header_crc(at, body_len));
-  std::memcpy(at + offsetof(FrameHeader, header_crc), &crc, sizeof crc);
+// Made and summed on the stack, then written out whole: `at` is a buffer
+// just taken from a pool, often not in the cache, and a CRC read back from
+// it would wait for those lines to arrive. `body` is in wire order already.
+template <typename Body>
+void write_common(uint8_t* at, FrameType type, const Origin& from, const Body& body, uint16_t flags) {
+  struct {
+    FrameHeader h;
+    Body b;
+  } f;
+  static_assert(sizeof f == sizeof(FrameHeader) + sizeof(Body));
+  f.h.version = kVersion;
+  f.h.type = static_cast<uint8_t>(type);
+  f.h.flags = le(flags);
+  f.h.group = le(from.group);
+  f.h.src = le(from.src);
+  f.h.epoch = le(from.epoch);
+  f.h.header_crc = 0;
+  f.h.reserved = 0;
+  f.b = body;
+  uint8_t bytes[sizeof f];
+  std::memcpy(bytes, &f, sizeof f);
+  f.h.header_crc = le(header_crc<sizeof(Body)>(bytes));
+  std::memcpy(at, &f, sizeof f);
 }
 
 }  // namespace
@@ -144,25 +168,25 @@ const char* verdict_name(Verdict v) {
 void write_data(uint8_t* at, const Origin& from, const DataBody& body, uint16_t flags, FrameType type) {
   DataBody b = body;
   data_to_wire(b);
-  write_common(at, type, from, &b, sizeof b, flags);
+  write_common(at, type, from, b, flags);
 }
 
 void write_ack(uint8_t* at, const Origin& from, const AckBody& body, uint16_t flags) {
   AckBody b = body;
   ack_to_wire(b);
-  write_common(at, FrameType::Ack, from, &b, sizeof b, flags);
+  write_common(at, FrameType::Ack, from, b, flags);
 }
 
 void write_hello(uint8_t* at, const Origin& from, const HelloBody& body, uint16_t flags) {
   HelloBody b = body;
   hello_to_wire(b);
-  write_common(at, FrameType::Hello, from, &b, sizeof b, flags);
+  write_common(at, FrameType::Hello, from, b, flags);
 }
 
 void write_failed(uint8_t* at, const Origin& from, const FailedBody& body, uint16_t flags) {
   FailedBody b = body;
   failed_to_wire(b);
-  write_common(at, FrameType::Failed, from, &b, sizeof b, flags);
+  write_common(at, FrameType::Failed, from, b, flags);
 }
 
 void write_payload_seal(uint8_t* at, const Seal& seal) {
@@ -194,7 +218,7 @@ Verdict parse(const rte_mbuf* m, uint16_t link_bytes, Parsed* out) {
   if (m->data_len < headers) return Verdict::HeaderSplit;
 
   // Header CRC: over the headers with the crc field read as zero.
-  if (header_crc(p, body_len) != le(h.header_crc)) return Verdict::BadHeaderCrc;
+  if (header_crc_of(type, p) != le(h.header_crc)) return Verdict::BadHeaderCrc;
 
   out->type = type;
   out->flags = le(h.flags);
