@@ -35,6 +35,16 @@ __attribute__((target("sse4.2"))) uint32_t header_crc_hw(const uint8_t* at) {
   return ~static_cast<uint32_t>(c);
 }
 const bool kHeaderCrcHw = __builtin_cpu_supports("sse4.2");
+
+// The same over a data frame's nine qwords in registers (the crc field, the
+// low half of q[2], read as zero).
+__attribute__((target("sse4.2"))) uint32_t header_crc_qwords(const uint64_t q[9]) {
+  uint64_t c = __builtin_ia32_crc32di(0xFFFFFFFFu, q[0]);
+  c = __builtin_ia32_crc32di(c, q[1]);
+  c = __builtin_ia32_crc32di(c, q[2] & 0xFFFFFFFF00000000u);
+  for (size_t i = 3; i < 9; ++i) c = __builtin_ia32_crc32di(c, q[i]);
+  return ~static_cast<uint32_t>(c);
+}
 #endif
 
 template <size_t kBodyLen>
@@ -165,10 +175,46 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
-void write_data(uint8_t* at, const Origin& from, const DataBody& body, uint16_t flags, FrameType type) {
-  DataBody b = body;
-  data_to_wire(b);
-  write_common(at, type, from, b, flags);
+// A data frame's headers as the nine little-endian qwords they are on the
+// wire, composed in registers from the fields and summed there: every data
+// frame sent pays this, and a header first laid out field by field in memory
+// and read back a qword at a time stalls on each narrow store the wide read
+// spans (store forwarding fails), which made this the costliest step of a
+// forward (docs/engine.md, "One core's cycles").
+void write_data(uint8_t* at, const Origin& from, const DataBody& b, uint16_t flags, FrameType type) {
+  static_assert(offsetof(FrameHeader, flags) == 2 && offsetof(FrameHeader, group) == 4 &&
+                offsetof(FrameHeader, src) == 8 && offsetof(FrameHeader, epoch) == 12 &&
+                offsetof(FrameHeader, header_crc) == 16 && offsetof(DataBody, root) == 4 &&
+                offsetof(DataBody, seq) == 8 && offsetof(DataBody, segment) == 12 && offsetof(DataBody, offset) == 16 &&
+                offsetof(DataBody, total_len) == 24 && offsetof(DataBody, payload_len) == 32 &&
+                offsetof(DataBody, payload_crc) == 36 && offsetof(DataBody, segment_bytes) == 40 &&
+                offsetof(DataBody, algo) == 44 && offsetof(DataBody, lane) == 45,
+                "the qwords below follow these layouts");
+  uint64_t q[9];
+  q[0] = uint64_t{kVersion} | uint64_t{static_cast<uint8_t>(type)} << 8 | uint64_t{flags} << 16 |
+         uint64_t{from.group} << 32;
+  q[1] = uint64_t{from.src} | uint64_t{from.epoch} << 32;
+  q[2] = 0;  // header_crc, reserved
+  q[3] = uint64_t{b.op} | uint64_t{b.root} << 32;
+  q[4] = uint64_t{b.seq} | uint64_t{b.segment} << 32;
+  q[5] = b.offset;
+  q[6] = b.total_len;
+  q[7] = uint64_t{b.payload_len} | uint64_t{b.payload_crc} << 32;
+  q[8] = uint64_t{b.segment_bytes} | uint64_t{b.algo} << 32 | uint64_t{b.lane} << 40;  // reserved: 0
+  if constexpr (std::endian::native == std::endian::little) {
+#if defined(__x86_64__)
+    if (kHeaderCrcHw) {
+      q[2] = header_crc_qwords(q);
+      std::memcpy(at, q, sizeof q);
+      return;
+    }
+#endif
+  } else {
+    for (uint64_t& w : q) w = rte_cpu_to_le_64(w);
+  }
+  std::memcpy(at, q, sizeof q);
+  const uint32_t crc = le(header_crc<sizeof(DataBody)>(at));
+  std::memcpy(at + offsetof(FrameHeader, header_crc), &crc, sizeof crc);
 }
 
 void write_ack(uint8_t* at, const Origin& from, const AckBody& body, uint16_t flags) {
