@@ -18,8 +18,12 @@
 //
 // Columns: frames rank 1 forwarded, its time inside poll(), frames per second
 // of that time, TSC cycles per forwarded frame, payload bytes it copied to
-// forward (flattening), and the most payload buffers its own pool ever lent
-// (0: every forwarded payload is the one it received).
+// forward (flattening), the most payload buffers its own pool ever lent
+// (0: every forwarded payload is the one it received), and the broadcasts
+// whose every byte was compared with the root's and found equal, outside the
+// measured time. The root sends two buffers of different bytes in turn, so a
+// segment delivered to the wrong place, or not at all, leaves bytes of the
+// other buffer (or the first fill) behind and fails the run.
 //
 // Built with meson -Dstage_cycles=true, a second table splits rank 1's
 // cycles per forwarded frame by stage (engine/runtime/stage_cycles.h); each
@@ -32,6 +36,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +61,7 @@ struct Result {
   double cycles_per_frame;
   uint64_t flatten_bytes;
   unsigned own_buffers;  // most payload buffers rank 1's own pool lent at once
+  uint32_t verified;     // broadcasts whose every byte at ranks 1 and 2 equalled the root's
   engine::StageCycles stages;  // rank 1's, in a -Dstage_cycles=true build
 };
 
@@ -103,6 +109,13 @@ Result run(uint32_t segment, double seconds, uint64_t message, bool keyed) {
     n.push_back(std::make_unique<engine::Node>(nc, fabric->port(r), pools, addrs));
   }
   std::vector<std::vector<std::byte>> bufs(nodes, std::vector<std::byte>(message, std::byte{7}));
+  std::vector<std::byte> roots[2] = {std::vector<std::byte>(message), std::vector<std::byte>(message)};
+  for (uint64_t k = 0; k < 2; ++k)
+    for (uint64_t i = 0; i < message; i += 8) {
+      const uint64_t word = (k + 1) * 0x9E3779B97F4A7C15ull ^ i;
+      std::memcpy(roots[k].data() + i, &word, std::min<uint64_t>(8, message - i));
+    }
+  uint32_t verified = 0;
 
   uint64_t busy = 0;
   unsigned own_most = 0;
@@ -110,12 +123,13 @@ Result run(uint32_t segment, double seconds, uint64_t message, bool keyed) {
   const uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(seconds * static_cast<double>(hz));
   uint32_t op = 1;
   while (rte_get_tsc_cycles() < deadline) {
+    const std::vector<std::byte>& root_bytes = roots[op & 1];
     for (uint32_t r = 0; r < nodes; ++r) {
       engine::Submission s;
       s.op = op;
       s.root = 0;
       s.algo = algos::Algo::Chain;
-      s.buffer = bufs[r].data();
+      s.buffer = r == 0 ? const_cast<std::byte*>(root_bytes.data()) : bufs[r].data();
       s.size = message;
       n[r]->submit(s);
     }
@@ -139,11 +153,17 @@ Result run(uint32_t segment, double seconds, uint64_t message, bool keyed) {
         std::fprintf(stderr, "forward_bench: broadcast %u failed\n", op);
         std::exit(1);
       }
+    for (uint32_t r = 1; r < nodes; ++r)
+      if (std::memcmp(bufs[r].data(), root_bytes.data(), message) != 0) {
+        std::fprintf(stderr, "forward_bench: broadcast %u: rank %u's bytes differ from the root's\n", op, r);
+        std::exit(1);
+      }
+    ++verified;
     ++op;
   }
   const auto& c = n[1]->counters();
   Result res{segment, c.tx_data.get(), static_cast<double>(busy) / static_cast<double>(hz), 0, 0,
-             c.tx_flatten_bytes.get(), own_most, c.stages};
+             c.tx_flatten_bytes.get(), own_most, verified, c.stages};
   res.mpps = static_cast<double>(res.frames) / res.busy_s / 1e6;
   res.cycles_per_frame = static_cast<double>(busy) / static_cast<double>(res.frames);
   n.clear();
@@ -172,13 +192,13 @@ int main(int argc, char** argv) {
                  "usage: forward_bench [SEGMENT_BYTES (1..9000) [SECONDS (0..3600] [MESSAGE_MIB (1..1024) [keyed]]]]\n");
     return 2;
   }
-  std::printf("%8s %12s %10s %10s %14s %14s %12s\n", "segment", "forwarded", "busy_s", "Mpps", "cycles/frame",
-              "copied_bytes", "own_buffers");
+  std::printf("%8s %12s %10s %10s %14s %14s %12s %9s\n", "segment", "forwarded", "busy_s", "Mpps", "cycles/frame",
+              "copied_bytes", "own_buffers", "verified");
   std::vector<Result> results;
   for (uint32_t s : segments) {
     const Result r = run(s, seconds, message, keyed);
-    std::printf("%8u %12" PRIu64 " %10.3f %10.3f %14.1f %14" PRIu64 " %12u\n", r.segment, r.frames, r.busy_s, r.mpps,
-                r.cycles_per_frame, r.flatten_bytes, r.own_buffers);
+    std::printf("%8u %12" PRIu64 " %10.3f %10.3f %14.1f %14" PRIu64 " %12u %9u\n", r.segment, r.frames, r.busy_s, r.mpps,
+                r.cycles_per_frame, r.flatten_bytes, r.own_buffers, r.verified);
     results.push_back(r);
   }
   if constexpr (engine::kStageCycles) {

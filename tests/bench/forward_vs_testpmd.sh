@@ -9,9 +9,12 @@
 # usage: tests/bench/forward_vs_testpmd.sh [SECONDS]   (after tools/setup.sh)
 #
 # cycles/frame are TSC cycles of lanecast's forwarding member per forwarded
-# frame (forward_bench); own_buffers is the most payload buffers that
-# member's own pool lent while forwarding (0: zero copy), copied_bytes the
-# payload it copied to forward.
+# frame (forward_bench); verified the broadcasts whose every byte at both
+# receivers was compared with the root's and equal (a failure stops the
+# run); own_buffers is the most payload buffers that member's own pool lent
+# while forwarding (0: zero copy), copied_bytes the payload it copied to
+# forward. keyed_Mpps and keyed_cycles: the same member in a group with a key
+# (each frame's seal opened, the payload's checked, each forward sealed).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 secs=${1:-3}
@@ -30,12 +33,17 @@ testpmd_mpps() {
   awk '/Rx-pps:/ { pps[++n] = $2 } END { if (n >= 2) printf "%.3f", (pps[n] + pps[n-1]) / 1e6; else print "nan" }' <<<"$out"
 }
 
-printf "%-8s %-8s %14s %13s %13s %12s %12s %8s\n" segment frame_B lanecast_Mpps cycles/frame copied_bytes \
-  own_buffers testpmd_Mpps ratio
+printf "%-8s %-8s %14s %13s %9s %13s %12s %12s %8s %11s %13s\n" segment frame_B lanecast_Mpps cycles/frame verified \
+  copied_bytes own_buffers testpmd_Mpps ratio keyed_Mpps keyed_cycles
 for seg in 64 1400; do
   frame=$((14 + 64 + seg))
-  read -r ours cycles copied own < <("$bench" "$seg" "$secs" | awk 'NR == 2 { print $4, $5, $6, $7 }')
+  # A run that fails (a broadcast failed, bytes differ) stops the script.
+  plain=$("$bench" "$seg" "$secs")
+  sealed=$("$bench" "$seg" "$secs" 4 keyed)
+  read -r ours cycles copied own verified < <(awk 'NR == 2 { print $4, $5, $6, $7, $8 }' <<<"$plain")
+  read -r keyed keyed_cycles < <(awk 'NR == 2 { print $4, $5 }' <<<"$sealed")
   theirs=$(testpmd_mpps "$frame")
   ratio=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { if (b > 0) printf "%.4f", a / b; else print "nan" }')
-  printf "%-8s %-8s %14s %13s %13s %12s %12s %8s\n" "$seg" "$frame" "$ours" "$cycles" "$copied" "$own" "$theirs" "$ratio"
+  printf "%-8s %-8s %14s %13s %9s %13s %12s %12s %8s %11s %13s\n" "$seg" "$frame" "$ours" "$cycles" "$verified" \
+    "$copied" "$own" "$theirs" "$ratio" "$keyed" "$keyed_cycles"
 done
