@@ -19,7 +19,6 @@
 namespace lanecast::engine {
 
 struct NodeCounters {
-  StageCycles stages;         // cycles per stage, profiling builds only (stage_cycles.h)
   Counter rx_frames;          // everything rx_burst returned
   Counter rx_data;            // data frames accepted by the channel
   Counter rx_acks;
@@ -84,6 +83,8 @@ struct NodeCounters {
     for (const auto& c : rx_malformed) t += c.get();
     return t;
   }
+
+  [[no_unique_address]] StageCycles stages;  // cycles per stage, profiling builds only (stage_cycles.h)
 
   // Visits every counter by name (for printing and JSON).
   template <typename F>

@@ -44,10 +44,22 @@ inline const char* stage_name(Stage s) {
   return names[static_cast<unsigned>(s)];
 }
 
+// Empty in a normal build: a member carries no bytes for it.
 struct StageCycles {
+#if LANECAST_STAGE_CYCLES
   uint64_t cycles[static_cast<unsigned>(Stage::kCount)] = {};
   uint64_t last = 0;
+#endif
 };
+
+// The cycles charged to `stage` (0 in a normal build).
+inline uint64_t stage_cycles([[maybe_unused]] const StageCycles& s, [[maybe_unused]] Stage stage) {
+#if LANECAST_STAGE_CYCLES
+  return s.cycles[static_cast<unsigned>(stage)];
+#else
+  return 0;
+#endif
+}
 
 // The member whose poll() runs on this thread now (Node::poll sets it).
 inline thread_local StageCycles* t_stages = nullptr;

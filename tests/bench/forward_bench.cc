@@ -208,13 +208,15 @@ int main(int argc, char** argv) {
     for (unsigned st = 0; st < static_cast<unsigned>(engine::Stage::kCount); ++st) {
       std::printf("%-10s", engine::stage_name(static_cast<engine::Stage>(st)));
       for (const Result& r : results)
-        std::printf(" %10.1f", static_cast<double>(r.stages.cycles[st]) / static_cast<double>(r.frames));
+        std::printf(" %10.1f", static_cast<double>(engine::stage_cycles(r.stages, static_cast<engine::Stage>(st))) /
+                                   static_cast<double>(r.frames));
       std::printf("\n");
     }
     std::printf("%-10s", "total");
     for (const Result& r : results) {
       uint64_t sum = 0;
-      for (uint64_t c : r.stages.cycles) sum += c;
+      for (unsigned st = 0; st < static_cast<unsigned>(engine::Stage::kCount); ++st)
+        sum += engine::stage_cycles(r.stages, static_cast<engine::Stage>(st));
       std::printf(" %10.1f", static_cast<double>(sum) / static_cast<double>(r.frames));
     }
     std::printf("\n");
