@@ -23,7 +23,8 @@ void PipelineMachine::on_segment(SegmentIndex seg, Rank, Lane, Actions& out) {
 }
 
 void PipelineMachine::forward(SegmentIndex seg, Actions& out) const {
-  const uint32_t cls = seg % shape_.classes;
+  // One tree (chain, binary) needs no division: it is on every segment's path.
+  const uint32_t cls = shape_.classes == 1 ? 0 : seg % shape_.classes;
   for (uint32_t i = 0; i < shape_.child_count[cls]; ++i) out.send(shape_.children[cls][i], seg, 0);
 }
 
