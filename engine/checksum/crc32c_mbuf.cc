@@ -40,19 +40,6 @@ bool crc32c_mbuf(const rte_mbuf* m, uint32_t offset, uint32_t len, uint32_t* out
 }
 
 bool crc32c_mbuf_copy(const rte_mbuf* m, uint32_t offset, uint32_t len, void* dst, uint32_t* out) {
-  // A received frame's payload is almost always whole in one buffer: the
-  // frame's own (a NIC port) or the one chained after its headers (a ring
-  // port). Straight to the kernel, without the walk.
-  const rte_mbuf* seg = m;
-  uint32_t at = offset;
-  if (at >= seg->data_len && seg->next != nullptr) {
-    at -= seg->data_len;
-    seg = seg->next;
-  }
-  if (at + uint64_t{len} <= seg->data_len) {
-    *out = crc32c_copy(0, dst, rte_pktmbuf_mtod_offset(seg, const uint8_t*, at), len);
-    return true;
-  }
   uint32_t crc = 0;
   auto* to = static_cast<uint8_t*>(dst);
   const bool whole = for_each_piece(m, offset, len, [&](const uint8_t* p, uint32_t n) {

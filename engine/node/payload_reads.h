@@ -26,12 +26,7 @@ inline rte_mbuf* payload_of(rte_mbuf* m, uint32_t payload_offset) {
     m->next = nullptr;
     m->nb_segs = 1;
     m->pkt_len = m->data_len;
-    // The usual header: direct, one reference - straight back to its pool.
-    if (RTE_MBUF_DIRECT(m) && rte_mbuf_refcnt_read(m) == 1) {
-      rte_mbuf_raw_free(m);
-    } else {
-      rte_pktmbuf_free_seg(m);
-    }
+    rte_pktmbuf_free_seg(m);
     return payload;
   }
   rte_pktmbuf_adj(m, static_cast<uint16_t>(payload_offset));

@@ -35,16 +35,6 @@ __attribute__((target("sse4.2"))) uint32_t header_crc_hw(const uint8_t* at) {
   return ~static_cast<uint32_t>(c);
 }
 const bool kHeaderCrcHw = __builtin_cpu_supports("sse4.2");
-
-// The same over a data frame's nine qwords in registers (the crc field, the
-// low half of q[2], read as zero).
-__attribute__((target("sse4.2"))) uint32_t header_crc_qwords(const uint64_t q[9]) {
-  uint64_t c = __builtin_ia32_crc32di(0xFFFFFFFFu, q[0]);
-  c = __builtin_ia32_crc32di(c, q[1]);
-  c = __builtin_ia32_crc32di(c, q[2] & 0xFFFFFFFF00000000u);
-  for (size_t i = 3; i < 9; ++i) c = __builtin_ia32_crc32di(c, q[i]);
-  return ~static_cast<uint32_t>(c);
-}
 #endif
 
 template <size_t kBodyLen>
@@ -152,9 +142,7 @@ void write_common(uint8_t* at, FrameType type, const Origin& from, const Body& b
   f.h.header_crc = 0;
   f.h.reserved = 0;
   f.b = body;
-  uint8_t bytes[sizeof f];
-  std::memcpy(bytes, &f, sizeof f);
-  f.h.header_crc = le(header_crc<sizeof(Body)>(bytes));
+  f.h.header_crc = le(header_crc<sizeof(Body)>(reinterpret_cast<const uint8_t*>(&f)));
   std::memcpy(at, &f, sizeof f);
 }
 
@@ -176,11 +164,11 @@ const char* verdict_name(Verdict v) {
 }
 
 // A data frame's headers as the nine little-endian qwords they are on the
-// wire, composed in registers from the fields and summed there: every data
-// frame sent pays this, and a header first laid out field by field in memory
-// and read back a qword at a time stalls on each narrow store the wide read
-// spans (store forwarding fails), which made this the costliest step of a
-// forward (docs/engine.md, "One core's cycles").
+// wire, composed in registers from the fields and summed a qword at a time:
+// every data frame sent pays this, and a header first laid out field by field
+// in memory and read back a qword at a time stalls on each narrow store the
+// wide read spans (store forwarding fails), which made this the costliest
+// step of a forward (docs/engine.md, "One core's cycles").
 void write_data(uint8_t* at, const Origin& from, const DataBody& b, uint16_t flags, FrameType type) {
   static_assert(offsetof(FrameHeader, flags) == 2 && offsetof(FrameHeader, group) == 4 &&
                 offsetof(FrameHeader, src) == 8 && offsetof(FrameHeader, epoch) == 12 &&
@@ -201,20 +189,10 @@ void write_data(uint8_t* at, const Origin& from, const DataBody& b, uint16_t fla
   q[6] = b.total_len;
   q[7] = uint64_t{b.payload_len} | uint64_t{b.payload_crc} << 32;
   q[8] = uint64_t{b.segment_bytes} | uint64_t{b.algo} << 32 | uint64_t{b.lane} << 40;  // reserved: 0
-  if constexpr (std::endian::native == std::endian::little) {
-#if defined(__x86_64__)
-    if (kHeaderCrcHw) {
-      q[2] = header_crc_qwords(q);
-      std::memcpy(at, q, sizeof q);
-      return;
-    }
-#endif
-  } else {
-    for (uint64_t& w : q) w = rte_cpu_to_le_64(w);
-  }
+  for (uint64_t& w : q) w = rte_cpu_to_le_64(w);  // nothing on a little-endian host
+  // The crc's 4 bytes, then reserved's 4 zero bytes.
+  q[2] = rte_cpu_to_le_64(header_crc<sizeof(DataBody)>(reinterpret_cast<const uint8_t*>(q)));
   std::memcpy(at, q, sizeof q);
-  const uint32_t crc = le(header_crc<sizeof(DataBody)>(at));
-  std::memcpy(at + offsetof(FrameHeader, header_crc), &crc, sizeof crc);
 }
 
 void write_ack(uint8_t* at, const Origin& from, const AckBody& body, uint16_t flags) {

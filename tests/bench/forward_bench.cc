@@ -123,13 +123,13 @@ Result run(uint32_t segment, double seconds, uint64_t message, bool keyed) {
   const uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(seconds * static_cast<double>(hz));
   uint32_t op = 1;
   while (rte_get_tsc_cycles() < deadline) {
-    const std::vector<std::byte>& root_bytes = roots[op & 1];
+    std::vector<std::byte>& root_bytes = roots[op & 1];
     for (uint32_t r = 0; r < nodes; ++r) {
       engine::Submission s;
       s.op = op;
       s.root = 0;
       s.algo = algos::Algo::Chain;
-      s.buffer = r == 0 ? const_cast<std::byte*>(root_bytes.data()) : bufs[r].data();
+      s.buffer = r == 0 ? root_bytes.data() : bufs[r].data();
       s.size = message;
       n[r]->submit(s);
     }
