@@ -31,6 +31,7 @@ class ForwardingPort : public Port {
   void write_link_header(uint8_t* at, const PeerAddress& dst) const override { in_.write_link_header(at, dst); }
   bool accepts(const uint8_t* h) const override { return in_.accepts(h); }
   bool is_from(const uint8_t* h, const PeerAddress& p) const override { return in_.is_from(h, p); }
+  uint64_t accepted(const uint8_t* const* h, uint16_t n) const override { return in_.accepted(h, n); }
   PeerAddress source_of(const uint8_t* h) const override { return in_.source_of(h); }
   uint16_t rx_link_header_bytes() const override { return in_.rx_link_header_bytes(); }
   uint16_t sealed_link_bytes() const override { return in_.sealed_link_bytes(); }

@@ -85,6 +85,12 @@ class GroupFilter {
     if (!ethernet::is_group(hdr)) return std::memcmp(hdr, self.bytes, 6) == 0;
     return ethernet::is_broadcast(hdr) || contains(hdr);
   }
+  // accepts() over a burst (Port::accepted): bit i for hdrs[i].
+  uint64_t accepts_each(const uint8_t* const* hdrs, uint16_t n, const PeerAddress& self) const {
+    uint64_t ok = 0;
+    for (uint16_t i = 0; i < n; ++i) ok |= uint64_t{accepts(hdrs[i], self)} << i;
+    return ok;
+  }
 
  private:
   // The MAC in the low 48 bits and a valid bit above: never 0.

@@ -115,6 +115,17 @@ class Port {
   // Whether a received frame's link header says it was sent by `peer`: a frame
   // whose lanecast header names a rank must come from that rank's address.
   virtual bool is_from(const uint8_t* link_header, const PeerAddress& peer) const = 0;
+  // accepts() over a received burst, one call per burst rather than a
+  // virtual call per frame (the receive path asks it of every frame): bit i
+  // of the result is set when frame i is addressed here; n <= kMaxScreened.
+  // The default asks accepts() frame by frame; a port whose check is inline
+  // loops over it itself, and decorators pass the burst on.
+  static constexpr uint16_t kMaxScreened = 64;
+  virtual uint64_t accepted(const uint8_t* const* link_headers, uint16_t n) const {
+    uint64_t ok = 0;
+    for (uint16_t i = 0; i < n; ++i) ok |= uint64_t{accepts(link_headers[i])} << i;
+    return ok;
+  }
   // The address a received frame was sent from (bootstrap: a member learns
   // its peers' addresses from their hellos).
   virtual PeerAddress source_of(const uint8_t* link_header) const = 0;

@@ -65,6 +65,7 @@ class HandoffPort final : public Port {
   std::string learn_peers(const PeerAddress* p, size_t n) override { return inner_->learn_peers(p, n); }
   std::string register_pool(rte_mempool* pool) override { return inner_->register_pool(pool); }
   bool is_from(const uint8_t* h, const PeerAddress& p) const override { return inner_->is_from(h, p); }
+  uint64_t accepted(const uint8_t* const* h, uint16_t n) const override { return inner_->accepted(h, n); }
   PeerAddress source_of(const uint8_t* h) const override { return inner_->source_of(h); }
   // Membership is control path: the inner port's joins do not touch the
   // rings the lane core polls (a socket of its own, a NIC register, an atomic

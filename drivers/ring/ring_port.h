@@ -54,6 +54,9 @@ class RingPort final : public Port {
   void write_link_header(uint8_t* at, const PeerAddress& dst) const override;
   bool accepts(const uint8_t* link_header) const override;
   bool is_from(const uint8_t* link_header, const PeerAddress& peer) const override;
+  uint64_t accepted(const uint8_t* const* link_headers, uint16_t n) const override {
+    return groups_.accepts_each(link_headers, n, mac_);
+  }
   PeerAddress source_of(const uint8_t* link_header) const override { return ethernet::source_of(link_header); }
   PeerAddress group_address(const GroupAddressSeed& seed, uint16_t lane) const override;
   std::string join_group(uint16_t lane, const PeerAddress& group) override;

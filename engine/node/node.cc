@@ -197,9 +197,18 @@ uint32_t Node::poll_rx(uint64_t now) {
   for (uint16_t lane = 0; lane < cfg_.lanes; ++lane) {
     const uint16_t n = port_.rx_burst(lane, rx, kBurst);
     stage_mark(Stage::kRxBurst);
+    // Whether each frame is addressed here: one call to the port per burst,
+    // not a virtual call per frame. A frame shorter than a link header shows
+    // the port zeros (refused), never bytes past its end.
+    static constexpr uint8_t kNoLink[64] = {};
+    static_assert(sizeof kNoLink >= 40, "the longest received link header (a UD datagram's GRH)");
+    const uint8_t* links[kBurst];
+    for (uint16_t i = 0; i < n; ++i)
+      links[i] = rx[i]->data_len >= rx_link_bytes_ ? rte_pktmbuf_mtod(rx[i], const uint8_t*) : kNoLink;
+    const uint64_t addressed = n > 0 ? port_.accepted(links, n) : 0;
     for (uint16_t i = 0; i < n; ++i) {
-      if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], const void*));  // the next frame's headers
-      handle_frame(rx[i], lane, now);
+      if (i + 1 < n) rte_prefetch0(links[i + 1]);  // the next frame's headers
+      handle_frame(rx[i], (addressed >> i) & 1, now);
     }
     behind = behind || n == kBurst;
     work += n;

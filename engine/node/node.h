@@ -166,7 +166,7 @@ class Node final : public PollTask {
   Channel& channel(algos::Rank peer, uint16_t lane) { return channels_.at(peer, lane); }
 
   // rx path (node_rx.cc)
-  void handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now);
+  void handle_frame(rte_mbuf* m, bool addressed, uint64_t now);  // addressed: the port accepts its link header
   void handle_ack(algos::Rank src, const wire::AckBody& ack, uint16_t flags, uint64_t now);
   void handle_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
   void handle_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now);
@@ -210,6 +210,7 @@ class Node final : public PollTask {
   // Each peer's frames counted, and when its last frame came (peer_books.h).
   PeerBooks peers_;
   static constexpr uint16_t kBurst = 32;
+  static_assert(kBurst <= drivers::Port::kMaxScreened, "a burst's link headers are screened in one call");
   static constexpr uint16_t kMaxLanes = TxLanes::kMaxLanes;
 
   CompletionBox box_;

@@ -14,10 +14,10 @@ namespace lanecast::engine {
 
 using algos::Rank;
 
-void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
+void Node::handle_frame(rte_mbuf* m, bool addressed, uint64_t now) {
   counters_.rx_frames.add();
   const auto* link = rte_pktmbuf_mtod(m, const uint8_t*);
-  if (m->data_len < rx_link_bytes_ || !port_.accepts(link)) {
+  if (m->data_len < rx_link_bytes_ || !addressed) {
     counters_.rx_not_for_us.add();
     rte_pktmbuf_free(m);
     return;
@@ -86,7 +86,6 @@ void Node::handle_frame(rte_mbuf* m, uint16_t lane, uint64_t now) {
       heard_failure(p, now);
       break;
   }
-  (void)lane;
   rte_pktmbuf_free(m);
 }
 

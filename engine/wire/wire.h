@@ -186,10 +186,14 @@ struct Parsed {
   uint32_t group;
   uint32_t epoch;
   uint32_t src;
-  DataBody data;    // valid when type == Data or Datagram
-  AckBody ack;      // valid when type == Ack
-  HelloBody hello;  // valid when type == Hello
-  FailedBody failed;  // valid when type == Failed
+  // One body, by type: a burst of parsed frames (the receive path keeps one
+  // per frame) stays a few cache lines.
+  union {
+    DataBody data;    // valid when type == Data or Datagram
+    AckBody ack;      // valid when type == Ack
+    HelloBody hello;  // valid when type == Hello
+    FailedBody failed;  // valid when type == Failed
+  };
   uint32_t payload_offset;  // from the start of the frame's data
   // Sealed frames (kFlagSealed): where the frame's seal starts, counted from
   // the lanecast header (the tag covers everything before it, the link
