@@ -102,9 +102,6 @@ class VerbsPort final : public Port {
   void write_link_header(uint8_t* at, const PeerAddress& dst) const override;
   // A UD QP is given only datagrams for its QPN or a group it attached.
   bool accepts(const uint8_t*) const override { return true; }
-  uint64_t accepted(const uint8_t* const*, uint16_t n) const override {
-    return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
-  }
   bool is_from(const uint8_t* link_header, const PeerAddress& peer) const override;
   PeerAddress source_of(const uint8_t* link_header) const override;
   std::string learn_peers(const PeerAddress* peers, size_t count) override;
