@@ -26,6 +26,11 @@ uint32_t owed_runs_for(uint64_t max_segments, uint64_t channels) {
   return static_cast<uint32_t>(n);
 }
 
+// What the port's filter is shown for a frame shorter than a link header:
+// zeros (refused), never bytes past the frame's end. No port receives a
+// longer link header (the constructor checks; a UD datagram's GRH is 40).
+constexpr uint8_t kNoLink[64] = {};
+
 uint32_t slabs_for(const NodeConfig& cfg) {
   const uint64_t channels = uint64_t{cfg.nodes - 1} * cfg.lanes;
   const uint64_t want = cfg.active_channels ? cfg.active_channels : std::min<uint64_t>(32, channels);
@@ -91,6 +96,9 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
   }
   const uint32_t header_room = rte_pktmbuf_data_room_size(pools.header) - RTE_PKTMBUF_HEADROOM;
   const uint32_t link_bytes = frames_.link_bytes(), hdr_data = frames_.data_header();
+  if (rx_link_bytes_ > sizeof kNoLink)
+    throw std::invalid_argument("node: port " + port.name() + " receives a " + std::to_string(rx_link_bytes_) +
+                                "-byte link header, more than the " + std::to_string(sizeof kNoLink) + " it may have");
   if (sealed_link_bytes_ > link_bytes || sealed_link_bytes_ > rx_link_bytes_)
     throw std::invalid_argument("node: port " + port.name() + " seals more link header than it has");
   if (header_room < link_bytes + hdr_data)
@@ -198,10 +206,7 @@ uint32_t Node::poll_rx(uint64_t now) {
     const uint16_t n = port_.rx_burst(lane, rx, kBurst);
     stage_mark(Stage::kRxBurst);
     // Whether each frame is addressed here: one call to the port per burst,
-    // not a virtual call per frame. A frame shorter than a link header shows
-    // the port zeros (refused), never bytes past its end.
-    static constexpr uint8_t kNoLink[64] = {};
-    static_assert(sizeof kNoLink >= 40, "the longest received link header (a UD datagram's GRH)");
+    // not a virtual call per frame.
     const uint8_t* links[kBurst];
     for (uint16_t i = 0; i < n; ++i)
       links[i] = rx[i]->data_len >= rx_link_bytes_ ? rte_pktmbuf_mtod(rx[i], const uint8_t*) : kNoLink;
