@@ -10,6 +10,7 @@
 
 #include "drivers/wake.h"
 #include "engine/auth/frame_auth.h"
+#include "engine/node/rx_prefetch.h"
 
 namespace lanecast::engine {
 
@@ -211,8 +212,15 @@ uint32_t Node::poll_rx(uint64_t now) {
     for (uint16_t i = 0; i < n; ++i)
       links[i] = rx[i]->data_len >= rx_link_bytes_ ? rte_pktmbuf_mtod(rx[i], const uint8_t*) : kNoLink;
     const uint64_t addressed = n > 0 ? port_.accepted(links, n) : 0;
+    // The next frames' bytes, fetched by dependency (rx_prefetch.h).
+    for (uint16_t i = 0; i < n; ++i) prefetch_chain_link(rx[i]);
+    for (uint16_t i = 0; i < n && i < 2; ++i) prefetch_payload_descriptor(rx[i]);
     for (uint16_t i = 0; i < n; ++i) {
-      if (i + 1 < n) rte_prefetch0(links[i + 1]);  // the next frame's headers
+      if (i + 2 < n) prefetch_payload_descriptor(rx[i + 2]);
+      if (i + 1 < n) {
+        rte_prefetch0(links[i + 1]);  // the next frame's headers
+        prefetch_frame_bytes(rx[i + 1]);
+      }
       handle_frame(rx[i], (addressed >> i) & 1, now);
     }
     behind = behind || n == kBurst;
