@@ -10,6 +10,7 @@
 #include "engine/node/broadcast.h"
 #include "engine/node/broadcast_sink.h"
 #include "engine/node/payload_reads.h"
+#include "engine/node/rx_prefetch.h"
 
 namespace lanecast::engine {
 
@@ -144,6 +145,7 @@ bool Broadcast::take_payload(const rte_mbuf* m, const wire::Parsed& p) {
   std::byte* dst = op_.sub.buffer + d.offset;
   if (auth_ != nullptr) {
     if (!read_into(m, p.payload_offset, d.payload_len, dst)) return false;  // parse() checked the length
+    prefetch_next_segment(dst + d.payload_len, op_.sub.buffer + op_.sub.size, d.payload_len);
     return payload_seal_ok(auth_, parts_.counters.rx_bad_payload_seal, reinterpret_cast<const uint8_t*>(dst),
                            d.payload_len, p);
   }
@@ -152,6 +154,7 @@ bool Broadcast::take_payload(const rte_mbuf* m, const wire::Parsed& p) {
     parts_.counters.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
     return false;
   }
+  prefetch_next_segment(dst + d.payload_len, op_.sub.buffer + op_.sub.size, d.payload_len);
   return true;
 }
 
