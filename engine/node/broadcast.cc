@@ -11,6 +11,7 @@
 #include "engine/auth/frame_auth.h"
 #include "engine/checksum/crc32c.h"
 #include "engine/node/broadcast_sink.h"
+#include "engine/node/rx_prefetch.h"
 
 namespace lanecast::engine {
 
@@ -220,6 +221,8 @@ bool Broadcast::materialize(SegmentIndex seg) {
   } else {
     crc = crc32c_copy(0, dst, op_.sub.buffer + s.offset, s.length);
   }
+  // The next segment's bytes, which the application wrote last (rx_prefetch.h).
+  prefetch_next_segment(op_.sub.buffer + s.offset + s.length, op_.sub.buffer + op_.sub.size, s.length);
   store_.keep(seg, SegmentStore::Entry{m, crc, seal});
   parts_.counters.root_copy_bytes.add(s.length);
   ++op_.copied_out;
