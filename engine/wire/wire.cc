@@ -6,6 +6,10 @@
 #include <bit>
 #include <cstring>
 
+#if defined(__SSE4_2__)
+#include <nmmintrin.h>
+#endif
+
 #include "engine/checksum/crc32c.h"
 
 namespace lanecast::engine::wire {
@@ -47,6 +51,24 @@ uint32_t header_crc(const uint8_t* at) {
   std::memcpy(scratch, at, sizeof scratch);
   std::memset(scratch + offsetof(FrameHeader, header_crc), 0, sizeof(uint32_t));
   return crc32c(0, scratch, sizeof scratch);
+}
+
+// The same CRC over a header and body still in registers (a frame being
+// written, its header_crc word zero), little-endian words: summed where they
+// are. Through memory - stored as words, then read back as bytes by
+// header_crc() and as 16-byte pieces by the copy into the frame - each wide
+// read of narrow stores waited for them to reach the cache (store
+// forwarding fails): in process 9 % of the polling core went to that wait.
+template <size_t N>
+uint32_t header_crc_of_words(const uint64_t (&q)[N]) {
+#if defined(__SSE4_2__)
+  if constexpr (std::endian::native == std::endian::little) {
+    uint64_t c = 0xFFFFFFFFu;
+    for (const uint64_t w : q) c = _mm_crc32_u64(c, w);
+    return ~static_cast<uint32_t>(c);
+  }
+#endif
+  return header_crc<8 * N - sizeof(FrameHeader)>(reinterpret_cast<const uint8_t*>(q));
 }
 
 // The header CRC of a frame of type t (whose body_bytes(t) is not 0).
@@ -191,7 +213,7 @@ void write_data(uint8_t* at, const Origin& from, const DataBody& b, uint16_t fla
   q[8] = uint64_t{b.segment_bytes} | uint64_t{b.algo} << 32 | uint64_t{b.lane} << 40;  // reserved: 0
   for (uint64_t& w : q) w = rte_cpu_to_le_64(w);  // nothing on a little-endian host
   // The crc's 4 bytes, then reserved's 4 zero bytes.
-  q[2] = rte_cpu_to_le_64(header_crc<sizeof(DataBody)>(reinterpret_cast<const uint8_t*>(q)));
+  q[2] = rte_cpu_to_le_64(header_crc_of_words(q));
   std::memcpy(at, q, sizeof q);
 }
 
