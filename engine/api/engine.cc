@@ -75,7 +75,8 @@ Engine::Engine(const EngineOptions& opts) : opts_(opts) {
   // two. The CPU left over carries the application's threads and the
   // kernel's work for kernel-backed ports; a poller that shares its CPU with
   // them is preempted for tens of microseconds at a time (on a 2-CPU host, 8
-  // members on the fabric: chain 2 B 9 us with one poller, 208 us with two).
+  // members on the fabric: chain 2 B 18 us with one poller, 124 us with two;
+  // docs/engine.md, "Polling cores").
   const uint32_t cpus = static_cast<uint32_t>(engine::usable_cpus().size());
   const uint32_t want = opts.progress_in_calls ? 1
                         : opts.polling_cores ? opts.polling_cores
