@@ -145,14 +145,15 @@ bool Broadcast::take_payload(const rte_mbuf* m, const wire::Parsed& p) {
   std::byte* dst = op_.sub.buffer + d.offset;
   if (auth_ != nullptr) {
     if (!read_into(m, p.payload_offset, d.payload_len, dst)) return false;  // parse() checked the length
-    prefetch_next_segment(dst + d.payload_len, op_.sub.buffer + op_.sub.size, d.payload_len);
-    return payload_seal_ok(auth_, parts_.counters.rx_bad_payload_seal, reinterpret_cast<const uint8_t*>(dst),
-                           d.payload_len, p);
-  }
-  uint32_t crc;
-  if (!crc32c_mbuf_copy(m, p.payload_offset, d.payload_len, dst, &crc) || crc != d.payload_crc) {
-    parts_.counters.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
-    return false;
+    if (!payload_seal_ok(auth_, parts_.counters.rx_bad_payload_seal, reinterpret_cast<const uint8_t*>(dst),
+                         d.payload_len, p))
+      return false;
+  } else {
+    uint32_t crc;
+    if (!crc32c_mbuf_copy(m, p.payload_offset, d.payload_len, dst, &crc) || crc != d.payload_crc) {
+      parts_.counters.rx_malformed[static_cast<size_t>(wire::Verdict::BadPayloadCrc)].add();
+      return false;
+    }
   }
   prefetch_next_segment(dst + d.payload_len, op_.sub.buffer + op_.sub.size, d.payload_len);
   return true;

@@ -62,7 +62,9 @@ inline void prefetch_frame_bytes(const rte_mbuf* m) {
 // x86 baseline has no PREFETCHW): the bytes are here when the copy's stores
 // come, at most the line's ownership is left to ask for. DPDK's, an asm
 // statement: GCC 12 deleted a loop of __builtin_prefetch() here as one
-// without effects.
+// without effects. The root uses it too, for the next segment of the user's
+// buffer it copies out (Broadcast::materialize): the application wrote it
+// last, on its own CPU.
 inline void prefetch_next_segment(const std::byte* from, const std::byte* buffer_end, uint32_t len) {
   if (from >= buffer_end) return;  // the last segment (or a frame fits_op() refuses)
   const auto room = static_cast<size_t>(buffer_end - from);
