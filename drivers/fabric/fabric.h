@@ -10,8 +10,8 @@
 // destination node comes from the destination MAC, node_mac(node, *); an
 // unknown MAC is dropped and counted; a group MAC (I/G bit) is copied to every
 // other node's lane l whose port joined it (RingPort::join_group; the
-// broadcast address reaches all), each receiver getting its own mbuf header
-// (rte_pktmbuf_clone: the data is shared by refcount). A real switch floods
+// broadcast address reaches all), each receiver getting its own header
+// buffer (the payload buffer is shared by refcount: Fabric::replicate). A real switch floods
 // and the NIC filters; here the switch does both, and counts the copies a
 // port's filter would have refused (not_joined).
 //
@@ -145,6 +145,7 @@ class Fabric {
   void release();
   void forward(rte_mbuf* m, uint32_t src, uint16_t lane, uint64_t t_up);
   bool admit(uint32_t dst, uint16_t lane);
+  rte_mbuf* replicate(rte_mbuf* m, uint16_t* shared);
   void push(rte_mbuf* m, uint32_t src, uint32_t dst, uint16_t lane, uint64_t t_up);
   uint64_t latency(uint32_t src, uint32_t dst) const {
     return opts_.latency_matrix_ns.empty() ? opts_.latency_ns

@@ -327,6 +327,53 @@ TEST(Fabric, GroupAddressesAreFloodedWithSharedBuffersAndNoLeak) {
   EXPECT_EQ(guard.now(), guard.start());
 }
 
+// A frame as the engine sends it - a header buffer chained to a payload
+// buffer - reaches each receiver as a header buffer of its own, its bytes the
+// sender's, chained to the one payload buffer: a receiver keeps the payload
+// (as from a unicast sender), so the copies hold no indirect buffer, and the
+// payload's count is one per receiver. Freed in any order, nothing is left.
+TEST(Fabric, ChainedGroupFramesShareThePayloadBehindHeadersOfTheirOwn) {
+  PoolGuard guard;
+  {
+    Fabric f(opts(5));
+    const uint8_t group[6] = {0x01, 0x00, 0x5e, 0x00, 0x00, 0x09};
+    for (uint32_t n = 1; n < 5; ++n) ASSERT_EQ(f.port(n).join_group(0, ethernet::to_peer(group)), "");
+    rte_mbuf* head = make_frame(ethernet::to_peer(group), f.address(0), 77, 90);
+    rte_mbuf* payload = rte_pktmbuf_alloc(pool());
+    ASSERT_NE(head, nullptr);
+    ASSERT_NE(payload, nullptr);
+    auto* bytes = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(payload, 1000));
+    for (uint32_t i = 0; i < 1000; ++i) bytes[i] = static_cast<uint8_t>(i * 7 + 3);
+    ASSERT_EQ(rte_pktmbuf_chain(head, payload), 0);
+    std::vector<uint8_t> header_bytes(rte_pktmbuf_mtod(head, uint8_t*), rte_pktmbuf_mtod(head, uint8_t*) + head->data_len);
+    ASSERT_EQ(f.port(0).tx_burst(0, &head, 1), 1);
+    f.poll(0);
+    EXPECT_EQ(f.counters().replicated, 3u);
+    EXPECT_EQ(f.counters().pool_drops, 0u);
+
+    std::vector<rte_mbuf*> got;
+    for (uint32_t n = 1; n < 5; ++n) {
+      auto r = receive(f, n, 0);
+      ASSERT_EQ(r.size(), 1u) << "node " << n;
+      got.push_back(r[0]);
+    }
+    std::set<rte_mbuf*> headers;
+    for (rte_mbuf* m : got) {
+      headers.insert(m);
+      EXPECT_FALSE(RTE_MBUF_CLONED(m));
+      EXPECT_EQ(m->nb_segs, 2);
+      EXPECT_EQ(m->pkt_len, 1090u);
+      EXPECT_EQ(m->next, payload);
+      EXPECT_EQ(std::vector<uint8_t>(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_mtod(m, uint8_t*) + m->data_len),
+                header_bytes);
+    }
+    EXPECT_EQ(headers.size(), 4u);
+    EXPECT_EQ(rte_mbuf_refcnt_read(payload), 4);
+    for (size_t i : {2, 0, 3, 1}) rte_pktmbuf_free(got[i]);
+  }
+  EXPECT_EQ(guard.now(), guard.start());
+}
+
 // A group frame reaches the ports that joined its address on that lane, and
 // no other; leaving stops it; the copies not made are counted.
 TEST(Fabric, GroupFramesReachOnlyThePortsThatJoined) {
