@@ -3,7 +3,9 @@
 #include "drivers/fabric/fabric.h"
 
 #include <rte_errno.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_mempool.h>
 #include <rte_prefetch.h>
 #include <rte_ring.h>
 
@@ -44,6 +46,9 @@ void validate(const Fabric::Options& o) {
     bad("latency matrix has " + std::to_string(o.latency_matrix_ns.size()) + " entries for " +
         std::to_string(o.nodes) + " nodes (needs nodes x nodes)");
 }
+
+// Header buffers fetched ahead for a multicast's copies.
+constexpr uint32_t kReplicasAhead = 8;
 
 }  // namespace
 
@@ -161,6 +166,7 @@ void Fabric::forward(rte_mbuf* m, uint32_t src, uint16_t lane, uint64_t t_up) {
     // itself, the others a clone made from it (nothing is delivered before
     // this poll's forward phase ends, so the original is untouched while we
     // clone it).
+    prefetch_replica_buffers();
     bool placed = false;
     uint16_t shared = 0;  // payload references the copies took (replicate)
     rte_mbuf* const payload = m->next;
@@ -236,6 +242,24 @@ rte_mbuf* Fabric::replicate(rte_mbuf* m, uint16_t* shared) {
   h->next = m->next;
   ++*shared;
   return h;
+}
+
+// The header buffers the next copies will be (the top of this core's cache
+// of the pool, which allocation takes last in, first out): their descriptor
+// lines and where the header's bytes go. The copies are made
+// one after another, and each waited for its buffer's lines in turn.
+void Fabric::prefetch_replica_buffers() const {
+  rte_mempool_cache* cache = rte_mempool_default_cache(opts_.pool, rte_lcore_id());
+  if (cache == nullptr) return;
+  const uint32_t n = std::min<uint32_t>({cache->len, opts_.nodes - 1, kReplicasAhead});
+  const uint32_t data_at = sizeof(rte_mbuf) + rte_pktmbuf_priv_size(opts_.pool) + RTE_PKTMBUF_HEADROOM;
+  for (uint32_t k = 1; k <= n; ++k) {
+    const auto* obj = static_cast<const uint8_t*>(cache->objs[cache->len - k]);
+    rte_prefetch0(obj);
+    rte_prefetch0(obj + RTE_CACHE_LINE_SIZE);
+    rte_prefetch0(obj + data_at);
+    rte_prefetch0(obj + data_at + RTE_CACHE_LINE_SIZE);
+  }
 }
 
 // Whether the link to (dst, lane) takes one more frame: not lost, room left.
