@@ -163,9 +163,9 @@ void Fabric::forward(rte_mbuf* m, uint32_t src, uint16_t lane, uint64_t t_up) {
   const auto* dst_mac = rte_pktmbuf_mtod(m, const uint8_t*);
   if (ethernet::is_group(dst_mac)) {
     // Copy to every port that joined. The first receiver takes the frame
-    // itself, the others a clone made from it (nothing is delivered before
+    // itself, the others a copy made from it (nothing is delivered before
     // this poll's forward phase ends, so the original is untouched while we
-    // clone it).
+    // copy it).
     prefetch_replica_buffers();
     bool placed = false;
     uint16_t shared = 0;  // payload references the copies took (replicate)
@@ -246,8 +246,8 @@ rte_mbuf* Fabric::replicate(rte_mbuf* m, uint16_t* shared) {
 
 // The header buffers the next copies will be (the top of this core's cache
 // of the pool, which allocation takes last in, first out): their descriptor
-// lines and where the header's bytes go. The copies are made
-// one after another, and each waited for its buffer's lines in turn.
+// lines and where the header's bytes go. Made one after another, the copies
+// each waited for their buffer's lines in turn.
 void Fabric::prefetch_replica_buffers() const {
   rte_mempool_cache* cache = rte_mempool_default_cache(opts_.pool, rte_lcore_id());
   if (cache == nullptr) return;
