@@ -3,9 +3,7 @@
 #include "drivers/fabric/fabric.h"
 
 #include <rte_errno.h>
-#include <rte_lcore.h>
 #include <rte_mbuf.h>
-#include <rte_mempool.h>
 #include <rte_prefetch.h>
 #include <rte_ring.h>
 
@@ -15,6 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "drivers/alloc_prefetch.h"
 #include "drivers/ethernet.h"
 #include "drivers/wake.h"
 
@@ -47,8 +46,10 @@ void validate(const Fabric::Options& o) {
         std::to_string(o.nodes) + " nodes (needs nodes x nodes)");
 }
 
-// Header buffers fetched ahead for a multicast's copies.
+// Header buffers fetched ahead for a multicast's copies, and how much of
+// each (a copied header is about 100 bytes).
 constexpr uint32_t kReplicasAhead = 8;
+constexpr uint32_t kReplicaHeaderBytes = 128;
 
 }  // namespace
 
@@ -166,7 +167,9 @@ void Fabric::forward(rte_mbuf* m, uint32_t src, uint16_t lane, uint64_t t_up) {
     // itself, the others a copy made from it (nothing is delivered before
     // this poll's forward phase ends, so the original is untouched while we
     // copy it).
-    prefetch_replica_buffers();
+    // The header buffers the copies will take (drivers/alloc_prefetch.h):
+    // made one after another, each waited for its buffer's lines in turn.
+    prefetch_next_allocs(opts_.pool, std::min(opts_.nodes - 1, kReplicasAhead), kReplicaHeaderBytes);
     bool placed = false;
     uint16_t shared = 0;  // payload references the copies took (replicate)
     rte_mbuf* const payload = m->next;
@@ -242,24 +245,6 @@ rte_mbuf* Fabric::replicate(rte_mbuf* m, uint16_t* shared) {
   h->next = m->next;
   ++*shared;
   return h;
-}
-
-// The header buffers the next copies will be (the top of this core's cache
-// of the pool, which allocation takes last in, first out): their descriptor
-// lines and where the header's bytes go. Made one after another, the copies
-// each waited for their buffer's lines in turn.
-void Fabric::prefetch_replica_buffers() const {
-  rte_mempool_cache* cache = rte_mempool_default_cache(opts_.pool, rte_lcore_id());
-  if (cache == nullptr) return;
-  const uint32_t n = std::min<uint32_t>({cache->len, opts_.nodes - 1, kReplicasAhead});
-  const uint32_t data_at = sizeof(rte_mbuf) + rte_pktmbuf_priv_size(opts_.pool) + RTE_PKTMBUF_HEADROOM;
-  for (uint32_t k = 1; k <= n; ++k) {
-    const auto* obj = static_cast<const uint8_t*>(cache->objs[cache->len - k]);
-    rte_prefetch0(obj);
-    rte_prefetch0(obj + RTE_CACHE_LINE_SIZE);
-    rte_prefetch0(obj + data_at);
-    rte_prefetch0(obj + data_at + RTE_CACHE_LINE_SIZE);
-  }
 }
 
 // Whether the link to (dst, lane) takes one more frame: not lost, room left.

@@ -146,7 +146,6 @@ class Fabric {
   void forward(rte_mbuf* m, uint32_t src, uint16_t lane, uint64_t t_up);
   bool admit(uint32_t dst, uint16_t lane);
   rte_mbuf* replicate(rte_mbuf* m, uint16_t* shared);
-  void prefetch_replica_buffers() const;
   void push(rte_mbuf* m, uint32_t src, uint32_t dst, uint16_t lane, uint64_t t_up);
   uint64_t latency(uint32_t src, uint32_t dst) const {
     return opts_.latency_matrix_ns.empty() ? opts_.latency_ns

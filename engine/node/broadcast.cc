@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "drivers/alloc_prefetch.h"
 #include "engine/auth/frame_auth.h"
 #include "engine/checksum/crc32c.h"
 #include "engine/node/broadcast_sink.h"
@@ -221,8 +222,11 @@ bool Broadcast::materialize(SegmentIndex seg) {
   } else {
     crc = crc32c_copy(0, dst, op_.sub.buffer + s.offset, s.length);
   }
-  // The next segment's bytes, which the application wrote last (rx_prefetch.h).
+  // The next segment's bytes, which the application wrote last (rx_prefetch.h),
+  // and the buffer they will be copied into: the pool's next, cold since the
+  // last broadcast freed it (drivers/alloc_prefetch.h).
   prefetch_next_segment(op_.sub.buffer + s.offset + s.length, op_.sub.buffer + op_.sub.size, s.length);
+  drivers::prefetch_next_allocs(parts_.payload_pool, 1, s.length);
   store_.keep(seg, SegmentStore::Entry{m, crc, seal});
   parts_.counters.root_copy_bytes.add(s.length);
   ++op_.copied_out;
