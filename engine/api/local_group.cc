@@ -164,7 +164,7 @@ std::unique_ptr<LocalGroup> Engine::create_local_group(const GroupOptions& o) {
     fo.seed = o.fabric.seed;
     fo.queue_frames = o.fabric.queue_frames;
     fo.max_frame_bytes = pp.max_frame;
-    fo.pool = im.header_pool.get();  // multicast copies are header-sized indirect mbufs
+    fo.pool = im.header_pool.get();  // multicast copies: a header buffer each (Fabric::replicate)
     im.fabric = std::make_unique<drivers::Fabric>(fo);
     im.fabric_task = std::make_unique<FabricTask>(*im.fabric);
     for (uint32_t r = 0; r < o.nodes; ++r) ports.push_back(&im.fabric->port(r));

@@ -172,7 +172,7 @@ PoolPlan plan_pools(uint64_t max_message_bytes, uint32_t segment, uint32_t nodes
     pp.payload_room = std::max(pp.payload_room, RTE_PKTMBUF_HEADROOM + drivers::DpdkPort::rx_buffer_bytes(p));
   // Header buffers: a frame's header lives from its send until the receiver
   // took it (rings, the switch's queues); acks too; and the fabric's
-  // multicast copies are header-sized indirect buffers. Running out is not
+  // multicast copies are header buffers (Fabric::replicate). Running out is not
   // fatal (tx_alloc_failures: retried next iteration). A NIC-like port
   // gives a header back once the frame left (af_packet copies it out at
   // once), so a process's member needs far fewer than the fabric, whose rings
