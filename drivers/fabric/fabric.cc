@@ -13,7 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "drivers/alloc_prefetch.h"
+#include "drivers/prefetch.h"
 #include "drivers/ethernet.h"
 #include "drivers/wake.h"
 
@@ -167,7 +167,7 @@ void Fabric::forward(rte_mbuf* m, uint32_t src, uint16_t lane, uint64_t t_up) {
     // itself, the others a copy made from it (nothing is delivered before
     // this poll's forward phase ends, so the original is untouched while we
     // copy it).
-    // The header buffers the copies will take (drivers/alloc_prefetch.h):
+    // The header buffers the copies will take (drivers/prefetch.h):
     // made one after another, each waited for its buffer's lines in turn.
     prefetch_next_allocs(opts_.pool, std::min(opts_.nodes - 1, kReplicasAhead), kReplicaHeaderBytes);
     bool placed = false;

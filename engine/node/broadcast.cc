@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "drivers/alloc_prefetch.h"
+#include "drivers/prefetch.h"
 #include "engine/auth/frame_auth.h"
 #include "engine/checksum/crc32c.h"
 #include "engine/node/broadcast_sink.h"
@@ -224,7 +224,7 @@ bool Broadcast::materialize(SegmentIndex seg) {
   }
   // The next segment's bytes, which the application wrote last (rx_prefetch.h),
   // and the buffer they will be copied into: the pool's next, cold since the
-  // last broadcast freed it (drivers/alloc_prefetch.h).
+  // last broadcast freed it (drivers/prefetch.h).
   prefetch_next_segment(op_.sub.buffer + s.offset + s.length, op_.sub.buffer + op_.sub.size, s.length);
   drivers::prefetch_next_allocs(parts_.payload_pool, 1, s.length);
   store_.keep(seg, SegmentStore::Entry{m, crc, seal});

@@ -22,20 +22,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "drivers/prefetch.h"
+
 namespace lanecast::engine {
 
 // At most this many bytes of a frame are fetched ahead: past them the
 // hardware's stream prefetcher follows the sequential read on its own.
 inline constexpr uint32_t kRxPrefetchBytes = 2048;
-
-// Every line from `begin` until `end`: a pointer walked by lines, the
-// loop's whole cost 3 instructions a line beside the fetch (an index
-// widened to a pointer's size each line cost twice that, about 130 of a
-// 1400-byte frame's instructions in all).
-inline void prefetch_lines(const void* begin, const void* end) {
-  for (auto* p = static_cast<const uint8_t*>(begin); p < static_cast<const uint8_t*>(end); p += RTE_CACHE_LINE_SIZE)
-    rte_prefetch0(p);
-}
 
 // Step 1, every frame of a burst: the line of its descriptor that holds
 // `next` (the second; the first was read for the link header).
@@ -53,12 +46,12 @@ inline void prefetch_frame_bytes(const rte_mbuf* m) {
   uint32_t budget = kRxPrefetchBytes;
   const auto* first = rte_pktmbuf_mtod(m, const uint8_t*);
   const uint32_t first_len = std::min<uint32_t>(m->data_len, budget);
-  prefetch_lines(first + RTE_CACHE_LINE_SIZE, first + first_len);
+  drivers::prefetch_lines(first + RTE_CACHE_LINE_SIZE, first + first_len);
   budget -= first_len;
   const rte_mbuf* next = m->next;
   if (next == nullptr || budget == 0) return;
   const auto* bytes = rte_pktmbuf_mtod(next, const uint8_t*);
-  prefetch_lines(bytes, bytes + std::min<uint32_t>(next->data_len, budget));
+  drivers::prefetch_lines(bytes, bytes + std::min<uint32_t>(next->data_len, budget));
 }
 
 // The application's buffer where the next segment lands, fetched while the
@@ -76,7 +69,7 @@ inline void prefetch_frame_bytes(const rte_mbuf* m) {
 inline void prefetch_next_segment(const std::byte* from, const std::byte* buffer_end, uint32_t len) {
   if (from >= buffer_end) return;  // the last segment (or a frame fits_op() refuses)
   const auto room = static_cast<size_t>(buffer_end - from);
-  prefetch_lines(from, from + std::min<size_t>(room, len));
+  drivers::prefetch_lines(from, from + std::min<size_t>(room, len));
 }
 
 }  // namespace lanecast::engine
