@@ -58,6 +58,8 @@ Fabric::Fabric(const Options& o) : opts_(o), rng_(o.seed) {
   const double t = std::ldexp(o.loss, 64);
   loss_threshold_ = t >= 18446744073709551615.0 ? UINT64_MAX : static_cast<uint64_t>(t);
   ns_per_byte_ = o.rate_mbit > 0 ? 8'000.0 / o.rate_mbit : 0;  // 8 bits / (Mbit/s), in ns
+  const uint16_t room = rte_pktmbuf_data_room_size(o.pool);  // validate(): a pool is given
+  replica_room_ = room > RTE_PKTMBUF_HEADROOM ? room - RTE_PKTMBUF_HEADROOM : 0;
   tag_ = "fab" + std::to_string(g_instances.fetch_add(1));
   try {
     build();
@@ -230,13 +232,11 @@ void Fabric::forward(rte_mbuf* m, uint32_t src, uint16_t lane, uint64_t t_up) {
 // Receivers do not write into a payload they share: a fault port corrupts a
 // copy of it (drivers/fault).
 rte_mbuf* Fabric::replicate(rte_mbuf* m, uint16_t* shared) {
-  if (m->nb_segs != 2) return rte_pktmbuf_clone(m, opts_.pool);
+  // A header that does not fit the pool's buffers (never, from the engine's
+  // builders) is cloned, as is any other shape of frame.
+  if (m->nb_segs != 2 || m->data_len > replica_room_) return rte_pktmbuf_clone(m, opts_.pool);
   rte_mbuf* h = rte_pktmbuf_alloc(opts_.pool);
   if (h == nullptr) return nullptr;
-  if (rte_pktmbuf_tailroom(h) < m->data_len) {
-    rte_pktmbuf_free(h);
-    return rte_pktmbuf_clone(m, opts_.pool);
-  }
   std::memcpy(rte_pktmbuf_mtod(h, void*), rte_pktmbuf_mtod(m, const void*), m->data_len);
   h->data_len = m->data_len;
   h->pkt_len = m->pkt_len;

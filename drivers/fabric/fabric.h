@@ -160,6 +160,7 @@ class Fabric {
   std::mt19937_64 rng_;
   uint64_t loss_threshold_ = 0;     // loss as a fraction of 2^64
   double ns_per_byte_ = 0;
+  uint32_t replica_room_ = 0;       // bytes a replica's header buffer holds (the pool's data room)
   uint32_t first_ = 0;              // node served first this poll (rotates: no node always wins)
   struct {
     Count switched, bytes, lost, queue_drops, unknown_destination, replicated, not_joined, malformed, pool_drops,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -371,6 +372,57 @@ TEST(Fabric, ChainedGroupFramesShareThePayloadBehindHeadersOfTheirOwn) {
     EXPECT_EQ(rte_mbuf_refcnt_read(payload), 4);
     for (size_t i : {2, 0, 3, 1}) rte_pktmbuf_free(got[i]);
   }
+  EXPECT_EQ(guard.now(), guard.start());
+}
+
+// A chained group frame whose header does not fit the switch's buffers
+// (the engine's never is: its headers are about 100 bytes) is cloned for
+// each receiver instead: every copy still carries the sender's bytes, and
+// every buffer goes back to its pool.
+TEST(Fabric, ChainedGroupFramesWithHeadersLargerThanTheSwitchsBuffersAreCloned) {
+  PoolGuard guard;
+  rte_mempool* small = rte_pktmbuf_pool_create("fab_small_hdr", 63, 0, 0, RTE_PKTMBUF_HEADROOM + 64, SOCKET_ID_ANY);
+  ASSERT_NE(small, nullptr);
+  {
+    Fabric::Options o = opts(4);
+    o.pool = small;
+    Fabric f(o);
+    const uint8_t group[6] = {0x01, 0x00, 0x5e, 0x00, 0x00, 0x0a};
+    for (uint32_t n = 1; n < 4; ++n) ASSERT_EQ(f.port(n).join_group(0, ethernet::to_peer(group)), "");
+    rte_mbuf* head = make_frame(ethernet::to_peer(group), f.address(0), 78, 90);  // 90 > 64
+    rte_mbuf* payload = rte_pktmbuf_alloc(pool());
+    ASSERT_NE(head, nullptr);
+    ASSERT_NE(payload, nullptr);
+    auto* bytes = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(payload, 500));
+    for (uint32_t i = 0; i < 500; ++i) bytes[i] = static_cast<uint8_t>(i * 11 + 5);
+    ASSERT_EQ(rte_pktmbuf_chain(head, payload), 0);
+    std::vector<uint8_t> sent(head->pkt_len);
+    ASSERT_NE(rte_pktmbuf_read(head, 0, head->pkt_len, sent.data()), nullptr);
+    ASSERT_EQ(f.port(0).tx_burst(0, &head, 1), 1);
+    f.poll(0);
+    EXPECT_EQ(f.counters().replicated, 2u);
+    EXPECT_EQ(f.counters().pool_drops, 0u);
+    std::vector<rte_mbuf*> got;
+    for (uint32_t n = 1; n < 4; ++n) {
+      auto r = receive(f, n, 0);
+      ASSERT_EQ(r.size(), 1u) << "node " << n;
+      got.push_back(r[0]);
+    }
+    size_t clones = 0;
+    for (rte_mbuf* m : got) {
+      clones += RTE_MBUF_CLONED(m) ? 1 : 0;
+      std::vector<uint8_t> seen(m->pkt_len);
+      ASSERT_EQ(m->pkt_len, sent.size());
+      const void* at = rte_pktmbuf_read(m, 0, m->pkt_len, seen.data());
+      ASSERT_NE(at, nullptr);
+      if (at != seen.data()) std::memcpy(seen.data(), at, seen.size());
+      EXPECT_EQ(seen, sent);
+    }
+    EXPECT_EQ(clones, 2u);  // the third receiver has the original
+    for (size_t i : {1, 2, 0}) rte_pktmbuf_free(got[i]);
+    EXPECT_EQ(rte_mempool_in_use_count(small), 0u);
+  }
+  rte_mempool_free(small);
   EXPECT_EQ(guard.now(), guard.start());
 }
 
