@@ -328,6 +328,44 @@ TEST(Fabric, GroupAddressesAreFloodedWithSharedBuffersAndNoLeak) {
   EXPECT_EQ(guard.now(), guard.start());
 }
 
+// Nodes 1..nodes-1 join `group`; returns node 0's frame to it, built as the
+// engine builds one: a header buffer of `header_bytes` chained to a payload
+// buffer of `payload_bytes` patterned bytes (*payload). Null (a failure
+// reported) when a buffer is missing.
+rte_mbuf* chained_group_frame(Fabric& f, uint32_t nodes, const uint8_t (&group)[6], uint16_t header_bytes,
+                              uint16_t payload_bytes, rte_mbuf** payload) {
+  for (uint32_t n = 1; n < nodes; ++n) EXPECT_EQ(f.port(n).join_group(0, ethernet::to_peer(group)), "");
+  rte_mbuf* head = make_frame(ethernet::to_peer(group), f.address(0), 77, header_bytes);
+  *payload = rte_pktmbuf_alloc(pool());
+  if (head == nullptr || *payload == nullptr) {
+    ADD_FAILURE() << "no buffer";
+    return nullptr;
+  }
+  auto* bytes = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(*payload, payload_bytes));
+  for (uint32_t i = 0; i < payload_bytes; ++i) bytes[i] = static_cast<uint8_t>(i * 7 + 3);
+  EXPECT_EQ(rte_pktmbuf_chain(head, *payload), 0);
+  return head;
+}
+
+// Node 0 sends `head`; the switch makes `copies` copies of it and drops none.
+void switch_group_frame(Fabric& f, rte_mbuf* head, uint64_t copies) {
+  ASSERT_EQ(f.port(0).tx_burst(0, &head, 1), 1);
+  f.poll(0);
+  EXPECT_EQ(f.counters().replicated, copies);
+  EXPECT_EQ(f.counters().pool_drops, 0u);
+}
+
+// The one frame each of nodes 1..nodes-1 received (fewer: a failure reported).
+std::vector<rte_mbuf*> one_frame_each(Fabric& f, uint32_t nodes) {
+  std::vector<rte_mbuf*> got;
+  for (uint32_t n = 1; n < nodes; ++n) {
+    auto r = receive(f, n, 0);
+    EXPECT_EQ(r.size(), 1u) << "node " << n;
+    got.insert(got.end(), r.begin(), r.end());
+  }
+  return got;
+}
+
 // A frame as the engine sends it - a header buffer chained to a payload
 // buffer - reaches each receiver as a header buffer of its own, its bytes the
 // sender's, chained to the one payload buffer: a receiver keeps the payload
@@ -338,26 +376,13 @@ TEST(Fabric, ChainedGroupFramesShareThePayloadBehindHeadersOfTheirOwn) {
   {
     Fabric f(opts(5));
     const uint8_t group[6] = {0x01, 0x00, 0x5e, 0x00, 0x00, 0x09};
-    for (uint32_t n = 1; n < 5; ++n) ASSERT_EQ(f.port(n).join_group(0, ethernet::to_peer(group)), "");
-    rte_mbuf* head = make_frame(ethernet::to_peer(group), f.address(0), 77, 90);
-    rte_mbuf* payload = rte_pktmbuf_alloc(pool());
+    rte_mbuf* payload = nullptr;
+    rte_mbuf* head = chained_group_frame(f, 5, group, 90, 1000, &payload);
     ASSERT_NE(head, nullptr);
-    ASSERT_NE(payload, nullptr);
-    auto* bytes = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(payload, 1000));
-    for (uint32_t i = 0; i < 1000; ++i) bytes[i] = static_cast<uint8_t>(i * 7 + 3);
-    ASSERT_EQ(rte_pktmbuf_chain(head, payload), 0);
     std::vector<uint8_t> header_bytes(rte_pktmbuf_mtod(head, uint8_t*), rte_pktmbuf_mtod(head, uint8_t*) + head->data_len);
-    ASSERT_EQ(f.port(0).tx_burst(0, &head, 1), 1);
-    f.poll(0);
-    EXPECT_EQ(f.counters().replicated, 3u);
-    EXPECT_EQ(f.counters().pool_drops, 0u);
-
-    std::vector<rte_mbuf*> got;
-    for (uint32_t n = 1; n < 5; ++n) {
-      auto r = receive(f, n, 0);
-      ASSERT_EQ(r.size(), 1u) << "node " << n;
-      got.push_back(r[0]);
-    }
+    switch_group_frame(f, head, 3);
+    const std::vector<rte_mbuf*> got = one_frame_each(f, 5);
+    ASSERT_EQ(got.size(), 4u);
     std::set<rte_mbuf*> headers;
     for (rte_mbuf* m : got) {
       headers.insert(m);
@@ -388,26 +413,14 @@ TEST(Fabric, ChainedGroupFramesWithHeadersLargerThanTheSwitchsBuffersAreCloned) 
     o.pool = small;
     Fabric f(o);
     const uint8_t group[6] = {0x01, 0x00, 0x5e, 0x00, 0x00, 0x0a};
-    for (uint32_t n = 1; n < 4; ++n) ASSERT_EQ(f.port(n).join_group(0, ethernet::to_peer(group)), "");
-    rte_mbuf* head = make_frame(ethernet::to_peer(group), f.address(0), 78, 90);  // 90 > 64
-    rte_mbuf* payload = rte_pktmbuf_alloc(pool());
+    rte_mbuf* payload = nullptr;
+    rte_mbuf* head = chained_group_frame(f, 4, group, 90, 500, &payload);  // a 90-byte header: over 64
     ASSERT_NE(head, nullptr);
-    ASSERT_NE(payload, nullptr);
-    auto* bytes = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(payload, 500));
-    for (uint32_t i = 0; i < 500; ++i) bytes[i] = static_cast<uint8_t>(i * 11 + 5);
-    ASSERT_EQ(rte_pktmbuf_chain(head, payload), 0);
     std::vector<uint8_t> sent(head->pkt_len);
     ASSERT_NE(rte_pktmbuf_read(head, 0, head->pkt_len, sent.data()), nullptr);
-    ASSERT_EQ(f.port(0).tx_burst(0, &head, 1), 1);
-    f.poll(0);
-    EXPECT_EQ(f.counters().replicated, 2u);
-    EXPECT_EQ(f.counters().pool_drops, 0u);
-    std::vector<rte_mbuf*> got;
-    for (uint32_t n = 1; n < 4; ++n) {
-      auto r = receive(f, n, 0);
-      ASSERT_EQ(r.size(), 1u) << "node " << n;
-      got.push_back(r[0]);
-    }
+    switch_group_frame(f, head, 2);
+    const std::vector<rte_mbuf*> got = one_frame_each(f, 4);
+    ASSERT_EQ(got.size(), 3u);
     size_t clones = 0;
     for (rte_mbuf* m : got) {
       clones += RTE_MBUF_CLONED(m) ? 1 : 0;
