@@ -40,6 +40,7 @@ class PipelineMachine final : public Machine {
 
  private:
   void forward(SegmentIndex seg, Actions& out) const;
+  void forward_to_each(uint32_t cls, SegmentIndex seg, Actions& out) const;  // two children or more
 
   PipeShape shape_;
   uint32_t segments_;
