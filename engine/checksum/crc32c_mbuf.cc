@@ -33,6 +33,21 @@ bool for_each_piece(const rte_mbuf* m, uint32_t offset, uint32_t len, Visit visi
   return true;
 }
 
+// Any length, piece by piece on the best path. Out of line: the short path
+// above then saves none of the registers this needs.
+__attribute__((noinline)) bool crc32c_mbuf_copy_pieces(const rte_mbuf* m, uint32_t offset, uint32_t len, void* dst,
+                                                       uint32_t* out) {
+  uint32_t crc = 0;
+  auto* to = static_cast<uint8_t*>(dst);
+  const bool whole = for_each_piece(m, offset, len, [&](const uint8_t* p, uint32_t n) {
+    crc = crc32c_copy(crc, to, p, n);
+    to += n;
+  });
+  if (!whole) return false;
+  *out = crc;
+  return true;
+}
+
 }  // namespace
 
 bool crc32c_mbuf(const rte_mbuf* m, uint32_t offset, uint32_t len, uint32_t* out) {
@@ -48,9 +63,10 @@ bool crc32c_mbuf_copy(const rte_mbuf* m, uint32_t offset, uint32_t len, void* ds
   // A short payload in one piece (64-byte segments, small stream batches):
   // every path sums it as one stream of crc32 instructions, so that stream
   // runs here, inline, without the path's dispatch (an indirect call and
-  // each layer's checks: 51 of the 1 736 instructions a forwarded 64-byte
-  // segment costs, callgrind on forward_bench). The build's x86 baseline
-  // (DPDK's -march) has SSE4.2.
+  // each layer's checks) and without the registers the piece by piece path
+  // saves: 67 of the 1 736 instructions a forwarded 64-byte segment cost
+  // (tests/bench/forward_instructions.sh). The build's x86 baseline (DPDK's
+  // -march) has SSE4.2.
   if (len < 8 * crc32c_x86::kMinStreamedQwords) {
     const rte_mbuf* piece = m;
     uint32_t at = offset;
@@ -65,15 +81,7 @@ bool crc32c_mbuf_copy(const rte_mbuf* m, uint32_t offset, uint32_t len, void* ds
     }
   }
 #endif
-  uint32_t crc = 0;
-  auto* to = static_cast<uint8_t*>(dst);
-  const bool whole = for_each_piece(m, offset, len, [&](const uint8_t* p, uint32_t n) {
-    crc = crc32c_copy(crc, to, p, n);
-    to += n;
-  });
-  if (!whole) return false;
-  *out = crc;
-  return true;
+  return crc32c_mbuf_copy_pieces(m, offset, len, dst, out);
 }
 
 }  // namespace lanecast::engine
