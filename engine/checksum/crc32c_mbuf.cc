@@ -14,14 +14,21 @@
 namespace lanecast::engine {
 namespace {
 
+// The segment of the chain that holds byte `*offset`, and *offset made
+// relative to it; null if the chain ends first.
+const rte_mbuf* piece_at(const rte_mbuf* m, uint32_t* offset) {
+  while (m != nullptr && *offset >= m->data_len) {
+    *offset -= m->data_len;
+    m = m->next;
+  }
+  return m;
+}
+
 // Calls visit(bytes, count) for each contiguous piece of [offset, offset + len)
 // of the chain, in order. False if the chain ends first.
 template <typename Visit>
 bool for_each_piece(const rte_mbuf* m, uint32_t offset, uint32_t len, Visit visit) {
-  while (m != nullptr && offset >= m->data_len) {
-    offset -= m->data_len;
-    m = m->next;
-  }
+  m = piece_at(m, &offset);
   while (len > 0) {
     if (m == nullptr) return false;
     const uint32_t take = std::min<uint32_t>(len, m->data_len - offset);
@@ -68,12 +75,8 @@ bool crc32c_mbuf_copy(const rte_mbuf* m, uint32_t offset, uint32_t len, void* ds
   // (tests/bench/forward_instructions.sh). The build's x86 baseline (DPDK's
   // -march) has SSE4.2.
   if (len < 8 * crc32c_x86::kMinStreamedQwords) {
-    const rte_mbuf* piece = m;
     uint32_t at = offset;
-    while (piece != nullptr && at >= piece->data_len) {
-      at -= piece->data_len;
-      piece = piece->next;
-    }
+    const rte_mbuf* piece = piece_at(m, &at);
     if (piece != nullptr && len <= piece->data_len - at) {
       const crc32c_x86::Reader<true> in{rte_pktmbuf_mtod_offset(piece, const uint8_t*, at), static_cast<uint8_t*>(dst)};
       *out = ~crc32c_x86::single_stream(~0u, in, 0, len);
