@@ -267,6 +267,49 @@ rte_mbuf* Broadcast::data_frame(const drivers::PeerAddress& to, SegmentIndex seg
   return f.attach_payload(h, store_.payload(seg));
 }
 
+uint32_t Broadcast::data_frames(const drivers::PeerAddress& to, SegmentIndex first, uint32_t stride, uint32_t n,
+                                uint32_t seq, uint16_t lane, uint16_t last_flags, rte_mbuf** frames) {
+  constexpr uint32_t kMaxRun = 32;
+  n = std::min(n, kMaxRun);
+  for (uint32_t i = 0; i < n; ++i) {
+    const SegmentIndex seg = first + i * stride;
+    if (!store_.held(seg) && !materialize(seg)) {
+      if (op_.sub.root != cfg_.rank) internal_error_ = true;  // sending what it lacks
+      n = i;
+      break;
+    }
+  }
+  FrameBuilder& f = parts_.frames;
+  uint8_t* at[kMaxRun];
+  if (n == 0 || !f.alloc_frames(to, f.data_header(), frames, at, n)) return 0;
+  // The body's fields every frame of the run shares, once.
+  wire::DataBody b{};
+  b.op = op_.sub.op;
+  b.root = op_.sub.root;
+  b.total_len = op_.sub.size;
+  b.segment_bytes = cfg_.segment_bytes;
+  b.algo = static_cast<uint8_t>(op_.sub.algo);
+  b.lane = static_cast<uint8_t>(lane);
+  const wire::Origin origin = f.origin();
+  for (uint32_t i = 0; i < n; ++i) {
+    const SegmentIndex seg = first + i * stride;
+    const algos::Segment s = op_.plan->segment(seg);
+    b.seq = seq + i;
+    b.segment = seg;
+    b.offset = s.offset;
+    b.payload_len = s.length;
+    b.payload_crc = store_.crc(seg);
+    wire::write_data(at[i], origin, b, (i + 1 == n ? last_flags : 0) | f.seal_flag(), wire::FrameType::Data);
+    if (f.seal_flag() != 0) f.put_payload_seal(at[i], store_.seal(seg));
+    frames[i] = f.attach_payload(frames[i], store_.payload(seg));
+    if (frames[i] == nullptr) {  // flattening failed (both freed): the rest go back unsent
+      rte_pktmbuf_free_bulk(frames + i + 1, n - i - 1);
+      return i;
+    }
+  }
+  return n;
+}
+
 // So the receiver checks it against its plan like data.
 rte_mbuf* Broadcast::build_signal(Rank to, uint16_t lane, uint32_t tag, uint32_t seq, uint16_t flags) {
   FrameBuilder& f = parts_.frames;

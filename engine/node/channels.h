@@ -61,6 +61,13 @@ class Channels {
     kLaneFull,  // its lane has no room this turn: nothing more goes on that lane
     kStop,      // a pool is empty: stop, try again next turn
   };
+  // A Step, and for kSent and kLetGo how many items of the run offered
+  // (OwedItem::run) it took: a callback sending a run at once says so.
+  struct Outcome {
+    Outcome(Step s, uint32_t n = 1) : step(s), items(n) {}  // NOLINT: a Step alone is one item
+    Step step;
+    uint32_t items;
+  };
   static constexpr uint16_t kMaxLanes = 32;  // lanes a bit mask holds
 
   // Slabs: channels with frames in flight at once. Runs: owed runs to start
@@ -92,8 +99,11 @@ class Channels {
   // Owed sends in the order they were owed, within each channel's window:
   // free slabs go to the waiting channels owed the earliest items, then the
   // channel whose next item is earliest is offered it -
-  //   send(Channel&, const OwedItem&, bool may_send) -> Step
-  // (may_send: its window is open and its lane not blocked) - until every
+  //   send(Channel&, const OwedItem&, bool may_send) -> Step or Outcome
+  // (may_send: its window is open and its lane not blocked; the item's
+  // `run` says how many items of its run come before anything owed to
+  // another channel, so a callback may send them as one burst and say how
+  // many it took in an Outcome) - until every
   // channel waits, owes nothing, or every lane is blocked. Lanes in
   // `blocked_lanes` (a bit each) send nothing this turn. kSent and kLetGo
   // take the item off the channel's list; the callback pushes a sent frame
@@ -137,6 +147,12 @@ class Channels {
   uint32_t slabs_in_use() const { return flights_.in_use(); }
 
  private:
+  // The stamp of the earliest item owed by a ready channel other than the
+  // top one (ready_[0]): its items before it may go as one run.
+  uint64_t next_other_stamp() const {
+    if (ready_.size() < 2) return UINT64_MAX;
+    return ready_.size() == 2 ? ready_[1].stamp : std::min(ready_[1].stamp, ready_[2].stamp);
+  }
   // A channel that owes something, keyed by the stamp of its first owed item.
   struct Owing {
     uint64_t stamp;
@@ -181,7 +197,9 @@ void Channels::send_owed(uint32_t blocked_lanes, Send&& send) {
     const Owing top = ready_.front();
     Channel& c = channels_[top.channel];
     const bool may_send = !(blocked_lanes >> c.lane & 1) && c.tx.window_open();
-    const Step step = send(c, c.owed.front(runs_), may_send);
+    const OwedItem item = c.owed.front(runs_, next_other_stamp());
+    const Outcome outcome = send(c, item, may_send);
+    const Step step = outcome.step;
     if (step == Step::kStop) break;
     const bool moved = step == Step::kSent || step == Step::kLetGo;
     if (step == Step::kLaneFull) {
@@ -189,9 +207,9 @@ void Channels::send_owed(uint32_t blocked_lanes, Send&& send) {
       ++lanes_blocked;
     }
     if (moved) {
-      c.owed.pop(runs_);
-      --owed_total_;
-      if (step == Step::kSent) ++unacked_total_;
+      c.owed.pop(runs_, outcome.items);
+      owed_total_ -= outcome.items;
+      if (step == Step::kSent) unacked_total_ += outcome.items;
       if (!c.owed.empty() && ready_.size() == 1) {
         ready_.front().stamp = c.owed.front(runs_).stamp;  // one channel owing (a chain): no heap work
         continue;

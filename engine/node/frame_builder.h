@@ -41,6 +41,22 @@ class FrameBuilder {
     *body = p + link_bytes_;
     return h;
   }
+  // n header mbufs at once, as alloc_frame() makes one, into frames[],
+  // their bodies into bodies[]; false (none taken) when the pool has fewer.
+  // One trip to the pool's cache for a run of frames to one peer.
+  bool alloc_frames(const drivers::PeerAddress& to, uint16_t header_bytes, rte_mbuf** frames, uint8_t** bodies,
+                    uint32_t n) {
+    if (rte_pktmbuf_alloc_bulk(header_pool_, frames, n) != 0) {
+      counters_.tx_alloc_failures.add();
+      return false;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(frames[i], link_bytes_ + header_bytes));
+      port_.write_link_header(p, to);
+      bodies[i] = p + link_bytes_;
+    }
+    return true;
+  }
   // `header` chained to `payload` by reference, or flattened for a port
   // without chains; null when that failed (both freed).
   // Zero-copy: the payload is shared by reference, never copied.

@@ -176,6 +176,7 @@ class Node final : public PollTask {
   rte_mbuf* build_ack(Channel& c);
   void pump(uint64_t now);
   void pump_owed(uint64_t now, uint32_t blocked_lanes);
+  Channels::Outcome send_segment_run(Channel& c, const OwedItem& item, uint64_t now);
   bool send_ack(Channel& c, uint64_t now);
   void send_acks(uint64_t now);
 

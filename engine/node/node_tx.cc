@@ -34,7 +34,7 @@ void Node::pump(uint64_t now) {
 // each item offered becomes a frame if its window and lane have room.
 void Node::pump_owed(uint64_t now, uint32_t blocked_lanes) {
   using Step = Channels::Step;
-  channels_.send_owed(blocked_lanes, [&](Channel& c, const OwedItem& item, bool may_send) {
+  channels_.send_owed(blocked_lanes, [&](Channel& c, const OwedItem& item, bool may_send) -> Channels::Outcome {
     if (item.is_stream() && !streams_.holds(item.stream, item.value)) {
       // A batch let go before it was sent here: the reports say this peer's
       // subtree delivered it (as Resends::pump takes them to). Nothing to
@@ -47,6 +47,7 @@ void Node::pump_owed(uint64_t now, uint32_t blocked_lanes) {
       if (rates_.on() && c.tx.slab() != nullptr && !c.tx.window_open()) rates_.window_full(c.lane);
       return Step::kWait;
     }
+    if (item.run > 1 && !item.is_stream() && !item.signal) return send_segment_run(c, item, now);
     uint32_t payload = 0;
     if (item.is_stream()) {
       payload = streams_.batch_bytes(item.stream, item.value);
@@ -84,6 +85,44 @@ void Node::pump_owed(uint64_t now, uint32_t blocked_lanes) {
     tx_lanes_.push(c.lane, m);
     return Step::kSent;
   });
+}
+
+// A run of the broadcast's segments owed to one peer with nothing owed to
+// another peer between them (a pipeline's forwards, a root's sends to its
+// one child), sent as one burst: the window, the order and the counters are
+// dealt with once for the run rather than once a frame. The frames are
+// those the one-by-one path would send, in the same order: only the last
+// may ask for an ack at once - it fills the window, or it is the last the
+// peer is owed in this broadcast.
+Channels::Outcome Node::send_segment_run(Channel& c, const OwedItem& item, uint64_t now) {
+  using Step = Channels::Step;
+  constexpr uint32_t kMaxRun = 32;
+  const uint32_t room = c.tx.window_room();
+  uint32_t n = std::min({item.run, room, kMaxRun, tx_lanes_.batch_room(c.lane)});
+  uint32_t frame_bytes[kMaxRun];
+  for (uint32_t i = 0; i < n; ++i) {
+    frame_bytes[i] = frames_.data_frame_bytes(broadcast_.segment_length(item.value + i * item.stride));
+    if (!tx_lanes_.room(c.lane, frame_bytes[i], now)) {
+      n = i;
+      break;
+    }
+  }
+  if (n == 0) return Step::kLaneFull;
+  const bool last = n == room || (n == c.owed.size() && broadcast_.machine_done());
+  rte_mbuf* frames[kMaxRun];
+  const uint32_t built = broadcast_.data_frames(addrs_[c.peer], item.value, item.stride, n, c.tx.next_seq(), c.lane,
+                                                last ? wire::kFlagAckNow : 0, frames);
+  if (built == 0) return Step::kStop;  // a pool is empty: try again next iteration
+  if (c.tx.idle()) resends_.note_deadline(now + c.tx.timeout_ns());
+  const uint32_t op = broadcast_.current_op();
+  for (uint32_t i = 0; i < built; ++i) {
+    c.tx.push(op, item.value + i * item.stride, now, false, /*stream=*/false, frame_bytes[i]);
+    tx_lanes_.push(c.lane, frames[i]);
+  }
+  counters_.tx_data.add(built);
+  counters_.tx_data_lane[c.lane].add(built);
+  peers_.counters(c.peer).tx_data.add(built);
+  return Channels::Outcome{Step::kSent, built};
 }
 
 // Sends c's ack now if its lane has room; false if it must wait.

@@ -25,6 +25,7 @@
 // broadcast running beside them, but a failed broadcast drops only its own.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -37,6 +38,11 @@ struct OwedItem {
   bool signal;
   uint64_t stamp;  // its place in the machine's order
   uint16_t stream = kNoStream;  // the stream slot of a batch; kNoStream for the broadcast's items
+  // The items after it in its run: value + stride, value + 2 stride, ...
+  // `run` of them, this one included, may go now without passing an item
+  // the machine owed another peer first (Channels::send_owed sets it).
+  uint32_t stride = 0;
+  uint32_t run = 1;
   bool is_stream() const { return stream != kNoStream; }
 };
 
@@ -125,17 +131,23 @@ class OwedList {
     return append(pool, RunPool::Run{tag, 1, 0, RunPool::kNil, stamp, 0});
   }
 
-  // Precondition: !empty().
-  OwedItem front(const RunPool& pool) const {
+  // Precondition: !empty(). The first item, with `run` the items of its
+  // run owed before stamp `before`.
+  OwedItem front(const RunPool& pool, uint64_t before = 0) const {
     const RunPool::Run& h = pool[head_];
-    return OwedItem{h.first, h.stride == 0, h.stamp, h.stream};
+    uint32_t run = 1;
+    if (h.count > 1 && h.stamp_stride != 0 && before > h.stamp)
+      run = static_cast<uint32_t>(std::min<uint64_t>(h.count, (before - h.stamp - 1) / h.stamp_stride + 1));
+    return OwedItem{h.first, h.stride == 0, h.stamp, h.stream, h.stride, run};
   }
-  void pop(RunPool& pool) {
+  // Takes the first n items (at most the first run's).
+  void pop(RunPool& pool, uint32_t n = 1) {
     RunPool::Run& h = pool[head_];
-    --items_;
-    if (--h.count > 0) {
-      h.first += h.stride;
-      h.stamp += h.stamp_stride;
+    items_ -= n;
+    h.count -= n;
+    if (h.count > 0) {
+      h.first += n * h.stride;
+      h.stamp += uint64_t{n} * h.stamp_stride;
       return;
     }
     const uint32_t next = h.next;

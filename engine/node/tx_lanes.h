@@ -76,6 +76,9 @@ class TxLanes {
     counters_.paced.add();
     return false;
   }
+  // Frames `lane`'s batch still takes this turn (room() checks one frame
+  // against the batch as it is: a run checks its length here first).
+  uint32_t batch_room(uint16_t lane) const { return kCap - q_[lane].count; }
   // Bytes `lane`'s pacer let go since the last call (a rate controller
   // raises only a rate that is in use).
   uint64_t take_sent_bytes(uint16_t lane, uint64_t* datagram_bytes = nullptr) {

@@ -72,6 +72,11 @@ class SendChannel {
   uint32_t in_flight() const { return seq_distance(base_, next_); }
   // Room for one more frame: a slab, and within both windows.
   bool window_open() const { return slab_ != nullptr && in_flight() < std::min(window_, cwnd_); }
+  // Frames that may go before the window closes (0 without a slab).
+  uint32_t window_room() const {
+    const uint32_t w = std::min(window_, cwnd_), f = in_flight();
+    return slab_ != nullptr && f < w ? w - f : 0;
+  }
   // Whether sending one more frame fills the window (the frame then asks for
   // an ack at once, so the window reopens without waiting for a delayed ack).
   bool last_in_window() const { return in_flight() + 1 >= std::min(window_, cwnd_); }

@@ -4,6 +4,7 @@
 // No frames: the callback records what the node would have sent.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -63,6 +64,78 @@ TEST(ChannelsPart, OwedSendsGoInTheOrderTheyWereOwedAcrossPeers) {
   EXPECT_EQ(sent, want);
   EXPECT_EQ(ch.owed(), 0u);
   EXPECT_EQ(ch.unacked(), 9u);
+}
+
+// A run offered to the node: who, from which item, how many may go at once.
+struct Offer {
+  uint32_t peer;
+  uint32_t value;
+  uint32_t run;
+  bool operator==(const Offer&) const = default;
+};
+
+// Sends at most `take` items of each run offered as one burst, as
+// Node::send_segment_run does.
+std::vector<Offer> pump_runs(Channels& ch, uint32_t take, std::vector<Sent>* sent) {
+  std::vector<Offer> offers;
+  ch.send_owed(0, [&](Channel& c, const OwedItem& item, bool may_send) -> Channels::Outcome {
+    if (!may_send) return Step::kWait;
+    offers.push_back(Offer{c.peer, item.value, item.run});
+    const uint32_t n = std::min(item.run, take);
+    for (uint32_t i = 0; i < n; ++i) {
+      c.tx.push(/*op=*/1, item.value + i * item.stride, 0);
+      sent->push_back(Sent{c.peer, c.lane, item.value + i * item.stride});
+    }
+    return Channels::Outcome{Step::kSent, n};
+  });
+  return offers;
+}
+
+TEST(ChannelsPart, ARunGoesAtOnceUpToTheFirstItemOwedToAnotherPeer) {
+  Channels::Counters k;
+  Channels ch(4, 1, 64, reliable::RttParams{}, 4, 64, k);
+  // A pipeline's forwards to peer 1, then one item owed to peer 2, then
+  // two more to peer 1.
+  for (uint32_t s = 0; s < 10; ++s) ASSERT_TRUE(ch.owe_segment(ch.at(1, 0), s));
+  ASSERT_TRUE(ch.owe_segment(ch.at(2, 0), 20));
+  for (uint32_t s = 10; s < 12; ++s) ASSERT_TRUE(ch.owe_segment(ch.at(1, 0), s));
+  std::vector<Sent> sent;
+  EXPECT_EQ(pump_runs(ch, 64, &sent), (std::vector<Offer>{{1, 0, 10}, {2, 20, 1}, {1, 10, 2}}));
+  std::vector<Sent> want;
+  for (uint32_t s = 0; s < 10; ++s) want.push_back(Sent{1, 0, s});
+  want.push_back(Sent{2, 0, 20});
+  want.push_back(Sent{1, 0, 10});
+  want.push_back(Sent{1, 0, 11});
+  EXPECT_EQ(sent, want) << "the machine's order, as one item at a time would send it";
+  EXPECT_EQ(ch.owed(), 0u);
+  EXPECT_EQ(ch.unacked(), 13u);
+  EXPECT_EQ(ch.at(1, 0).tx.in_flight(), 12u);
+}
+
+TEST(ChannelsPart, PartOfARunTakenLeavesTheRestOfferedNext) {
+  Channels::Counters k;
+  Channels ch(3, 1, 64, reliable::RttParams{}, 2, 64, k);
+  for (uint32_t s = 0; s < 7; ++s) ASSERT_TRUE(ch.owe_segment(ch.at(1, 0), 2 * s));  // stride 2
+  std::vector<Sent> sent;
+  EXPECT_EQ(pump_runs(ch, 3, &sent), (std::vector<Offer>{{1, 0, 7}, {1, 6, 4}, {1, 12, 1}}));
+  ASSERT_EQ(sent.size(), 7u);
+  for (uint32_t i = 0; i < 7; ++i) EXPECT_EQ(sent[i].value, 2 * i);
+  EXPECT_EQ(ch.owed(), 0u);
+  EXPECT_EQ(ch.unacked(), 7u);
+}
+
+TEST(ChannelsPart, ATreesAlternatingSendsAreOfferedOneAtATime) {
+  Channels::Counters k;
+  Channels ch(3, 1, 64, reliable::RttParams{}, 2, 64, k);
+  // A binary tree's forwarder: segment s to each child before s+1 to any.
+  for (uint32_t s = 0; s < 4; ++s)
+    for (algos::Rank r = 1; r <= 2; ++r) ASSERT_TRUE(ch.owe_segment(ch.at(r, 0), s));
+  std::vector<Sent> sent;
+  const auto offers = pump_runs(ch, 64, &sent);
+  ASSERT_EQ(offers.size(), 8u);
+  for (size_t i = 0; i + 1 < offers.size(); ++i) EXPECT_EQ(offers[i].run, 1u) << i;
+  EXPECT_EQ(offers.back().run, 1u) << "the last item: the one left in its run";
+  for (size_t i = 0; i < sent.size(); ++i) EXPECT_EQ(sent[i], (Sent{static_cast<uint32_t>(1 + i % 2), 0, static_cast<uint32_t>(i / 2)}));
 }
 
 TEST(ChannelsPart, SlabsAreLentToTheEarliestOwedAndComeBackWhenAChannelIsDone) {
