@@ -187,8 +187,6 @@ class SendChannel {
   bool queued(uint32_t seq) const { return test(slab_->resend, seq & mask_); }
   void set_acked(uint32_t seq);
   void clear_acked(uint32_t seq) { slab_->acked[(seq & mask_) >> 6] &= ~(uint64_t{1} << (seq & 63)); }
-  // 64 bits of a ring bitmap starting at seq (bit i: seq + i), wrapping.
-  uint64_t bits(const uint64_t* bm, uint32_t seq) const;
   void queue_resend(uint32_t seq);
   void sample_rtt(uint64_t rtt_ns);
   void queue_holes_below(uint32_t limit);
