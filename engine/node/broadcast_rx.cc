@@ -33,7 +33,7 @@ Broadcast::Take Broadcast::take_data(rte_mbuf* m, const wire::Parsed& p, uint64_
     }
     parts_.counters.rx_data.add();
     stage_mark(Stage::kPayload);
-    accept_segment(payload_of(m, p.payload_offset), src, d.lane, d, p.payload_seal, /*in_buffer=*/true, now);
+    accept_segment(payload_of(m, p.payload_offset, parts_.frames.spent_headers()), src, d.lane, d, p.payload_seal, /*in_buffer=*/true, now);
     stage_mark(Stage::kMachine);
     return Take::kAccept;
   }
@@ -55,7 +55,7 @@ Broadcast::Take Broadcast::take_data(rte_mbuf* m, const wire::Parsed& p, uint64_
     }
     rte_mbuf* payload = nullptr;
     if (signal) rte_pktmbuf_free(m);
-    else payload = payload_of(m, p.payload_offset);
+    else payload = payload_of(m, p.payload_offset, parts_.frames.spent_headers());
     stash_.keep(Stash::Entry{payload, src, d.lane, signal, false, d, p.payload_seal});
     return Take::kAccept;
   }
@@ -87,7 +87,7 @@ void Broadcast::take_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) 
         rte_pktmbuf_free(m);
         return;
       }
-      stash_.keep(Stash::Entry{payload_of(m, p.payload_offset), p.src, d.lane, false, true, d, p.payload_seal});
+      stash_.keep(Stash::Entry{payload_of(m, p.payload_offset, parts_.frames.spent_headers()), p.src, d.lane, false, true, d, p.payload_seal});
       return;
     } else {
       parts_.counters.rx_datagram_early.add();
@@ -100,14 +100,14 @@ void Broadcast::take_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) 
     return;
   }
   parts_.counters.rx_datagrams.add();
-  accept_segment(payload_of(m, p.payload_offset), p.src, d.lane, d, p.payload_seal, /*in_buffer=*/true, now);
+  accept_segment(payload_of(m, p.payload_offset, parts_.frames.spent_headers()), p.src, d.lane, d, p.payload_seal, /*in_buffer=*/true, now);
 }
 
 // A frame of the running broadcast, checked against its plan. A frame of a
 // different broadcast (root, size, algorithm, segment size) fails it; one
 // whose segment (index, offset, length) does not fit the plan is dropped
 // and counted.
-bool Broadcast::fits_op(const wire::DataBody& d, Rank src, uint64_t now, bool signal) {
+__attribute__((always_inline)) inline bool Broadcast::fits_op(const wire::DataBody& d, Rank src, uint64_t now, bool signal) {
   const bool agrees = d.root == op_.sub.root && d.total_len == op_.sub.size &&
                       d.algo == static_cast<uint8_t>(op_.sub.algo) && d.segment_bytes == cfg_.segment_bytes;
   if (!agrees) {
@@ -139,7 +139,7 @@ bool Broadcast::fits_op(const wire::DataBody& d, Rank src, uint64_t now, bool si
 // bytes are the root's), checked over the bytes just copied, still in
 // cache: a forger's bytes with a CRC of their own stop here. Each failure is
 // counted under its reason.
-bool Broadcast::take_payload(const rte_mbuf* m, const wire::Parsed& p) {
+__attribute__((always_inline)) inline bool Broadcast::take_payload(const rte_mbuf* m, const wire::Parsed& p) {
   const wire::DataBody& d = p.data;
   if (op_.sub.root == cfg_.rank || store_.held(d.segment)) return true;
   std::byte* dst = op_.sub.buffer + d.offset;

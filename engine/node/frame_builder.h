@@ -3,6 +3,8 @@
 // payload's mbuf (zero copy; flattened for a port that cannot send chains).
 // It knows the header lengths (with seals in a group with a key) and the
 // node's origin. The node, its broadcast and its streams fill the bodies.
+// It also holds the header buffers of received frames until they go back to
+// their pools (spent_headers.h).
 //
 // A concrete class the others call directly, its per-frame calls inline:
 // every data frame sent takes a header and a chained payload.
@@ -13,6 +15,7 @@
 #include <cstdint>
 
 #include "drivers/port.h"
+#include "engine/node/spent_headers.h"
 #include "engine/runtime/counter.h"
 #include "engine/wire/wire.h"
 
@@ -50,8 +53,14 @@ class FrameBuilder {
       counters_.tx_alloc_failures.add();
       return false;
     }
+    // Fresh and empty: the headers fit (the node checked its header pool's
+    // room against a data frame's headers when it was made), so no append's
+    // walk and checks.
+    const auto len = static_cast<uint16_t>(link_bytes_ + header_bytes);
     for (uint32_t i = 0; i < n; ++i) {
-      auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(frames[i], link_bytes_ + header_bytes));
+      frames[i]->data_len = len;
+      frames[i]->pkt_len = len;
+      auto* p = rte_pktmbuf_mtod(frames[i], uint8_t*);
       port_.write_link_header(p, to);
       bodies[i] = p + link_bytes_;
     }
@@ -74,6 +83,10 @@ class FrameBuilder {
     header->pkt_len += payload->pkt_len;
     return chained_ ? header : flatten(header);
   }
+
+  // Where the receive path leaves the header buffers of frames it took
+  // the payloads of (spent_headers.h).
+  SpentHeaders& spent_headers() { return spent_; }
 
   wire::Origin origin() const { return origin_; }
   uint16_t seal_flag() const { return seal_flag_; }
@@ -103,6 +116,7 @@ class FrameBuilder {
   uint32_t hdr_failed_ = wire::kFailedBytes;
   bool chained_ = true;
   Counters counters_;
+  SpentHeaders spent_;
 };
 
 }  // namespace lanecast::engine

@@ -223,6 +223,7 @@ uint32_t Node::poll_rx(uint64_t now) {
       }
       handle_frame(rx[i], (addressed >> i) & 1, now);
     }
+    frames_.spent_headers().flush();  // the burst's header buffers back to their pools
     behind = behind || n == kBurst;
     work += n;
   }

@@ -18,7 +18,9 @@ rte_mbuf* StreamsLink::attach_payload(rte_mbuf* h, rte_mbuf* payload) {
   return node_.frames_.attach_payload(h, payload);
 }
 
-rte_mbuf* StreamsLink::detach_payload(rte_mbuf* m, uint32_t payload_offset) { return payload_of(m, payload_offset); }
+rte_mbuf* StreamsLink::detach_payload(rte_mbuf* m, uint32_t payload_offset) {
+  return payload_of(m, payload_offset, node_.frames_.spent_headers());
+}
 
 bool StreamsLink::seal_ok(const uint8_t* bytes, uint32_t len, const wire::Parsed& p) {
   return payload_seal_ok(node_.auth_.get(), node_.counters_.rx_bad_payload_seal, bytes, len, p);

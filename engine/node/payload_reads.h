@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "engine/auth/frame_auth.h"
+#include "engine/node/spent_headers.h"
 #include "engine/runtime/counter.h"
 #include "engine/wire/wire.h"
 
@@ -18,15 +19,16 @@ namespace lanecast::engine {
 // to the sender's payload mbuf (a single segment), which we keep; a frame
 // from a NIC-like port is one buffer, whose start we move past the headers.
 // No byte is copied, and no reference count is touched: the header mbuf is
-// unlinked and given back, and the reference the frame held on the payload
-// becomes ours.
-inline rte_mbuf* payload_of(rte_mbuf* m, uint32_t payload_offset) {
+// unlinked and handed to `spent`, and the reference the frame held on the
+// payload becomes ours.
+__attribute__((always_inline)) inline rte_mbuf* payload_of(rte_mbuf* m, uint32_t payload_offset,
+                                                           SpentHeaders& spent) {
   if (m->data_len == payload_offset && m->next != nullptr) {
     rte_mbuf* payload = m->next;
     m->next = nullptr;
     m->nb_segs = 1;
     m->pkt_len = m->data_len;
-    rte_pktmbuf_free_seg(m);
+    spent.give(m);
     return payload;
   }
   rte_pktmbuf_adj(m, static_cast<uint16_t>(payload_offset));

@@ -1,12 +1,15 @@
 // The running broadcast's segment store (engine/node/segment_store.h),
 // alone, on real mbufs: what it keeps, the second copy it refuses, and that
 // every buffer goes back to its pool when the broadcast ends or the store
-// goes - counted by the pool itself.
+// goes - counted by the pool itself. And the received frames' header buffers
+// held for a burst (engine/node/spent_headers.h): every one back to its own
+// pool, shared and indirect ones included.
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
 #include "engine/node/segment_store.h"
+#include "engine/node/spent_headers.h"
 #include "tests/engine/eal_env.h"
 
 namespace lanecast::engine {
@@ -72,6 +75,49 @@ TEST(SegmentStorePart, ABufferSharedWithAFrameInFlightOutlivesTheStore) {
   EXPECT_EQ(rte_mbuf_refcnt_read(m), 1);
   EXPECT_EQ(*rte_pktmbuf_mtod(m, const uint8_t*), 4);
   rte_pktmbuf_free(m);  // the port sent the frame
+  EXPECT_EQ(rte_mempool_avail_count(pool), before);
+}
+
+TEST(SpentHeadersPart, HeadersFromTwoPoolsAndMoreThanItHoldsAllGoBackToTheirOwnPools) {
+  rte_mempool* a = test::test_pool("spent_a", 511);
+  rte_mempool* b = test::test_pool("spent_b", 511);
+  const unsigned a_before = rte_mempool_avail_count(a), b_before = rte_mempool_avail_count(b);
+  {
+    SpentHeaders spent;
+    // A burst of 3 x kCap, the pools alternating in runs of 5.
+    for (uint32_t i = 0; i < 3 * SpentHeaders::kCap; ++i) spent.give(segment_buffer((i / 5) % 2 ? b : a, 0));
+    EXPECT_LT(rte_mempool_avail_count(a) + rte_mempool_avail_count(b), a_before + b_before) << "some held until flush";
+    spent.flush();
+    EXPECT_EQ(rte_mempool_avail_count(a), a_before);
+    EXPECT_EQ(rte_mempool_avail_count(b), b_before);
+    for (uint32_t i = 0; i < 7; ++i) spent.give(segment_buffer(a, 0));
+  }
+  EXPECT_EQ(rte_mempool_avail_count(a), a_before) << "what it held when it went";
+}
+
+TEST(SpentHeadersPart, AHeaderReferencedElsewhereOrIndirectIsNotPutBackUnderItsHolder) {
+  rte_mempool* pool = test::test_pool("spent_c", 255);
+  const unsigned before = rte_mempool_avail_count(pool);
+  SpentHeaders spent;
+  // Shared: another holder still references it (a fabric's multicast copy).
+  rte_mbuf* shared = segment_buffer(pool, 4);
+  rte_mbuf_refcnt_update(shared, 1);
+  spent.give(shared);
+  spent.flush();
+  EXPECT_EQ(rte_mempool_avail_count(pool), before - 1);
+  EXPECT_EQ(rte_mbuf_refcnt_read(shared), 1);
+  EXPECT_EQ(*rte_pktmbuf_mtod(shared, const uint8_t*), 4) << "the other holder's bytes stay";
+  rte_pktmbuf_free(shared);
+  EXPECT_EQ(rte_mempool_avail_count(pool), before);
+  // Indirect: a clone of a buffer the sender keeps.
+  rte_mbuf* original = segment_buffer(pool, 5);
+  rte_mbuf* clone = rte_pktmbuf_clone(original, pool);
+  ASSERT_NE(clone, nullptr);
+  spent.give(clone);
+  spent.flush();
+  EXPECT_EQ(rte_mbuf_refcnt_read(original), 1) << "the clone let go of the original";
+  EXPECT_EQ(rte_mempool_avail_count(pool), before - 1);
+  rte_pktmbuf_free(original);
   EXPECT_EQ(rte_mempool_avail_count(pool), before);
 }
 
