@@ -28,17 +28,6 @@ Channels::Channels(uint32_t nodes, uint16_t lanes, uint32_t window, const reliab
   resend_.reserve(flights_.slabs());  // a channel with resends holds a slab
 }
 
-// After an item was (or could not be) added to what c owes.
-bool Channels::owed(Channel& c, bool pushed) {
-  if (!pushed) {
-    counters_.owed_runs_exhausted.add();
-    return false;
-  }
-  ++owed_total_;
-  list_owing(c);
-  return true;
-}
-
 // A channel that starts owing joins the heap of those with a flight slab, or
 // of those waiting for one; its key is the stamp of its first owed item.
 void Channels::list_owing(Channel& c) {

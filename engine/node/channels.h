@@ -159,7 +159,17 @@ class Channels {
     uint32_t channel;
     bool operator>(const Owing& o) const { return stamp > o.stamp; }
   };
-  bool owed(Channel& c, bool pushed);
+  // After an item was (or could not be) added to what c owes: inline, as
+  // every segment a machine passes on comes through here.
+  bool owed(Channel& c, bool pushed) {
+    if (!pushed) {
+      counters_.owed_runs_exhausted.add();
+      return false;
+    }
+    ++owed_total_;
+    if (!c.listed) list_owing(c);
+    return true;
+  }
   void list_owing(Channel& c);
   void want_resend(Channel& c);
   void grant_slabs();

@@ -17,7 +17,10 @@ class RecvChannel {
  public:
   enum class Check : uint8_t { New, Duplicate, OutOfWindow };
 
+  // The bit of cum_ itself is never set (accept() sets only later ones and
+  // clears each as cum_ passes it): the next frame in order needs no lookup.
   Check check(uint32_t seq) const {
+    if (seq == cum_) return Check::New;
     if (seq_before(seq, cum_)) return Check::Duplicate;
     const uint32_t d = seq_distance(cum_, seq);
     if (d > wire::kSackBits) return Check::OutOfWindow;
@@ -28,13 +31,16 @@ class RecvChannel {
   // order (nothing missing before it): a frame past a gap is worth an ack at
   // once, so the sender learns of the gap.
   bool accept(uint32_t seq) {
-    const bool in_order = seq == cum_;
-    set(seq);
-    while (test(cum_)) {
+    if (seq != cum_) {  // past a gap: cum_ stays until the gap fills
+      set(seq);
+      return false;
+    }
+    ++cum_;
+    while (test(cum_)) {  // frames that came early, now in order
       clear(cum_);
       ++cum_;
     }
-    return in_order;
+    return true;
   }
 
   // A frame check() found New arrived at now_ns (the receiver's clock): the
