@@ -33,7 +33,8 @@ Broadcast::Take Broadcast::take_data(rte_mbuf* m, const wire::Parsed& p, uint64_
     }
     parts_.counters.rx_data.add();
     stage_mark(Stage::kPayload);
-    accept_segment(payload_of(m, p.payload_offset, parts_.frames.spent_headers()), src, d.lane, d, p.payload_seal, /*in_buffer=*/true, now);
+    rte_mbuf* payload = payload_of(m, p.payload_offset, parts_.frames.spent_headers());
+    accept_segment(payload, src, d.lane, d, p.payload_seal, /*in_buffer=*/true, now);
     stage_mark(Stage::kMachine);
     return Take::kAccept;
   }
@@ -100,14 +101,15 @@ void Broadcast::take_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) 
     return;
   }
   parts_.counters.rx_datagrams.add();
-  accept_segment(payload_of(m, p.payload_offset, parts_.frames.spent_headers()), p.src, d.lane, d, p.payload_seal, /*in_buffer=*/true, now);
+  rte_mbuf* payload = payload_of(m, p.payload_offset, parts_.frames.spent_headers());
+  accept_segment(payload, p.src, d.lane, d, p.payload_seal, /*in_buffer=*/true, now);
 }
 
 // A frame of the running broadcast, checked against its plan. A frame of a
 // different broadcast (root, size, algorithm, segment size) fails it; one
 // whose segment (index, offset, length) does not fit the plan is dropped
 // and counted.
-__attribute__((always_inline)) inline bool Broadcast::fits_op(const wire::DataBody& d, Rank src, uint64_t now, bool signal) {
+__rte_always_inline bool Broadcast::fits_op(const wire::DataBody& d, Rank src, uint64_t now, bool signal) {
   const bool agrees = d.root == op_.sub.root && d.total_len == op_.sub.size &&
                       d.algo == static_cast<uint8_t>(op_.sub.algo) && d.segment_bytes == cfg_.segment_bytes;
   if (!agrees) {
@@ -139,7 +141,7 @@ __attribute__((always_inline)) inline bool Broadcast::fits_op(const wire::DataBo
 // bytes are the root's), checked over the bytes just copied, still in
 // cache: a forger's bytes with a CRC of their own stop here. Each failure is
 // counted under its reason.
-__attribute__((always_inline)) inline bool Broadcast::take_payload(const rte_mbuf* m, const wire::Parsed& p) {
+__rte_always_inline bool Broadcast::take_payload(const rte_mbuf* m, const wire::Parsed& p) {
   const wire::DataBody& d = p.data;
   if (op_.sub.root == cfg_.rank || store_.held(d.segment)) return true;
   std::byte* dst = op_.sub.buffer + d.offset;
@@ -187,8 +189,8 @@ rte_mbuf* Broadcast::copy_payload(rte_mbuf* payload) {
   return fresh;
 }
 
-void Broadcast::accept_segment(rte_mbuf* payload, Rank src, uint16_t lane, const wire::DataBody& d,
-                               const wire::Seal& seal, bool in_buffer, uint64_t now) {
+__rte_always_inline void Broadcast::accept_segment(rte_mbuf* payload, Rank src, uint16_t lane, const wire::DataBody& d,
+                                                   const wire::Seal& seal, bool in_buffer, uint64_t now) {
   op_.last_rx_ns = now;
   if (store_.held(d.segment) || op_.sub.root == cfg_.rank) {
     // A second copy of a segment (multicast + repair), or the root's own (a

@@ -4,7 +4,7 @@
 // It knows the header lengths (with seals in a group with a key) and the
 // node's origin. The node, its broadcast and its streams fill the bodies.
 // It also holds the header buffers of received frames until they go back to
-// their pools (spent_headers.h).
+// their pools (buffer_returns.h).
 //
 // A concrete class the others call directly, its per-frame calls inline:
 // every data frame sent takes a header and a chained payload.
@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "drivers/port.h"
-#include "engine/node/spent_headers.h"
+#include "engine/node/buffer_returns.h"
 #include "engine/runtime/counter.h"
 #include "engine/wire/wire.h"
 
@@ -85,8 +85,8 @@ class FrameBuilder {
   }
 
   // Where the receive path leaves the header buffers of frames it took
-  // the payloads of (spent_headers.h).
-  SpentHeaders& spent_headers() { return spent_; }
+  // the payloads of (buffer_returns.h).
+  BufferReturns& spent_headers() { return spent_; }
 
   wire::Origin origin() const { return origin_; }
   uint16_t seal_flag() const { return seal_flag_; }
@@ -116,7 +116,7 @@ class FrameBuilder {
   uint32_t hdr_failed_ = wire::kFailedBytes;
   bool chained_ = true;
   Counters counters_;
-  SpentHeaders spent_;
+  BufferReturns spent_;
 };
 
 }  // namespace lanecast::engine

@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "engine/auth/frame_auth.h"
-#include "engine/node/spent_headers.h"
+#include "engine/node/buffer_returns.h"
 #include "engine/runtime/counter.h"
 #include "engine/wire/wire.h"
 
@@ -21,8 +21,7 @@ namespace lanecast::engine {
 // No byte is copied, and no reference count is touched: the header mbuf is
 // unlinked and handed to `spent`, and the reference the frame held on the
 // payload becomes ours.
-__attribute__((always_inline)) inline rte_mbuf* payload_of(rte_mbuf* m, uint32_t payload_offset,
-                                                           SpentHeaders& spent) {
+__rte_always_inline rte_mbuf* payload_of(rte_mbuf* m, uint32_t payload_offset, BufferReturns& spent) {
   if (m->data_len == payload_offset && m->next != nullptr) {
     rte_mbuf* payload = m->next;
     m->next = nullptr;

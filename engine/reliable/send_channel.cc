@@ -43,20 +43,6 @@ SendChannel::SendChannel(uint32_t window, const RttParams& rtt)
     throw std::invalid_argument("reliable window must be 1.." + std::to_string(kMaxWindow) + " frames");
 }
 
-uint32_t SendChannel::push(uint32_t op, uint32_t segment, uint64_t now_ns, bool signal, bool stream,
-                           uint32_t frame_bytes) {
-  if (idle()) last_progress_ns_ = timer_ns_ = now_ns;  // the timer starts with the first frame
-  const uint32_t seq = next_++;
-  InFlight& e = slot(seq);
-  e.segment = segment;
-  e.op = op;
-  e.sent_ns = now_ns;
-  e.bytes = frame_bytes;
-  e.tries = 1;
-  e.flags = static_cast<uint8_t>((signal ? InFlight::kSignal : 0) | (stream ? InFlight::kStream : 0));
-  return seq;
-}
-
 void SendChannel::set_acked(uint32_t seq) {
   const uint32_t pos = seq & mask_;
   const uint64_t bit = uint64_t{1} << (pos & 63);

@@ -88,8 +88,20 @@ class SendChannel {
   // Precondition: window_open().
   // `stream`: a stream's batch (InFlight::kStream), not the broadcast's.
   // `frame_bytes`: its size on the link, summed into AckResult::newly_bytes.
+  // Inline: once for every frame sent.
   uint32_t push(uint32_t op, uint32_t segment, uint64_t now_ns, bool signal = false, bool stream = false,
-                uint32_t frame_bytes = 0);
+                uint32_t frame_bytes = 0) {
+    if (idle()) last_progress_ns_ = timer_ns_ = now_ns;  // the timer starts with the first frame
+    const uint32_t seq = next_++;
+    InFlight& e = slot(seq);
+    e.segment = segment;
+    e.op = op;
+    e.sent_ns = now_ns;
+    e.bytes = frame_bytes;
+    e.tries = 1;
+    e.flags = static_cast<uint8_t>((signal ? InFlight::kSignal : 0) | (stream ? InFlight::kStream : 0));
+    return seq;
+  }
 
   struct AckResult {
     uint32_t newly = 0;    // frames newly acknowledged

@@ -2,14 +2,14 @@
 // alone, on real mbufs: what it keeps, the second copy it refuses, and that
 // every buffer goes back to its pool when the broadcast ends or the store
 // goes - counted by the pool itself. And the received frames' header buffers
-// held for a burst (engine/node/spent_headers.h): every one back to its own
+// held for a burst (engine/node/buffer_returns.h): every one back to its own
 // pool, shared and indirect ones included.
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
 #include "engine/node/segment_store.h"
-#include "engine/node/spent_headers.h"
+#include "engine/node/buffer_returns.h"
 #include "tests/engine/eal_env.h"
 
 namespace lanecast::engine {
@@ -78,14 +78,14 @@ TEST(SegmentStorePart, ABufferSharedWithAFrameInFlightOutlivesTheStore) {
   EXPECT_EQ(rte_mempool_avail_count(pool), before);
 }
 
-TEST(SpentHeadersPart, HeadersFromTwoPoolsAndMoreThanItHoldsAllGoBackToTheirOwnPools) {
+TEST(BufferReturnsPart, HeadersFromTwoPoolsAndMoreThanItHoldsAllGoBackToTheirOwnPools) {
   rte_mempool* a = test::test_pool("spent_a", 511);
   rte_mempool* b = test::test_pool("spent_b", 511);
   const unsigned a_before = rte_mempool_avail_count(a), b_before = rte_mempool_avail_count(b);
   {
-    SpentHeaders spent;
+    BufferReturns spent;
     // A burst of 3 x kCap, the pools alternating in runs of 5.
-    for (uint32_t i = 0; i < 3 * SpentHeaders::kCap; ++i) spent.give(segment_buffer((i / 5) % 2 ? b : a, 0));
+    for (uint32_t i = 0; i < 3 * BufferReturns::kCap; ++i) spent.give(segment_buffer((i / 5) % 2 ? b : a, 0));
     EXPECT_LT(rte_mempool_avail_count(a) + rte_mempool_avail_count(b), a_before + b_before) << "some held until flush";
     spent.flush();
     EXPECT_EQ(rte_mempool_avail_count(a), a_before);
@@ -95,10 +95,10 @@ TEST(SpentHeadersPart, HeadersFromTwoPoolsAndMoreThanItHoldsAllGoBackToTheirOwnP
   EXPECT_EQ(rte_mempool_avail_count(a), a_before) << "what it held when it went";
 }
 
-TEST(SpentHeadersPart, AHeaderReferencedElsewhereOrIndirectIsNotPutBackUnderItsHolder) {
+TEST(BufferReturnsPart, AHeaderReferencedElsewhereOrIndirectIsNotPutBackUnderItsHolder) {
   rte_mempool* pool = test::test_pool("spent_c", 255);
   const unsigned before = rte_mempool_avail_count(pool);
-  SpentHeaders spent;
+  BufferReturns spent;
   // Shared: another holder still references it (a fabric's multicast copy).
   rte_mbuf* shared = segment_buffer(pool, 4);
   rte_mbuf_refcnt_update(shared, 1);
@@ -118,6 +118,45 @@ TEST(SpentHeadersPart, AHeaderReferencedElsewhereOrIndirectIsNotPutBackUnderItsH
   EXPECT_EQ(rte_mbuf_refcnt_read(original), 1) << "the clone let go of the original";
   EXPECT_EQ(rte_mempool_avail_count(pool), before - 1);
   rte_pktmbuf_free(original);
+  EXPECT_EQ(rte_mempool_avail_count(pool), before);
+}
+
+TEST(BufferReturnsPart, ASharedBufferGoesBackWhenItsLastHolderLetsGo) {
+  rte_mempool* pool = test::test_pool("returns_d", 255);
+  const unsigned before = rte_mempool_avail_count(pool);
+  rte_mbuf* m = segment_buffer(pool, 6);
+  rte_mbuf_refcnt_update(m, 2);  // three holders
+  BufferReturns back;
+  back.give_shared(m);
+  back.give_shared(m);
+  back.flush();
+  EXPECT_EQ(rte_mbuf_refcnt_read(m), 1);
+  EXPECT_EQ(rte_mempool_avail_count(pool), before - 1) << "one holder left";
+  back.give_shared(m);
+  back.flush();
+  EXPECT_EQ(rte_mempool_avail_count(pool), before);
+}
+
+TEST(SegmentStorePart, SharedAndSplitBuffersLoseOnlyTheStoresReference) {
+  rte_mempool* pool = test::test_pool("seg_store_e", 255);
+  const unsigned before = rte_mempool_avail_count(pool);
+  rte_mbuf* shared = segment_buffer(pool, 7);
+  rte_mbuf_refcnt_update(shared, 1);  // a forward still queued holds it too
+  rte_mbuf* split = segment_buffer(pool, 8);
+  rte_mbuf* tail = segment_buffer(pool, 9);
+  ASSERT_EQ(rte_pktmbuf_chain(split, tail), 0);
+  {
+    SegmentStore store(4);
+    store.keep(0, SegmentStore::Entry{shared, 0, {}});
+    store.keep(1, SegmentStore::Entry{split, 0, {}});
+    store.keep(2, SegmentStore::Entry{segment_buffer(pool, 10), 0, {}});
+    EXPECT_EQ(rte_mempool_avail_count(pool), before - 4);
+    store.clear();
+    EXPECT_EQ(rte_mempool_avail_count(pool), before - 1) << "the shared buffer's other holder keeps it";
+    EXPECT_EQ(rte_mbuf_refcnt_read(shared), 1);
+    EXPECT_EQ(*rte_pktmbuf_mtod(shared, const uint8_t*), 7);
+  }
+  rte_pktmbuf_free(shared);
   EXPECT_EQ(rte_mempool_avail_count(pool), before);
 }
 
