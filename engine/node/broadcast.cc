@@ -269,7 +269,6 @@ rte_mbuf* Broadcast::data_frame(const drivers::PeerAddress& to, SegmentIndex seg
 
 uint32_t Broadcast::data_frames(const drivers::PeerAddress& to, SegmentIndex first, uint32_t stride, uint32_t n,
                                 uint32_t seq, uint16_t lane, uint16_t last_flags, rte_mbuf** frames) {
-  constexpr uint32_t kMaxRun = 32;
   n = std::min(n, kMaxRun);
   for (uint32_t i = 0; i < n; ++i) {
     const SegmentIndex seg = first + i * stride;

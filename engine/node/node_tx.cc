@@ -96,7 +96,7 @@ void Node::pump_owed(uint64_t now, uint32_t blocked_lanes) {
 // peer is owed in this broadcast.
 Channels::Outcome Node::send_segment_run(Channel& c, const OwedItem& item, uint64_t now) {
   using Step = Channels::Step;
-  constexpr uint32_t kMaxRun = 32;
+  constexpr uint32_t kMaxRun = Broadcast::kMaxRun;
   const uint32_t room = c.tx.window_room();
   uint32_t n = std::min({item.run, room, kMaxRun, tx_lanes_.batch_room(c.lane)});
   uint32_t frame_bytes[kMaxRun];
