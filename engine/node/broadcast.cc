@@ -241,34 +241,13 @@ bool Broadcast::buffer_done(bool frames_queued) const {
 
 rte_mbuf* Broadcast::data_frame(const drivers::PeerAddress& to, SegmentIndex seg, uint32_t seq, uint16_t lane,
                                 uint16_t flags, wire::FrameType type) {
-  if (!store_.held(seg) && !materialize(seg)) {
-    if (op_.sub.root != cfg_.rank) internal_error_ = true;  // sending what it lacks
-    return nullptr;
-  }
-  FrameBuilder& f = parts_.frames;
-  uint8_t* at;
-  rte_mbuf* h = f.alloc_frame(to, f.data_header(), &at);
-  if (h == nullptr) return nullptr;
-  const algos::Segment s = op_.plan->segment(seg);
-  wire::DataBody b{};
-  b.op = op_.sub.op;
-  b.root = op_.sub.root;
-  b.seq = seq;
-  b.segment = seg;
-  b.offset = s.offset;
-  b.total_len = op_.sub.size;
-  b.payload_len = s.length;
-  b.payload_crc = store_.crc(seg);
-  b.segment_bytes = cfg_.segment_bytes;
-  b.algo = static_cast<uint8_t>(op_.sub.algo);
-  b.lane = static_cast<uint8_t>(lane);
-  wire::write_data(at, f.origin(), b, flags | f.seal_flag(), type);
-  if (f.seal_flag() != 0) f.put_payload_seal(at, store_.seal(seg));
-  return f.attach_payload(h, store_.payload(seg));
+  rte_mbuf* m = nullptr;
+  return data_frames(to, seg, 1, 1, seq, lane, flags, &m, type) == 1 ? m : nullptr;
 }
 
 uint32_t Broadcast::data_frames(const drivers::PeerAddress& to, SegmentIndex first, uint32_t stride, uint32_t n,
-                                uint32_t seq, uint16_t lane, uint16_t last_flags, rte_mbuf** frames) {
+                                uint32_t seq, uint16_t lane, uint16_t last_flags, rte_mbuf** frames,
+                                wire::FrameType type) {
   n = std::min(n, kMaxRun);
   for (uint32_t i = 0; i < n; ++i) {
     const SegmentIndex seg = first + i * stride;
@@ -298,7 +277,7 @@ uint32_t Broadcast::data_frames(const drivers::PeerAddress& to, SegmentIndex fir
     b.offset = s.offset;
     b.payload_len = s.length;
     b.payload_crc = store_.crc(seg);
-    wire::write_data(at[i], origin, b, (i + 1 == n ? last_flags : 0) | f.seal_flag(), wire::FrameType::Data);
+    wire::write_data(at[i], origin, b, (i + 1 == n ? last_flags : 0) | f.seal_flag(), type);
     if (f.seal_flag() != 0) f.put_payload_seal(at[i], store_.seal(seg));
     frames[i] = f.attach_payload(frames[i], store_.payload(seg));
     if (frames[i] == nullptr) {  // flattening failed (both freed): the rest go back unsent

@@ -123,13 +123,14 @@ class Broadcast {
   // is not here (then the broadcast fails).
   rte_mbuf* data_frame(const drivers::PeerAddress& to, algos::SegmentIndex seg, uint32_t seq, uint16_t lane,
                        uint16_t flags, wire::FrameType type = wire::FrameType::Data);
-  // The frames of segments first, first + stride, ... (n of them, at most
-  // kMaxRun) to `to`, with sequence numbers from `seq` on; `last_flags` on
+  // data_frame() for a run: the frames of segments first, first + stride,
+  // ... (n of them, at most kMaxRun) to `to`, with sequence numbers from `seq` on; `last_flags` on
   // the last only. Returns how many were built into frames[] - fewer than n
   // when a pool ran dry or a segment is not here (then, as above).
   static constexpr uint32_t kMaxRun = 32;
   uint32_t data_frames(const drivers::PeerAddress& to, algos::SegmentIndex first, uint32_t stride, uint32_t n,
-                       uint32_t seq, uint16_t lane, uint16_t last_flags, rte_mbuf** frames);
+                       uint32_t seq, uint16_t lane, uint16_t last_flags, rte_mbuf** frames,
+                       wire::FrameType type = wire::FrameType::Data);
   // A signal: the running broadcast's data header, no payload, the tag in
   // `segment`.
   rte_mbuf* build_signal(algos::Rank to, uint16_t lane, uint32_t tag, uint32_t seq, uint16_t flags);

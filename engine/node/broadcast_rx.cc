@@ -88,7 +88,8 @@ void Broadcast::take_datagram(rte_mbuf* m, const wire::Parsed& p, uint64_t now) 
         rte_pktmbuf_free(m);
         return;
       }
-      stash_.keep(Stash::Entry{payload_of(m, p.payload_offset, parts_.frames.spent_headers()), p.src, d.lane, false, true, d, p.payload_seal});
+      rte_mbuf* payload = payload_of(m, p.payload_offset, parts_.frames.spent_headers());
+      stash_.keep(Stash::Entry{payload, p.src, d.lane, false, true, d, p.payload_seal});
       return;
     } else {
       parts_.counters.rx_datagram_early.add();

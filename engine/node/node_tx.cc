@@ -47,13 +47,9 @@ void Node::pump_owed(uint64_t now, uint32_t blocked_lanes) {
       if (rates_.on() && c.tx.slab() != nullptr && !c.tx.window_open()) rates_.window_full(c.lane);
       return Step::kWait;
     }
-    if (item.run > 1 && !item.is_stream() && !item.signal) return send_segment_run(c, item, now);
-    uint32_t payload = 0;
-    if (item.is_stream()) {
-      payload = streams_.batch_bytes(item.stream, item.value);
-    } else if (!item.signal) {
-      payload = broadcast_.segment_length(item.value);
-    }
+    if (!item.is_stream() && !item.signal) return send_segment_run(c, item, now);  // a run of one, or more
+    // A stream's batch or a machine's signal.
+    const uint32_t payload = item.is_stream() ? streams_.batch_bytes(item.stream, item.value) : 0;
     const uint32_t frame_bytes = frames_.data_frame_bytes(payload);
     if (!tx_lanes_.room(c.lane, frame_bytes, now)) return Step::kLaneFull;
     // Ask for an ack at once when this is the last frame we have for the
@@ -63,15 +59,9 @@ void Node::pump_owed(uint64_t now, uint32_t blocked_lanes) {
     rte_mbuf* m = nullptr;
     if (item.is_stream()) {
       m = streams_.build_frame(c.peer, c.lane, item.stream, item.value, c.tx.next_seq(), flags);
-    } else if (item.signal) {
+    } else {
       m = broadcast_.build_signal(c.peer, c.lane, item.value, c.tx.next_seq(), flags);
       if (m != nullptr) counters_.tx_signals.add();
-    } else {
-      m = broadcast_.data_frame(addrs_[c.peer], item.value, c.tx.next_seq(), c.lane, flags);
-      if (m != nullptr) {
-        counters_.tx_data.add();
-        counters_.tx_data_lane[c.lane].add();
-      }
     }
     if (m == nullptr) return Step::kStop;  // a pool is empty: try again next iteration
     peers_.counters(c.peer).tx_data.add();
@@ -87,10 +77,11 @@ void Node::pump_owed(uint64_t now, uint32_t blocked_lanes) {
   });
 }
 
-// A run of the broadcast's segments owed to one peer with nothing owed to
-// another peer between them (a pipeline's forwards, a root's sends to its
-// one child), sent as one burst: the window, the order and the counters are
-// dealt with once for the run rather than once a frame. The frames are
+// The broadcast's segments owed to one peer: the first item offered and,
+// when nothing owed to another peer comes between them (a pipeline's
+// forwards, a root's sends to its one child), the rest of its run, sent as
+// one burst: the window, the order and the counters are dealt with once for
+// the run rather than once a frame. The frames are
 // those the one-by-one path would send, in the same order: only the last
 // may ask for an ack at once - it fills the window, or it is the last the
 // peer is owed in this broadcast.

@@ -20,19 +20,20 @@ uint64_t ring_bits(const uint64_t* bm, uint32_t mask, uint32_t seq) {
   return lo | bm[(w + 1) % words] << (64 - o);
 }
 
-// Whether no bit for [from, to) is set.
-bool none_set(const uint64_t* bm, uint32_t mask, uint32_t from, uint32_t to) {
+// The first seq in [from, to) whose bit is set; `to` if none. A few word
+// operations over a window.
+uint32_t first_set(const uint64_t* bm, uint32_t mask, uint32_t from, uint32_t to) {
   for (uint32_t s = from; s != to;) {
-    const uint32_t n = std::min<uint32_t>(64, seq_distance(s, to));
-    const uint64_t in_range = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
-    if (ring_bits(bm, mask, s) & in_range) return false;
-    s += n;
+    const uint32_t span = std::min<uint32_t>(64, seq_distance(s, to));
+    const uint64_t in_span = span == 64 ? ~uint64_t{0} : (uint64_t{1} << span) - 1;
+    const uint64_t b = ring_bits(bm, mask, s) & in_span;
+    if (b != 0) return s + static_cast<uint32_t>(std::countr_zero(b));
+    s += span;
   }
-  return true;
+  return to;
 }
 
 }  // namespace
-
 
 SendChannel::SendChannel(uint32_t window, const RttParams& rtt)
     : mask_(flight_ring(window) - 1), window_(window), rtt_(rtt), rto_ns_(rtt.initial_rto_ns),
@@ -115,7 +116,8 @@ SendChannel::AckResult SendChannel::on_ack(uint32_t cum_ack, const uint64_t sack
   // timeout to judge - needs no bit set only to be cleared below: base_
   // moves past them at once (a pipeline's acks, 16-32 frames each).
   const uint32_t old_base = base_;
-  if (episode_ != Episode::kSilent && slab_->resend_count == 0 && none_set(slab_->acked, mask_, base_, cum_ack)) {
+  if (episode_ != Episode::kSilent && slab_->resend_count == 0 &&
+      first_set(slab_->acked, mask_, base_, cum_ack) == cum_ack) {
     for (uint32_t s = base_; s != cum_ack; ++s) {
       const InFlight& e = slot(s);
       r.newly_bytes += e.bytes;
@@ -231,15 +233,9 @@ void SendChannel::queue_resend(uint32_t seq) {
 
 uint32_t SendChannel::resend_front() const {
   // Bits are set only for unacked frames in flight, so one is found within
-  // the window: a few word operations.
-  for (uint32_t s = base_; s != next_;) {
-    const uint32_t span = std::min<uint32_t>(64, seq_distance(s, next_));
-    const uint64_t mask = span == 64 ? ~uint64_t{0} : (uint64_t{1} << span) - 1;
-    const uint64_t b = ring_bits(slab_->resend, mask_, s) & mask;
-    if (b != 0) return s + static_cast<uint32_t>(std::countr_zero(b));
-    s += span;
-  }
-  return base_;  // unreachable while has_resend()
+  // the window.
+  const uint32_t s = first_set(slab_->resend, mask_, base_, next_);
+  return s != next_ ? s : base_;  // base_: unreachable while has_resend()
 }
 
 void SendChannel::resend_done(uint64_t now_ns) {

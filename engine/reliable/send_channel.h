@@ -71,7 +71,7 @@ class SendChannel {
   bool idle() const { return base_ == next_; }
   uint32_t in_flight() const { return seq_distance(base_, next_); }
   // Room for one more frame: a slab, and within both windows.
-  bool window_open() const { return slab_ != nullptr && in_flight() < std::min(window_, cwnd_); }
+  bool window_open() const { return window_room() > 0; }
   // Frames that may go before the window closes (0 without a slab).
   uint32_t window_room() const {
     const uint32_t w = std::min(window_, cwnd_), f = in_flight();
