@@ -68,19 +68,25 @@ class SegmentStore {
   // but a split one) loses this store's reference inline and goes back
   // with others (buffer_returns.h); DPDK's bulk free costs twice the
   // instructions a buffer.
+  // Each slot is emptied as its buffer goes, in the same walk: a second
+  // walk to clear them would bring the whole array (16 bytes a segment, a
+  // megabyte for 64-byte segments of 4 MiB) through the cache again.
   void clear() {
     constexpr uint32_t kAhead = 32;
     BufferReturns back;
-    for (uint32_t i = 0; i < used_; ++i) {
-      if (i + kAhead < used_ && slots_[i + kAhead].payload != nullptr) rte_prefetch0(slots_[i + kAhead].payload);
-      rte_mbuf* m = slots_[i].payload;
+    Slot* const slots = slots_.data();
+    const uint32_t used = used_;
+    for (uint32_t i = 0; i < used; ++i) {
+      // A null slot ahead fetches nothing that matters (a prefetch never faults).
+      if (i + kAhead < used) rte_prefetch0(slots[i + kAhead].payload);
+      rte_mbuf* m = slots[i].payload;
       if (m == nullptr) continue;
+      slots[i] = Slot{};
       if (m->nb_segs == 1) back.give_shared(m);
       else rte_pktmbuf_free(m);
     }
     back.flush();
-    std::fill(slots_.begin(), slots_.begin() + used_, Slot{});
-    if (!seals_.empty()) std::fill(seals_.begin(), seals_.begin() + used_, wire::Seal{});
+    if (!seals_.empty()) std::fill(seals_.begin(), seals_.begin() + used, wire::Seal{});
     used_ = 0;
   }
   size_t bytes() const { return slots_.capacity() * sizeof(Slot) + seals_.capacity() * sizeof(wire::Seal); }
