@@ -206,6 +206,7 @@ uint32_t Node::poll_rx(uint64_t now) {
   for (uint16_t lane = 0; lane < cfg_.lanes; ++lane) {
     const uint16_t n = port_.rx_burst(lane, rx, kBurst);
     stage_mark(Stage::kRxBurst);
+    if (n > 0) counters_.rx_frames.add(n);  // a burst's frames counted at once, before any is handled
     // Whether each frame is addressed here: one call to the port per burst,
     // not a virtual call per frame.
     const uint8_t* links[kBurst];

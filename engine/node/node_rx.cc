@@ -15,7 +15,6 @@ namespace lanecast::engine {
 using algos::Rank;
 
 void Node::handle_frame(rte_mbuf* m, bool addressed, uint64_t now) {
-  counters_.rx_frames.add();
   const auto* link = rte_pktmbuf_mtod(m, const uint8_t*);
   if (m->data_len < rx_link_bytes_ || !addressed) {
     counters_.rx_not_for_us.add();
