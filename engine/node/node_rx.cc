@@ -9,6 +9,7 @@
 
 #include "engine/auth/frame_auth.h"
 #include "engine/node/node.h"
+#include "engine/wire/parse.h"
 
 namespace lanecast::engine {
 
@@ -22,7 +23,7 @@ void Node::handle_frame(rte_mbuf* m, bool addressed, uint64_t now) {
     return;
   }
   wire::Parsed p;
-  const wire::Verdict v = wire::parse(m, rx_link_bytes_, &p);
+  const wire::Verdict v = wire::parse_frame(m, rx_link_bytes_, &p);  // inline (parse.h)
   if (v != wire::Verdict::Ok) {
     counters_.rx_malformed[static_cast<size_t>(v)].add();
     rte_pktmbuf_free(m);
