@@ -50,7 +50,7 @@ class SegmentStore {
   Entry operator[](uint32_t seg) const { return Entry{payload(seg), crc(seg), seal(seg)}; }
   // Takes the buffer of segment `seg` (< capacity()). A segment held
   // already keeps its first buffer: the second is freed, and false.
-  bool keep(uint32_t seg, const Entry& e) {
+  __rte_always_inline bool keep(uint32_t seg, const Entry& e) {
     Slot& slot = slots_[seg];
     if (slot.payload != nullptr) {
       rte_pktmbuf_free(e.payload);
