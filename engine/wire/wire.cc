@@ -1,14 +1,8 @@
 #include "engine/wire/wire.h"
 
-#include <rte_byteorder.h>
 #include <rte_mbuf.h>
 
-#include <bit>
 #include <cstring>
-
-#if defined(__SSE4_2__)
-#include <nmmintrin.h>
-#endif
 
 #include "engine/checksum/crc32c.h"
 #include "engine/wire/parse.h"
