@@ -268,16 +268,14 @@ uint32_t Broadcast::data_frames(const drivers::PeerAddress& to, SegmentIndex fir
   b.segment_bytes = cfg_.segment_bytes;
   b.algo = static_cast<uint8_t>(op_.sub.algo);
   b.lane = static_cast<uint8_t>(lane);
-  const wire::Origin origin = f.origin();
+  // The words every frame of the run shares, once; the last frame's own
+  // when it carries flags the others do not.
+  const wire::DataHeaderRun headers(f.origin(), b, f.seal_flag(), type);
+  const wire::DataHeaderRun last_headers(f.origin(), b, last_flags | f.seal_flag(), type);
   for (uint32_t i = 0; i < n; ++i) {
     const SegmentIndex seg = first + i * stride;
     const algos::Segment s = op_.plan->segment(seg);
-    b.seq = seq + i;
-    b.segment = seg;
-    b.offset = s.offset;
-    b.payload_len = s.length;
-    b.payload_crc = store_.crc(seg);
-    wire::write_data(at[i], origin, b, (i + 1 == n ? last_flags : 0) | f.seal_flag(), type);
+    (i + 1 == n ? last_headers : headers).write(at[i], seq + i, seg, s.offset, s.length, store_.crc(seg));
     if (f.seal_flag() != 0) f.put_payload_seal(at[i], store_.seal(seg));
     frames[i] = f.attach_payload(frames[i], store_.payload(seg));
     if (frames[i] == nullptr) {  // flattening failed (both freed): the rest go back unsent

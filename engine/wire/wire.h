@@ -249,34 +249,72 @@ inline uint32_t header_crc_of_words(const uint64_t (&q)[N]) {
 }
 }  // namespace detail
 
-// Writes a data (or datagram) header, header_crc filled in, at `at`. Inline:
-// every data frame sent is written here, most in runs (Broadcast::data_frames)
-// whose fields the compiler keeps in registers from one frame to the next.
+// Data (or datagram) headers for a run of frames that differ only in seq,
+// segment, offset, payload length and CRC (Broadcast::data_frames: a run of
+// segments to one peer): the other words, and the header CRC's register over
+// the first four of them, once for the run. Inline: every data frame sent is
+// written here.
+class DataHeaderRun {
+ public:
+  DataHeaderRun(const Origin& from, const DataBody& b, uint16_t flags = 0, FrameType type = FrameType::Data) {
+    static_assert(offsetof(FrameHeader, flags) == 2 && offsetof(FrameHeader, group) == 4 &&
+                  offsetof(FrameHeader, src) == 8 && offsetof(FrameHeader, epoch) == 12 &&
+                  offsetof(FrameHeader, header_crc) == 16 && offsetof(DataBody, root) == 4 &&
+                  offsetof(DataBody, seq) == 8 && offsetof(DataBody, segment) == 12 &&
+                  offsetof(DataBody, offset) == 16 && offsetof(DataBody, total_len) == 24 &&
+                  offsetof(DataBody, payload_len) == 32 && offsetof(DataBody, payload_crc) == 36 &&
+                  offsetof(DataBody, segment_bytes) == 40 && offsetof(DataBody, algo) == 44 &&
+                  offsetof(DataBody, lane) == 45,
+                  "the qwords below follow these layouts");
+    q0_ = rte_cpu_to_le_64(uint64_t{kVersion} | uint64_t{static_cast<uint8_t>(type)} << 8 | uint64_t{flags} << 16 |
+                           uint64_t{from.group} << 32);
+    q1_ = rte_cpu_to_le_64(uint64_t{from.src} | uint64_t{from.epoch} << 32);
+    q3_ = rte_cpu_to_le_64(uint64_t{b.op} | uint64_t{b.root} << 32);
+    q6_ = rte_cpu_to_le_64(b.total_len);
+    q8_ = rte_cpu_to_le_64(uint64_t{b.segment_bytes} | uint64_t{b.algo} << 32 | uint64_t{b.lane} << 40);  // reserved: 0
+#if defined(__SSE4_2__)
+    // Words 0-3 (word 2, header_crc and reserved, summed as zero).
+    lead_crc_ = _mm_crc32_u64(_mm_crc32_u64(_mm_crc32_u64(_mm_crc32_u64(0xFFFFFFFFu, q0_), q1_), 0), q3_);
+#endif
+  }
+  void write(uint8_t* at, uint32_t seq, uint32_t segment, uint64_t offset, uint32_t payload_len,
+             uint32_t payload_crc) const {
+    uint64_t q[9];
+    q[0] = q0_;
+    q[1] = q1_;
+    q[2] = 0;  // header_crc, reserved
+    q[3] = q3_;
+    q[4] = rte_cpu_to_le_64(uint64_t{seq} | uint64_t{segment} << 32);
+    q[5] = rte_cpu_to_le_64(offset);
+    q[6] = q6_;
+    q[7] = rte_cpu_to_le_64(uint64_t{payload_len} | uint64_t{payload_crc} << 32);
+    q[8] = q8_;
+    uint32_t crc;
+#if defined(__SSE4_2__)
+    if constexpr (std::endian::native == std::endian::little) {
+      uint64_t c = lead_crc_;
+      for (size_t i = 4; i < 9; ++i) c = _mm_crc32_u64(c, q[i]);
+      crc = ~static_cast<uint32_t>(c);
+    } else {
+      crc = detail::header_crc_of_words(q);
+    }
+#else
+    crc = detail::header_crc_of_words(q);
+#endif
+    // The crc's 4 bytes, then reserved's 4 zero bytes.
+    q[2] = rte_cpu_to_le_64(crc);
+    std::memcpy(at, q, sizeof q);
+  }
+
+ private:
+  uint64_t q0_, q1_, q3_, q6_, q8_;  // in the wire's byte order
+  uint64_t lead_crc_ = 0;            // the header CRC's register after words 0-3 (SSE4.2 builds)
+};
+
+// Writes a data (or datagram) header, header_crc filled in, at `at`.
 inline void write_data(uint8_t* at, const Origin& from, const DataBody& b, uint16_t flags = 0,
                        FrameType type = FrameType::Data) {
-  static_assert(offsetof(FrameHeader, flags) == 2 && offsetof(FrameHeader, group) == 4 &&
-                offsetof(FrameHeader, src) == 8 && offsetof(FrameHeader, epoch) == 12 &&
-                offsetof(FrameHeader, header_crc) == 16 && offsetof(DataBody, root) == 4 &&
-                offsetof(DataBody, seq) == 8 && offsetof(DataBody, segment) == 12 && offsetof(DataBody, offset) == 16 &&
-                offsetof(DataBody, total_len) == 24 && offsetof(DataBody, payload_len) == 32 &&
-                offsetof(DataBody, payload_crc) == 36 && offsetof(DataBody, segment_bytes) == 40 &&
-                offsetof(DataBody, algo) == 44 && offsetof(DataBody, lane) == 45,
-                "the qwords below follow these layouts");
-  uint64_t q[9];
-  q[0] = uint64_t{kVersion} | uint64_t{static_cast<uint8_t>(type)} << 8 | uint64_t{flags} << 16 |
-         uint64_t{from.group} << 32;
-  q[1] = uint64_t{from.src} | uint64_t{from.epoch} << 32;
-  q[2] = 0;  // header_crc, reserved
-  q[3] = uint64_t{b.op} | uint64_t{b.root} << 32;
-  q[4] = uint64_t{b.seq} | uint64_t{b.segment} << 32;
-  q[5] = b.offset;
-  q[6] = b.total_len;
-  q[7] = uint64_t{b.payload_len} | uint64_t{b.payload_crc} << 32;
-  q[8] = uint64_t{b.segment_bytes} | uint64_t{b.algo} << 32 | uint64_t{b.lane} << 40;  // reserved: 0
-  for (uint64_t& w : q) w = rte_cpu_to_le_64(w);  // nothing on a little-endian host
-  // The crc's 4 bytes, then reserved's 4 zero bytes.
-  q[2] = rte_cpu_to_le_64(detail::header_crc_of_words(q));
-  std::memcpy(at, q, sizeof q);
+  DataHeaderRun(from, b, flags, type).write(at, b.seq, b.segment, b.offset, b.payload_len, b.payload_crc);
 }
 void write_ack(uint8_t* at, const Origin& from, const AckBody& body, uint16_t flags = 0);
 void write_hello(uint8_t* at, const Origin& from, const HelloBody& body, uint16_t flags = 0);
