@@ -95,7 +95,8 @@ Node::Node(const NodeConfig& cfg, drivers::Port& port, const Pools& pools, std::
     auth_ = std::make_unique<auth::FrameAuth>(*cfg.auth, cfg.rank, cfg.nodes);
     tx_lanes_.seal_with(auth_.get(), sealed_link_bytes_);
   }
-  const uint32_t header_room = rte_pktmbuf_data_room_size(pools.header) - RTE_PKTMBUF_HEADROOM;
+  // Signed: a pool whose room is less than the headroom has none for headers.
+  const int64_t header_room = int64_t{rte_pktmbuf_data_room_size(pools.header)} - RTE_PKTMBUF_HEADROOM;
   const uint32_t link_bytes = frames_.link_bytes(), hdr_data = frames_.data_header();
   if (rx_link_bytes_ > sizeof kNoLink)
     throw std::invalid_argument("node: port " + port.name() + " receives a " + std::to_string(rx_link_bytes_) +

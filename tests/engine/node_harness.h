@@ -59,6 +59,7 @@ class NodeHarness {
     drivers::Fabric::Options fabric;  // link model; nodes and pool are filled in
     bool pool_per_node = false;       // each node its own payload pool (to see who allocates)
     uint32_t payload_buffers = 8191, header_buffers = 16383;
+    uint16_t header_data_room = RTE_PKTMBUF_HEADROOM + 192;  // the header pool's buffers, headroom included
     uint32_t payload_room = 2048;
     // Wraps a node's port (a decorator that observes or restricts it).
     std::function<std::unique_ptr<drivers::Port>(uint32_t rank, drivers::Port& inner)> wrap;  // nullptr: unwrapped
@@ -77,7 +78,7 @@ class NodeHarness {
                                                  SOCKET_ID_ANY));
       if (payload_.back() == nullptr) throw std::runtime_error("harness: no payload pool");
     }
-    header_ = rte_pktmbuf_pool_create((tag + "h").c_str(), o.header_buffers, 0, 0, RTE_PKTMBUF_HEADROOM + 192,
+    header_ = rte_pktmbuf_pool_create((tag + "h").c_str(), o.header_buffers, 0, 0, o.header_data_room,
                                       SOCKET_ID_ANY);
     if (header_ == nullptr) throw std::runtime_error("harness: no header pool");
     drivers::Fabric::Options fo = o.fabric;

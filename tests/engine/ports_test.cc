@@ -105,6 +105,23 @@ TEST(Ports, FramesAFullPortLeftGoNextTimeNothingLostNothingTwice) {
   }
 }
 
+// A node writes its frames' headers into its header pool's buffers after
+// their headroom, without an append's checks (FrameBuilder::alloc_frames):
+// a pool too small for them - less room than the headroom itself, or than a
+// link header and a data header after it - is refused when the node is made.
+TEST(Ports, HeaderBuffersTooSmallForTheHeadersAreRefused) {
+  for (const uint16_t room : {uint16_t{64}, uint16_t{RTE_PKTMBUF_HEADROOM}, uint16_t{RTE_PKTMBUF_HEADROOM + 80}}) {
+    test::NodeHarness::Options o;
+    o.nodes = 2;
+    o.header_data_room = room;
+    EXPECT_THROW(test::NodeHarness{o}, std::invalid_argument) << room << "-byte header buffers";
+  }
+  test::NodeHarness::Options o;
+  o.nodes = 2;
+  o.header_data_room = RTE_PKTMBUF_HEADROOM + 14 + wire::kDataHeaderBytes;  // just enough
+  EXPECT_NO_THROW(test::NodeHarness{o});
+}
+
 TEST(Ports, APortWithoutChainsIsNeverGivenAChain) {
   Outcome r = run(algos::Algo::Chain, 4, 64 << 10, /*chains=*/false, /*multicast=*/true);
   ASSERT_TRUE(r.ok);
