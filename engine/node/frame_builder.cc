@@ -24,6 +24,17 @@ FrameBuilder::FrameBuilder(drivers::Port& port, rte_mempool* header_pool, rte_me
   }
 }
 
+uint64_t FrameBuilder::header_rearm() {
+  rte_mbuf m{};
+  m.data_off = RTE_PKTMBUF_HEADROOM;
+  rte_mbuf_refcnt_set(&m, 1);
+  m.nb_segs = 1;
+  m.port = RTE_MBUF_PORT_INVALID;
+  uint64_t rearm;
+  std::memcpy(&rearm, &m.rearm_data, sizeof rearm);
+  return rearm;
+}
+
 // A port that cannot transmit chains gets one buffer holding header and
 // payload: a copy, counted (tx_flatten_bytes), so the zero-copy promise is
 // visibly off on such a port.
