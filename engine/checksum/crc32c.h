@@ -24,8 +24,7 @@ uint32_t crc32c_copy(uint32_t crc, void* dst, const void* src, size_t len);
 // Returns false if the chain holds fewer bytes than asked.
 bool crc32c_mbuf(const rte_mbuf* m, uint32_t offset, uint32_t len, uint32_t* out);
 
-// The same, copying those bytes to dst as it goes. On false (chain too short)
-// *out is untouched and dst may hold a prefix of the bytes.
-bool crc32c_mbuf_copy(const rte_mbuf* m, uint32_t offset, uint32_t len, void* dst, uint32_t* out);
+// The same copying the bytes out as it goes: crc32c_mbuf_copy(), inline in
+// crc32c_mbuf.h.
 
 }  // namespace lanecast::engine

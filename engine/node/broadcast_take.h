@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "engine/checksum/crc32c.h"
+#include "engine/checksum/crc32c_mbuf.h"
 #include "engine/node/broadcast.h"
 #include "engine/node/broadcast_sink.h"
 #include "engine/node/payload_reads.h"

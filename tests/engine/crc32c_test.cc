@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/checksum/crc32c.h"
+#include "engine/checksum/crc32c_mbuf.h"
 #include "engine/checksum/crc32c_paths.h"
 #include "tests/engine/eal_env.h"
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/checksum/crc32c.h"
+#include "engine/checksum/crc32c_mbuf.h"
 #include "engine/runtime/eal.h"
 #include "engine/wire/wire.h"
 #include "tests/fuzz/fuzz_input.h"
