@@ -91,13 +91,9 @@ Channels::Outcome Node::send_segment_run(Channel& c, const OwedItem& item, uint6
   const uint32_t room = c.tx.window_room();
   uint32_t n = std::min({item.run, room, kMaxRun, tx_lanes_.batch_room(c.lane)});
   uint32_t frame_bytes[kMaxRun];
-  for (uint32_t i = 0; i < n; ++i) {
+  for (uint32_t i = 0; i < n; ++i)
     frame_bytes[i] = frames_.data_frame_bytes(broadcast_.segment_length(item.value + i * item.stride));
-    if (!tx_lanes_.room(c.lane, frame_bytes[i], now)) {
-      n = i;
-      break;
-    }
-  }
+  n = tx_lanes_.room_for_run(c.lane, frame_bytes, n, now);
   if (n == 0) return Step::kLaneFull;
   const bool last = n == room || (n == c.owed.size() && broadcast_.machine_done());
   rte_mbuf* frames[kMaxRun];

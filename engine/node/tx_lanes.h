@@ -76,6 +76,21 @@ class TxLanes {
     counters_.paced.add();
     return false;
   }
+  // room() for a run of n frames of the given sizes, in order: how many of
+  // them may go (all charged). With the lane unpaced, the run is checked
+  // and counted once instead of frame by frame.
+  uint32_t room_for_run(uint16_t lane, const uint32_t* frame_bytes, uint32_t n, uint64_t now) {
+    if (pacers_[lane].on()) {
+      for (uint32_t i = 0; i < n; ++i)
+        if (!room(lane, frame_bytes[i], now)) return i;
+      return n;
+    }
+    n = std::min<uint32_t>(n, kCap - q_[lane].count);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < n; ++i) bytes += std::max<uint32_t>(frame_bytes[i], 60) + pace_overhead_;
+    sent_bytes_[lane] += bytes;
+    return n;
+  }
   // Frames `lane`'s batch still takes this turn (room() checks one frame
   // against the batch as it is: a run checks its length here first).
   uint32_t batch_room(uint16_t lane) const { return kCap - q_[lane].count; }
