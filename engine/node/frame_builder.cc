@@ -16,6 +16,7 @@ FrameBuilder::FrameBuilder(drivers::Port& port, rte_mempool* header_pool, rte_me
       link_bytes_(port.link_header_bytes()),
       chained_(port.caps().tx_chained),
       counters_(counters) {
+  if (rte_pktmbuf_priv_flags(header_pool) & RTE_PKTMBUF_POOL_F_PINNED_EXT_BUF) header_ol_flags_ = RTE_MBUF_F_EXTERNAL;
   if (sealed) {
     seal_flag_ = wire::kFlagSealed;
     hdr_data_ += wire::seal_bytes(wire::FrameType::Data);

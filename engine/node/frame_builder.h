@@ -72,7 +72,7 @@ class FrameBuilder {
     for (uint32_t i = 0; i < n; ++i) {
       rte_mbuf* h = frames[i];
       std::memcpy(&h->rearm_data, &header_rearm_, sizeof header_rearm_);  // data_off, refcnt, nb_segs, port
-      h->ol_flags = 0;
+      h->ol_flags = header_ol_flags_;
       h->packet_type = 0;
       h->pkt_len = len;
       h->data_len = len;
@@ -131,9 +131,12 @@ class FrameBuilder {
   // one segment, no port.
   static uint64_t header_rearm();
 
-  // link_bytes_ and a data header fit after the headroom (the node checks
-  // its header pool's room when it is made).
+  // Once: header_rearm(). The headers fit after that headroom (the node
+  // checks its header pool's room when it is made).
   const uint64_t header_rearm_ = header_rearm();
+  // A fresh header's ol_flags: none, but the external buffer's mark in a
+  // pool of pinned external buffers (rte_pktmbuf_reset() keeps it too).
+  uint64_t header_ol_flags_ = 0;
 
   drivers::Port& port_;
   rte_mempool* header_pool_;
