@@ -97,6 +97,9 @@ __rte_always_inline void Broadcast::accept_segment(rte_mbuf* payload, algos::Ran
   op_.machine->on_segment(d.segment, src, lane, sink);
 }
 
+// A data frame a channel found new: the running broadcast's taken (its
+// payload checked and copied, the machine told), a later broadcast's
+// stashed, an earlier one's answered as stale.
 __rte_always_inline Broadcast::Take Broadcast::take_data(rte_mbuf* m, const wire::Parsed& p, uint64_t now) {
   const wire::DataBody& d = p.data;
   const algos::Rank src = p.src;
