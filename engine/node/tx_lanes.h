@@ -65,7 +65,7 @@ class TxLanes {
   // `datagram`: a frame no ack will cover (a multicast copy).
   bool room(uint16_t lane, uint32_t frame_bytes, uint64_t now, bool datagram = false) {
     if (q_[lane].count == kCap) return false;
-    const uint32_t bytes = std::max<uint32_t>(frame_bytes, 60) + pace_overhead_;  // Ethernet pads to 60
+    const uint32_t bytes = link_bytes(frame_bytes);
     if (pacers_[lane].take(now, bytes)) {
       sent_bytes_[lane] += bytes;
       if (datagram) datagram_bytes_[lane] += bytes;
@@ -76,6 +76,9 @@ class TxLanes {
     counters_.paced.add();
     return false;
   }
+  // What a frame of `frame_bytes` costs its link, as the pacer counts it:
+  // Ethernet pads a frame to 60 bytes, and a wire adds pace_overhead_.
+  uint32_t link_bytes(uint32_t frame_bytes) const { return std::max<uint32_t>(frame_bytes, 60) + pace_overhead_; }
   // room() for a run of n frames of the given sizes, in order: how many of
   // them may go (all charged). With the lane unpaced, the run is checked
   // and counted once instead of frame by frame.
@@ -87,7 +90,7 @@ class TxLanes {
     }
     n = std::min<uint32_t>(n, kCap - q_[lane].count);
     uint64_t bytes = 0;
-    for (uint32_t i = 0; i < n; ++i) bytes += std::max<uint32_t>(frame_bytes[i], 60) + pace_overhead_;
+    for (uint32_t i = 0; i < n; ++i) bytes += link_bytes(frame_bytes[i]);
     sent_bytes_[lane] += bytes;
     return n;
   }
