@@ -289,24 +289,24 @@ class DataHeaderRun {
     q[6] = q6_;
     q[7] = rte_cpu_to_le_64(uint64_t{payload_len} | uint64_t{payload_crc} << 32);
     q[8] = q8_;
-    uint32_t crc;
-#if defined(__SSE4_2__)
-    if constexpr (std::endian::native == std::endian::little) {
-      uint64_t c = lead_crc_;
-      for (size_t i = 4; i < 9; ++i) c = _mm_crc32_u64(c, q[i]);
-      crc = ~static_cast<uint32_t>(c);
-    } else {
-      crc = detail::header_crc_of_words(q);
-    }
-#else
-    crc = detail::header_crc_of_words(q);
-#endif
     // The crc's 4 bytes, then reserved's 4 zero bytes.
-    q[2] = rte_cpu_to_le_64(crc);
+    q[2] = rte_cpu_to_le_64(header_crc(q));
     std::memcpy(at, q, sizeof q);
   }
 
  private:
+  // detail::header_crc_of_words(q), continuing from lead_crc_ where it can.
+  uint32_t header_crc(const uint64_t (&q)[9]) const {
+#if defined(__SSE4_2__)
+    if constexpr (std::endian::native == std::endian::little) {
+      uint64_t c = lead_crc_;
+      for (size_t i = 4; i < 9; ++i) c = _mm_crc32_u64(c, q[i]);
+      return ~static_cast<uint32_t>(c);
+    }
+#endif
+    return detail::header_crc_of_words(q);
+  }
+
   uint64_t q0_, q1_, q3_, q6_, q8_;  // in the wire's byte order
   uint64_t lead_crc_ = 0;            // the header CRC's register after words 0-3 (SSE4.2 builds)
 };
